@@ -1,0 +1,37 @@
+/*
+ * The command list, sorted. Each entry loads its module only when it runs or
+ * its --help is asked for, so start-up pays for one command, not all of them.
+ */
+import type { CommandSpec } from '../spec.js';
+
+export interface Entry {
+  readonly name: string;
+  readonly summary: string;
+  readonly load: () => Promise<{ command: CommandSpec }>;
+}
+
+export const COMMANDS: readonly Entry[] = [
+  { name: 'audit verify', summary: 'Check the audit log hash chain and report the first break', load: () => import('./audit-verify.js') },
+  { name: 'policy explain', summary: 'Show which policy rules decide an action', load: () => import('./policy-explain.js') },
+  { name: 'secret list', summary: 'List stored secret names and dates (never values)', load: () => import('./secret-list.js') },
+  { name: 'secret remove', summary: 'Remove a stored secret', load: () => import('./secret-remove.js') },
+  { name: 'secret set', summary: 'Store a secret read from stdin or a hidden prompt', load: () => import('./secret-set.js') },
+  { name: 'status', summary: 'Show the project, its trust, the profile, versions and policy hash', load: () => import('./status.js') },
+  { name: 'trust', summary: 'Trust the selected project at a permission level', load: () => import('./trust.js') },
+  { name: 'untrust', summary: 'Withdraw trust from the selected project', load: () => import('./untrust.js') },
+];
+
+/** Finds the longest command name that prefixes the positional words. */
+export function lookup(words: readonly string[]): { entry: Entry; used: number } | undefined {
+  for (let n = Math.min(3, words.length); n > 0; n--) {
+    const name = words.slice(0, n).join(' ');
+    const entry = COMMANDS.find((c) => c.name === name);
+    if (entry) return { entry, used: n };
+  }
+  return undefined;
+}
+
+/** Commands below a group word (`secret` → set, list, remove). */
+export function group(word: string): Entry[] {
+  return COMMANDS.filter((c) => c.name.startsWith(`${word} `));
+}

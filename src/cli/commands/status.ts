@@ -1,0 +1,46 @@
+/* shadowcode status: what this invocation would act on, and with which policy. */
+import type { Status } from '../../../gen/types/status.js';
+import { check } from '../../schema/validate.js';
+import { getProject } from '../../store/projects.js';
+import { PROTOCOL_REVISIONS, VERSION } from '../../version.js';
+import type { CommandSpec } from '../spec.js';
+
+export const command: CommandSpec = {
+  name: 'status',
+  summary: 'Show the project, its trust, the profile, versions and policy hash',
+  options: [],
+  args: [],
+  examples: ['shadowcode --workspace ~/src/app status', 'shadowcode --json status'],
+  workspace: 'optional',
+  async run(ctx) {
+    const db = ctx.db();
+    const policy = ctx.policy();
+    const project = ctx.workspace === undefined ? null : getProject(db, ctx.workspace);
+    const data = check<Status>(
+      'status',
+      {
+        project,
+        profile: { path: ctx.profile.dir },
+        versions: {
+          shadowcode: VERSION,
+          node: process.versions.node,
+          sqlite: (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v,
+          protocols: [...PROTOCOL_REVISIONS],
+        },
+        policy: { hash: policy.hash, rules: policy.permissions.rules.length },
+      },
+      'SC_INTERNAL',
+      'status output',
+    );
+    const lines = [
+      project
+        ? `project   ${project.path}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}`
+        : 'project   none selected (use --workspace DIR)',
+      `profile   ${data.profile.path}`,
+      `versions  shadowcode ${data.versions.shadowcode}, node ${data.versions.node}, sqlite ${data.versions.sqlite}`,
+      `protocols ${data.versions.protocols.join(', ')}`,
+      `policy    ${data.policy.hash} (${data.policy.rules} rules)`,
+    ];
+    return { data, text: lines.join('\n') };
+  },
+};

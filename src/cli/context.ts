@@ -1,0 +1,95 @@
+/*
+ * What a command can reach, opened lazily: the profile directory, state.db, the
+ * secret store and the policy are touched only by the commands that use them.
+ */
+import { realpathSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { GateRequest } from '../../gen/types/gate-request.js';
+import { ScError } from '../errors.js';
+import type { GateEnv } from '../policy/gate.js';
+import { type Policy, shippedPolicy } from '../policy/load.js';
+import { type Db, openDb } from '../store/db.js';
+import { ensureProfileDir, type ProfileChoice, resolveProfile } from '../store/profile.js';
+import { getProject } from '../store/projects.js';
+import { SecretStore } from '../store/secrets.js';
+import type { Globals } from './parse.js';
+
+export interface Io {
+  readonly stdin: Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+  readonly stdout: Writable;
+  readonly stderr: Writable;
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+}
+
+export function canonicalWorkspace(dir: string, cwd: string): string {
+  let real: string;
+  try {
+    real = realpathSync(resolve(cwd, dir));
+  } catch {
+    throw new ScError('SC_WORKSPACE_INVALID', `workspace ${dir} does not exist`);
+  }
+  if (!statSync(real).isDirectory()) throw new ScError('SC_WORKSPACE_INVALID', `workspace ${dir} is not a directory`);
+  return real;
+}
+
+export class Ctx {
+  readonly profile: ProfileChoice;
+  private _db: Db | undefined;
+  private _secrets: SecretStore | undefined;
+  private _workspace: string | undefined;
+
+  constructor(readonly io: Io, readonly globals: Globals) {
+    this.profile = resolveProfile(globals.profile, io.env, io.cwd);
+    if (globals.workspace !== undefined) this._workspace = canonicalWorkspace(globals.workspace, io.cwd);
+  }
+
+  get json(): boolean {
+    return this.globals.json;
+  }
+
+  /** The canonical project, or undefined when --workspace was not given. */
+  get workspace(): string | undefined {
+    return this._workspace;
+  }
+
+  requireWorkspace(command: string): string {
+    if (this._workspace === undefined) {
+      throw new ScError('SC_WORKSPACE_REQUIRED', `${command} needs --workspace DIR, e.g. shadowcode --workspace /path/to/project ${command}`);
+    }
+    return this._workspace;
+  }
+
+  policy(): Policy {
+    return shippedPolicy();
+  }
+
+  db(): Db {
+    if (!this._db) {
+      ensureProfileDir(this.profile.dir);
+      this._db = openDb(this.profile.dir, this.policy().limits.cli.sqlite_busy_timeout_ms);
+    }
+    return this._db;
+  }
+
+  secrets(): SecretStore {
+    return (this._secrets ??= new SecretStore(this.profile.dir, this.db(), this.policy().limits.secrets));
+  }
+
+  gate(): GateEnv {
+    return { policy: this.policy(), db: () => this.db() };
+  }
+
+  /** A CLI request: the person at the terminal, acting on the selected project (if any). */
+  request(action: string, extra: Partial<Omit<GateRequest, 'action' | 'principal' | 'project'>> = {}): GateRequest {
+    const path = this._workspace;
+    const project = path === undefined ? null : (({ trusted, level }) => ({ path, trusted, level }))(getProject(this.db(), path));
+    return { action, principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project, ...extra };
+  }
+
+  close(): void {
+    this._db?.close();
+    this._db = undefined;
+  }
+}

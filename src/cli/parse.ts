@@ -1,0 +1,96 @@
+/*
+ * argv ─► global options + command words ─► the command's own options and args.
+ *
+ * Global options may stand anywhere before `--`. Everything a command does not
+ * declare is a usage error (exit 2) with a stable code, never silently ignored.
+ */
+import { ScError } from '../errors.js';
+import type { CommandSpec, Input, OptionSpec } from './spec.js';
+
+export interface Globals {
+  workspace?: string;
+  profile?: string;
+  json: boolean;
+  help: boolean;
+  version: boolean;
+}
+
+const GLOBAL_VALUE = new Set(['--workspace', '--profile']);
+const GLOBAL_FLAG: Record<string, 'json' | 'help' | 'version'> = { '--json': 'json', '--help': 'help', '-h': 'help', '--version': 'version', '-V': 'version' };
+
+export function splitGlobals(argv: readonly string[]): { globals: Globals; rest: string[] } {
+  const globals: Globals = { json: false, help: false, version: false };
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--') {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    const eq = a.indexOf('=');
+    const key = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
+    if (GLOBAL_VALUE.has(key)) {
+      const value = eq > 0 && key !== a ? a.slice(eq + 1) : argv[++i];
+      if (value === undefined || value === '') throw new ScError('SC_USAGE', `${key} needs a value`);
+      const field = key.slice(2) as 'workspace' | 'profile';
+      if (globals[field] !== undefined) throw new ScError('SC_USAGE', `${key} given twice`);
+      globals[field] = value;
+    } else if (GLOBAL_FLAG[a]) {
+      globals[GLOBAL_FLAG[a]] = true;
+    } else {
+      rest.push(a);
+    }
+  }
+  return { globals, rest };
+}
+
+function findOption(spec: CommandSpec, name: string): OptionSpec | undefined {
+  return spec.options.find((o) => `--${o.name}` === name);
+}
+
+export function parseCommand(spec: CommandSpec, words: readonly string[]): Input {
+  const options: Record<string, string | boolean | string[] | undefined> = {};
+  const args: string[] = [];
+  let onlyArgs = false;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as string;
+    if (!onlyArgs && w === '--') {
+      onlyArgs = true;
+      continue;
+    }
+    if (!onlyArgs && w.startsWith('-') && w !== '-') {
+      const eq = w.indexOf('=');
+      const name = eq > 0 ? w.slice(0, eq) : w;
+      const opt = findOption(spec, name);
+      if (!opt) throw new ScError('SC_UNKNOWN_OPTION', `${spec.name} has no option ${name}; see shadowcode ${spec.name} --help`, { option: name });
+      if (opt.type === 'boolean') {
+        if (eq > 0) throw new ScError('SC_BAD_VALUE', `${name} takes no value`);
+        options[opt.name] = true;
+        continue;
+      }
+      const value = eq > 0 ? w.slice(eq + 1) : words[++i];
+      if (value === undefined) throw new ScError('SC_USAGE', `${name} needs a value${opt.value ? ` (${opt.value})` : ''}`);
+      if (opt.choices && !opt.choices.includes(value)) {
+        throw new ScError('SC_BAD_VALUE', `${name} must be one of ${opt.choices.join(', ')}; got "${value}"`, { option: name });
+      }
+      if (opt.type === 'strings') {
+        const prev = options[opt.name];
+        options[opt.name] = [...(Array.isArray(prev) ? prev : []), value];
+      } else {
+        if (options[opt.name] !== undefined) throw new ScError('SC_USAGE', `${name} given twice`);
+        options[opt.name] = value;
+      }
+      continue;
+    }
+    args.push(w);
+  }
+  const required = spec.args.filter((a) => a.required).length;
+  if (args.length < required) {
+    throw new ScError('SC_USAGE', `${spec.name} needs ${spec.args.filter((a) => a.required).map((a) => a.name).join(' ')}; see shadowcode ${spec.name} --help`);
+  }
+  if (args.length > spec.args.length) {
+    throw new ScError('SC_USAGE', `${spec.name} takes ${spec.args.length ? spec.args.map((a) => a.name).join(' ') : 'no arguments'}; unexpected "${args[spec.args.length]}"`);
+  }
+  for (const o of spec.options) if (options[o.name] === undefined && o.default !== undefined) options[o.name] = o.default;
+  return { options, args };
+}

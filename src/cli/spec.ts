@@ -1,0 +1,47 @@
+/*
+ * What a command declares about itself. Usage text, parsing and --help are all
+ * generated from this, so a command's documentation cannot drift from what it accepts.
+ */
+import type { Ctx } from './context.js';
+
+export interface OptionSpec {
+  readonly name: string;
+  readonly type: 'boolean' | 'string' | 'strings';
+  readonly value?: string;
+  readonly choices?: readonly string[];
+  readonly default?: string;
+  readonly description: string;
+}
+
+export interface ArgSpec {
+  readonly name: string;
+  readonly required: boolean;
+  readonly description: string;
+}
+
+export interface Output {
+  /** What --json prints; also what tests inspect. */
+  readonly data: unknown;
+  /** What a person sees without --json. */
+  readonly text: string;
+  /** Non-zero when the command ran but found a problem (audit verify on a broken chain). */
+  readonly exitCode?: number;
+}
+
+export interface Input {
+  readonly options: Readonly<Record<string, string | boolean | string[] | undefined>>;
+  readonly args: readonly string[];
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly options: readonly OptionSpec[];
+  readonly args: readonly ArgSpec[];
+  readonly examples: readonly string[];
+  readonly workspace: 'required' | 'optional' | 'ignored';
+  /** False when the command's stdout is reserved for something else (mcp serve). */
+  readonly json?: boolean;
+  run(ctx: Ctx, input: Input): Promise<Output>;
+}

@@ -1,0 +1,73 @@
+/*
+ * The one registry of error codes. Every failure a user can see carries one of
+ * these codes, a one-line message and optional data; CLI errors exit with the
+ * code's exit status, MCP tool errors carry it in structured content.
+ *
+ * Codes are stable: a retired code is never reused for another meaning.
+ * test/errors.ts checks that each code is used in src/ and documented in README.
+ */
+
+export const EXIT = { ok: 0, error: 1, usage: 2, denied: 3, integrity: 4 } as const;
+
+export const ERRORS = {
+  SC_USAGE: { exit: EXIT.usage, summary: 'The command line is malformed.' },
+  SC_UNKNOWN_COMMAND: { exit: EXIT.usage, summary: 'No such command.' },
+  SC_UNKNOWN_OPTION: { exit: EXIT.usage, summary: 'An option is not known to this command.' },
+  SC_BAD_VALUE: { exit: EXIT.usage, summary: 'An option or argument has an invalid value.' },
+  SC_WORKSPACE_REQUIRED: { exit: EXIT.usage, summary: 'This command needs --workspace DIR.' },
+  SC_WORKSPACE_INVALID: { exit: EXIT.error, summary: 'The --workspace directory does not exist or is not a directory.' },
+  SC_POLICY_INVALID: { exit: EXIT.error, summary: 'A policy file is missing or does not match its schema.' },
+  SC_POLICY_REQUEST_INVALID: { exit: EXIT.error, summary: 'A request to the gate is malformed.' },
+  SC_POLICY_DENIED: { exit: EXIT.denied, summary: 'The policy denied the action.' },
+  SC_PROFILE_INVALID: { exit: EXIT.usage, summary: 'The profile name or directory is not usable.' },
+  SC_PROFILE_UNSAFE: { exit: EXIT.error, summary: 'The profile directory is writable or readable by other users.' },
+  SC_STORE_FAILED: { exit: EXIT.error, summary: 'The profile database could not be opened or written.' },
+  SC_STORE_NEWER: { exit: EXIT.error, summary: 'The profile database was written by a newer shadowcode.' },
+  SC_AUDIT_BROKEN: { exit: EXIT.integrity, summary: 'The audit hash chain is broken.' },
+  SC_SECRET_NAME_INVALID: { exit: EXIT.usage, summary: 'A secret name must look like an environment variable name.' },
+  SC_SECRET_VALUE_INVALID: { exit: EXIT.error, summary: 'A secret value is empty or too large.' },
+  SC_SECRET_NO_INPUT: { exit: EXIT.usage, summary: 'A secret value must come from stdin or a terminal prompt.' },
+  SC_SECRET_NOT_FOUND: { exit: EXIT.error, summary: 'No secret with that name is stored.' },
+  SC_SECRET_STORE_INVALID: { exit: EXIT.error, summary: 'The secret store file is unreadable or malformed.' },
+  SC_SETTINGS_INVALID: { exit: EXIT.error, summary: 'The profile settings file does not match its schema.' },
+  SC_SCHEMA_INVALID: { exit: EXIT.error, summary: 'Data does not match its schema.' },
+  SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
+} as const satisfies Record<string, { exit: number; summary: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class ScError extends Error {
+  override readonly name = 'ScError';
+  readonly code: ErrorCode;
+  readonly detail: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, detail?: Record<string, unknown>) {
+    super(message);
+    this.code = code;
+    this.detail = detail;
+  }
+
+  get exitCode(): number {
+    return ERRORS[this.code].exit;
+  }
+
+  toJSON(): { error: { code: ErrorCode; message: string; detail?: Record<string, unknown>; decision_id?: string } } {
+    const out: { code: ErrorCode; message: string; detail?: Record<string, unknown>; decision_id?: string } = {
+      code: this.code,
+      message: this.message,
+    };
+    if (this.detail !== undefined) {
+      const { decision_id, ...rest } = this.detail;
+      if (typeof decision_id === 'string') out.decision_id = decision_id;
+      if (Object.keys(rest).length) out.detail = rest;
+    }
+    return { error: out };
+  }
+}
+
+/** Anything thrown becomes an ScError; unknown failures are internal and keep only their message. */
+export function asScError(err: unknown): ScError {
+  if (err instanceof ScError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new ScError('SC_INTERNAL', message);
+}

@@ -1,0 +1,87 @@
+/*
+ * Reads policy/*.json, validates each against its schema, deep-freezes the
+ * result and stamps it with a content hash.
+ *
+ *   policy/limits.json ──┐
+ *   policy/permissions.json ─► parse ─► check(schema) ─► freeze ─► Policy { …, hash }
+ *   policy/environment.json ┘
+ *
+ * A broken file is one SC_POLICY_INVALID naming the file and the JSON path, at
+ * start-up, before anything is served. The hash is over canonical JSON, so it
+ * changes exactly when what the policy says changes, and it is stamped on every
+ * audited decision.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Environment } from '../../gen/types/environment.js';
+import type { Limits } from '../../gen/types/limits.js';
+import type { Permissions } from '../../gen/types/permissions.js';
+import { ScError } from '../errors.js';
+import { check, type SchemaKey } from '../schema/validate.js';
+import { canonicalJson, sha256 } from '../util/canonical-json.js';
+import { deepFreeze } from '../util/freeze.js';
+import { packageRoot } from '../util/paths.js';
+
+export interface Policy {
+  readonly limits: Limits;
+  readonly permissions: Permissions;
+  readonly environment: Environment;
+  readonly hash: string;
+  readonly dir: string;
+}
+
+const FILES = [
+  ['limits', 'limits.json', 'limits'],
+  ['permissions', 'permissions.json', 'permissions'],
+  ['environment', 'environment.json', 'environment'],
+] as const satisfies ReadonlyArray<readonly [keyof Omit<Policy, 'hash' | 'dir'>, string, SchemaKey]>;
+
+function readJson(path: string, label: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ScError('SC_POLICY_INVALID', `${label} cannot be read: ${(err as NodeJS.ErrnoException).code ?? err}`, { file: label });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ScError('SC_POLICY_INVALID', `${label} is not valid JSON: ${(err as Error).message}`, { file: label });
+  }
+}
+
+/** Cross-field rules a JSON Schema cannot say. */
+function checkConsistency(p: Omit<Policy, 'hash' | 'dir'>): void {
+  const ids = new Set<string>();
+  p.permissions.rules.forEach((rule, i) => {
+    if (ids.has(rule.id)) {
+      throw new ScError('SC_POLICY_INVALID', `policy/permissions.json at /rules/${i}/id: duplicate rule id "${rule.id}"`, { file: 'policy/permissions.json', path: `/rules/${i}/id` });
+    }
+    ids.add(rule.id);
+  });
+  const pairs: Array<[string, number, number]> = [
+    ['/tokens', p.limits.tokens.min_length, p.limits.tokens.max_length],
+    ['/definitions/timeout_sec', p.limits.definitions.timeout_sec_min, p.limits.definitions.timeout_sec_max],
+    ['/inspection/page_size', p.limits.inspection.page_size_default, p.limits.inspection.page_size_max],
+  ];
+  for (const [path, lo, hi] of pairs) {
+    if (lo > hi) throw new ScError('SC_POLICY_INVALID', `policy/limits.json at ${path}: minimum ${lo} exceeds maximum ${hi}`, { file: 'policy/limits.json', path });
+  }
+}
+
+export function loadPolicy(dir: string = join(packageRoot(), 'policy')): Policy {
+  const parts: Record<string, unknown> = {};
+  for (const [field, file, schema] of FILES) {
+    const label = `policy/${file}`;
+    parts[field] = check(schema, readJson(join(dir, file), label), 'SC_POLICY_INVALID', label);
+  }
+  const body = parts as unknown as Omit<Policy, 'hash' | 'dir'>;
+  checkConsistency(body);
+  return deepFreeze({ ...body, hash: sha256(canonicalJson(body)), dir });
+}
+
+let cached: Policy | undefined;
+/** The shipped policy, loaded once per process. */
+export function shippedPolicy(): Policy {
+  return (cached ??= loadPolicy());
+}

@@ -1,0 +1,42 @@
+/*
+ * Masks secrets before anything is stored or shown.
+ *
+ * Two passes in one walk: a value under a credential-looking key is replaced
+ * whole, and any string containing a known secret value (registered by the
+ * secret store when it hands a value out) has that value replaced. Strings are
+ * truncated so an audit row cannot grow without bound.
+ */
+const SENSITIVE_KEY = /(token|secret|password|passwd|passphrase|api[_-]?key|authorization|cookie|credential)/i;
+const MAX_STRING = 2048;
+const MAX_DEPTH = 8;
+export const REDACTED = '[redacted]';
+
+const known = new Set<string>();
+
+/** Values shorter than this are not scrubbed from free text: they would mask ordinary words. */
+const MIN_SCRUB = 6;
+
+export function registerSecretValue(value: string): void {
+  if (value.length >= MIN_SCRUB) known.add(value);
+}
+
+export function scrubText(text: string): string {
+  let out = text;
+  for (const v of known) if (out.includes(v)) out = out.split(v).join(REDACTED);
+  return out;
+}
+
+export function redact(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') {
+    const s = scrubText(value);
+    return s.length > MAX_STRING ? `${s.slice(0, MAX_STRING)}…[${s.length - MAX_STRING} more]` : s;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return '[nested]';
+  if (Array.isArray(value)) return value.slice(0, 64).map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>).slice(0, 64)) {
+    out[k] = SENSITIVE_KEY.test(k) && v !== null && v !== undefined && v !== '' ? REDACTED : redact(v, depth + 1);
+  }
+  return out;
+}

@@ -1,0 +1,52 @@
+/*
+ * The one door to the generated validators in gen/validators.
+ *
+ *   check('limits', data, 'SC_POLICY_INVALID', 'policy/limits.json') ─► data typed as Limits
+ *                                                                   └─► ScError naming the path
+ *
+ * ajv runs with allErrors off, so the first failing keyword is reported; that is
+ * what a user needs to fix next, and it bounds the work a hostile input can cause.
+ */
+import * as gen from '../../gen/validators/index.js';
+import type { AjvError, GeneratedValidator } from '../../gen/validators/index.js';
+import { type ErrorCode, ScError } from '../errors.js';
+
+const byKey = {
+  'audit-report': gen.validateAuditReport,
+  'decision-case': gen.validateDecisionCase,
+  definition: gen.validateDefinition,
+  environment: gen.validateEnvironment,
+  error: gen.validateError,
+  'gate-request': gen.validateGateRequest,
+  grant: gen.validateGrant,
+  limits: gen.validateLimits,
+  permissions: gen.validatePermissions,
+  registration: gen.validateRegistration,
+  settings: gen.validateSettings,
+  status: gen.validateStatus,
+} as const satisfies Record<string, GeneratedValidator>;
+
+export type SchemaKey = keyof typeof byKey;
+
+/** Human text for the first ajv error: `at /rules/3/id: must match pattern …`. */
+export function describeAjvError(e: AjvError | undefined): { path: string; message: string } {
+  if (!e) return { path: '', message: 'is invalid' };
+  let message = e.message ?? 'is invalid';
+  if (e.keyword === 'additionalProperties' && typeof e.params.additionalProperty === 'string') {
+    message = `has unknown property "${e.params.additionalProperty}"`;
+  } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
+    message = `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  return { path: e.instancePath || '/', message };
+}
+
+export function isValid(key: SchemaKey, data: unknown): boolean {
+  return byKey[key](data);
+}
+
+export function check<T>(key: SchemaKey, data: unknown, code: ErrorCode, what: string): T {
+  const v = byKey[key];
+  if (v(data)) return data as T;
+  const { path, message } = describeAjvError(v.errors?.[0]);
+  throw new ScError(code, `${what} at ${path}: ${message}`, { schema: key, path });
+}

@@ -1,0 +1,60 @@
+/*
+ * Which profile directory a command uses, and making sure it is private.
+ *
+ *   --profile DIR (has a slash)  ─► that directory
+ *   --profile NAME               ─► <data home>/shadowcode/profiles/NAME
+ *   SHADOWCODE_HOME              ─► that directory
+ *   otherwise                    ─► $XDG_DATA_HOME/shadowcode, or ~/.local/share/shadowcode
+ *
+ * The directory is created 0700. An existing one that other users can read or
+ * write, or that another user owns, is refused: state.db and the secret store
+ * live there.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { ScError } from '../errors.js';
+
+export const PROFILE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface ProfileChoice {
+  readonly dir: string;
+  /** The value of --profile exactly as given, for launch commands that must reproduce it. */
+  readonly explicit: string | undefined;
+}
+
+function dataHome(env: NodeJS.ProcessEnv): string {
+  const xdg = env.XDG_DATA_HOME;
+  return xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.local', 'share');
+}
+
+export function resolveProfile(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): ProfileChoice {
+  if (flag !== undefined) {
+    if (flag.includes('/') || flag === '.' || flag === '..') return { dir: resolve(cwd, flag), explicit: resolve(cwd, flag) };
+    if (!PROFILE_NAME.test(flag)) {
+      throw new ScError('SC_PROFILE_INVALID', `profile name "${flag}" must match ${PROFILE_NAME.source}, or be a path containing "/"`);
+    }
+    return { dir: join(dataHome(env), 'shadowcode', 'profiles', flag), explicit: flag };
+  }
+  if (env.SHADOWCODE_HOME) return { dir: resolve(cwd, env.SHADOWCODE_HOME), explicit: undefined };
+  return { dir: join(dataHome(env), 'shadowcode'), explicit: undefined };
+}
+
+export function ensureProfileDir(dir: string): void {
+  try {
+    mkdirSync(dirname(dir), { recursive: true });
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw new ScError('SC_PROFILE_INVALID', `cannot create profile directory ${dir}: ${(err as NodeJS.ErrnoException).code}`);
+    }
+  }
+  const st = statSync(dir);
+  if (!st.isDirectory()) throw new ScError('SC_PROFILE_INVALID', `profile path ${dir} is not a directory`);
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
+    throw new ScError('SC_PROFILE_UNSAFE', `profile directory ${dir} belongs to another user`);
+  }
+  if ((st.mode & 0o077) !== 0) {
+    throw new ScError('SC_PROFILE_UNSAFE', `profile directory ${dir} has mode ${(st.mode & 0o777).toString(8)}; run chmod 700 ${dir}`, { mode: (st.mode & 0o777).toString(8) });
+  }
+}

@@ -1,0 +1,146 @@
+/*
+ * The secret store: secrets.json in the profile, mode 0600, never state.db
+ * (tools may read state.db, and people back it up or share it).
+ *
+ *   set/remove ─► (gate ticket) ─► state.db write lock ─► read file ─► modify
+ *              ─► write temp 0600 ─► fsync ─► rename over secrets.json
+ *
+ * The database lock serialises writers across processes, so two `secret set`
+ * commands at once cannot lose one another's value. Values leave this module
+ * only through reveal(), which registers them with the redactor first.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { ScError } from '../errors.js';
+import { registerSecretValue } from '../policy/redact.js';
+import { assertTicket, type GateTicket } from '../ticket.js';
+import { type Db, withWriteLock } from './db.js';
+
+export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+interface Entry {
+  value: string;
+  created_at: string;
+  updated_at: string;
+}
+interface FileShape {
+  version: 1;
+  secrets: Record<string, Entry>;
+}
+
+export interface SecretInfo {
+  readonly name: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export function checkSecretName(name: string): void {
+  if (!SECRET_NAME.test(name)) {
+    throw new ScError('SC_SECRET_NAME_INVALID', `secret name "${name.slice(0, 64)}" must match ${SECRET_NAME.source}`);
+  }
+}
+
+export class SecretStore {
+  readonly path: string;
+
+  constructor(profileDir: string, private readonly db: Db, private readonly limits: { value_bytes: number; count: number }) {
+    this.path = join(profileDir, 'secrets.json');
+  }
+
+  private read(): FileShape {
+    let text: string;
+    try {
+      const st = statSync(this.path);
+      if ((st.mode & 0o077) !== 0) {
+        throw new ScError('SC_SECRET_STORE_INVALID', `${this.path} has mode ${(st.mode & 0o777).toString(8)}; run chmod 600 ${this.path}`);
+      }
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, secrets: {} };
+      throw err;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new ScError('SC_SECRET_STORE_INVALID', `${this.path} is not valid JSON`);
+    }
+    const p = parsed as Partial<FileShape>;
+    if (!p || p.version !== 1 || typeof p.secrets !== 'object' || p.secrets === null) {
+      throw new ScError('SC_SECRET_STORE_INVALID', `${this.path} is not a shadowcode secret store`);
+    }
+    return p as FileShape;
+  }
+
+  private write(data: FileShape): void {
+    const tmp = `${this.path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    const fd = openSync(tmp, 'wx', 0o600);
+    try {
+      writeSync(fd, JSON.stringify(data));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      renameSync(tmp, this.path);
+    } catch (err) {
+      unlinkSync(tmp);
+      throw err;
+    }
+  }
+
+  list(): SecretInfo[] {
+    const { secrets } = this.read();
+    return Object.keys(secrets)
+      .sort()
+      .map((name) => ({ name, created_at: secrets[name]!.created_at, updated_at: secrets[name]!.updated_at }));
+  }
+
+  has(name: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.read().secrets, name);
+  }
+
+  /** The value, for a connection that is starting; it is registered for redaction before it is returned. */
+  reveal(name: string): string | undefined {
+    const { secrets } = this.read();
+    if (!Object.prototype.hasOwnProperty.call(secrets, name)) return undefined;
+    const entry = secrets[name]!;
+    registerSecretValue(entry.value);
+    return entry.value;
+  }
+
+  set(ticket: GateTicket, name: string, value: string): { created: boolean } {
+    assertTicket(ticket, 'cli:secret.set');
+    checkSecretName(name);
+    if (value.length === 0) throw new ScError('SC_SECRET_VALUE_INVALID', 'secret value is empty');
+    if (Buffer.byteLength(value) > this.limits.value_bytes) {
+      throw new ScError('SC_SECRET_VALUE_INVALID', `secret value is larger than ${this.limits.value_bytes} bytes`);
+    }
+    registerSecretValue(value);
+    return withWriteLock(this.db, () => {
+      const data = this.read();
+      const existing = Object.prototype.hasOwnProperty.call(data.secrets, name) ? data.secrets[name] : undefined;
+      if (!existing && Object.keys(data.secrets).length >= this.limits.count) {
+        throw new ScError('SC_SECRET_VALUE_INVALID', `the secret store already holds ${this.limits.count} secrets`);
+      }
+      const now = new Date().toISOString();
+      data.secrets[name] = { value, created_at: existing?.created_at ?? now, updated_at: now };
+      this.write(data);
+      return { created: !existing };
+    });
+  }
+
+  remove(ticket: GateTicket, name: string): void {
+    assertTicket(ticket, 'cli:secret.remove');
+    checkSecretName(name);
+    withWriteLock(this.db, () => {
+      const data = this.read();
+      if (!Object.prototype.hasOwnProperty.call(data.secrets, name)) {
+        throw new ScError('SC_SECRET_NOT_FOUND', `no secret named ${name}`);
+      }
+      delete data.secrets[name];
+      this.write(data);
+    });
+  }
+}
