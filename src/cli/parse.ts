@@ -89,7 +89,8 @@ export function parseCommand(spec: CommandSpec, words: readonly string[]): Input
     throw new ScError('SC_USAGE', `${spec.name} needs ${spec.args.filter((a) => a.required).map((a) => a.name).join(' ')}; see shadowcode ${spec.name} --help`);
   }
   if (args.length > spec.args.length) {
-    throw new ScError('SC_USAGE', `${spec.name} takes ${spec.args.length ? spec.args.map((a) => a.name).join(' ') : 'no arguments'}; unexpected "${args[spec.args.length]}"`);
+    // The extra word is not echoed: it may be a secret pasted where it does not belong.
+    throw new ScError('SC_USAGE', `${spec.name} takes ${spec.args.length ? spec.args.map((a) => a.name).join(' ') : 'no arguments'}; got ${args.length} arguments${spec.usageHint ? `. ${spec.usageHint}` : ''}`);
   }
   for (const o of spec.options) if (options[o.name] === undefined && o.default !== undefined) options[o.name] = o.default;
   return { options, args };

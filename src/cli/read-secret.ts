@@ -27,9 +27,10 @@ async function readPiped(io: Io, maxBytes: number): Promise<string> {
 function prompt(io: Io, name: string, maxBytes: number): Promise<string> {
   const { stdin, stderr } = io;
   if (typeof stdin.setRawMode !== 'function') throw new ScError('SC_SECRET_NO_INPUT', 'cannot read a hidden value from this terminal; pipe it on stdin instead');
-  stderr.write(`Value for ${name} (input hidden): `);
+  // Raw mode before the prompt: anything typed after the prompt appears must not echo.
   stdin.setRawMode(true);
   stdin.resume();
+  stderr.write(`Value for ${name} (input hidden): `);
   return new Promise((resolve, reject) => {
     let value = '';
     const done = (err?: ScError) => {

@@ -41,6 +41,8 @@ export interface CommandSpec {
   readonly args: readonly ArgSpec[];
   readonly examples: readonly string[];
   readonly workspace: 'required' | 'optional' | 'ignored';
+  /** Added to a usage error about extra arguments. */
+  readonly usageHint?: string;
   /** False when the command's stdout is reserved for something else (mcp serve). */
   readonly json?: boolean;
   run(ctx: Ctx, input: Input): Promise<Output>;

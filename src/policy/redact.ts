@@ -6,23 +6,18 @@
  * secret store when it hands a value out) has that value replaced. Strings are
  * truncated so an audit row cannot grow without bound.
  */
+import { knownSecretValues } from '../util/secret-values.js';
+
 const SENSITIVE_KEY = /(token|secret|password|passwd|passphrase|api[_-]?key|authorization|cookie|credential)/i;
 const MAX_STRING = 2048;
 const MAX_DEPTH = 8;
 export const REDACTED = '[redacted]';
 
-const known = new Set<string>();
-
-/** Values shorter than this are not scrubbed from free text: they would mask ordinary words. */
-const MIN_SCRUB = 6;
-
-export function registerSecretValue(value: string): void {
-  if (value.length >= MIN_SCRUB) known.add(value);
-}
+export { registerSecretValue } from '../util/secret-values.js';
 
 export function scrubText(text: string): string {
   let out = text;
-  for (const v of known) if (out.includes(v)) out = out.split(v).join(REDACTED);
+  for (const v of knownSecretValues()) if (out.includes(v)) out = out.split(v).join(REDACTED);
   return out;
 }
 

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScError } from '../errors.js';
-import { registerSecretValue } from '../policy/redact.js';
+import { registerSecretValue } from '../util/secret-values.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { type Db, withWriteLock } from './db.js';
 

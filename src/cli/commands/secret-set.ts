@@ -12,6 +12,7 @@ export const command: CommandSpec = {
   options: [],
   args: [{ name: 'NAME', required: true, description: 'the name other settings refer to, like an environment variable name' }],
   examples: ['shadowcode secret set SHADOW_MCP_HTTP_TOKEN', 'openssl rand -hex 32 | shadowcode secret set SHADOW_MCP_HTTP_TOKEN'],
+  usageHint: 'The value is read from stdin or a hidden prompt, never from the command line.',
   workspace: 'ignored',
   async run(ctx, { args }) {
     const name = args[0] as string;

@@ -1,0 +1,74 @@
+// Architectural rules, written as tests: the layers of src/, the one gate, and
+// the one door to generated validators.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import t from 'tap';
+import { ROOT } from './fixtures/env.js';
+
+const SRC = join(ROOT, 'src');
+
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+const files = walk(SRC).map((abs) => ({ abs, rel: relative(SRC, abs), text: readFileSync(abs, 'utf8') }));
+
+function imports(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)'([^']+)'/g)) out.push(m[1] as string);
+  return out;
+}
+
+// Lowest first. An import may point to its own layer or any layer below it.
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'server', 'cli'];
+function layerOf(rel: string): string {
+  const top = rel.split('/')[0] as string;
+  return LAYERS.includes(top) ? top : 'base';
+}
+
+t.test('imports in src/ only point down the layer list', async (t) => {
+  for (const f of files) {
+    for (const spec of imports(f.text).filter((s) => s.startsWith('.'))) {
+      const target = relative(SRC, resolve(dirname(f.abs), spec));
+      if (target.startsWith('..')) continue; // gen/ and package files
+      const from = LAYERS.indexOf(layerOf(f.rel));
+      const to = LAYERS.indexOf(layerOf(target));
+      t.ok(to <= from, `${f.rel} (${layerOf(f.rel)}) may import ${target} (${layerOf(target)})`);
+    }
+  }
+});
+
+t.test('only src/schema/validate.ts imports the generated validators', async (t) => {
+  const importers = files.filter((f) => imports(f.text).some((s) => s.includes('gen/validators'))).map((f) => f.rel);
+  t.same(importers, ['schema/validate.ts']);
+});
+
+t.test('only the gate mints tickets', async (t) => {
+  const minting = files.filter((f) => /\bmintTicket\b/.test(f.text)).map((f) => f.rel).sort();
+  t.same(minting, ['policy/gate.ts', 'ticket.ts']);
+});
+
+t.test('every executor entry point takes a ticket and checks it', async (t) => {
+  for (const f of files.filter((f) => !['ticket.ts', 'policy/gate.ts'].includes(f.rel))) {
+    const takes = (f.text.match(/\bticket: GateTicket\b/g) ?? []).length;
+    const checks = (f.text.match(/\bassertTicket\(ticket, /g) ?? []).length;
+    if (takes || checks) t.equal(checks, takes, `${f.rel}: each function taking a ticket asserts it (${takes} take, ${checks} check)`);
+  }
+  t.ok(files.some((f) => /assertTicket\(ticket, 'cli:trust'\)/.test(f.text)), 'changing trust is an executor');
+  t.ok(files.some((f) => /assertTicket\(ticket, 'cli:secret.set'\)/.test(f.text)), 'storing a secret is an executor');
+});
+
+// What can start a process or reach the network. A module that uses one must
+// be an executor: it imports assertTicket, so its entry points need the gate.
+const CAPABILITIES = [/from 'node:child_process'/, /from 'node:net'/, /from 'node:http'/, /from 'node:https'/, /from 'node:tls'/, /from 'node:dgram'/, /\bfetch\(/, /from 'node:worker_threads'/];
+
+t.test('process and network capabilities are reachable only through gated executors', async (t) => {
+  for (const f of files) {
+    const uses = CAPABILITIES.filter((re) => re.test(f.text));
+    if (uses.length === 0) continue;
+    t.match(f.text, /\bassertTicket\(ticket, /, `${f.rel} uses ${uses.map(String).join(', ')} and must be a gated executor`);
+  }
+});
+
+t.test('no file in src/ silences the type checker', async (t) => {
+  for (const f of files) t.notMatch(f.text, /@ts-ignore|@ts-nocheck|eslint-disable/, f.rel);
+});

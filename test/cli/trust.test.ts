@@ -1,0 +1,53 @@
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { openDb } from '../../src/store/db.js';
+import { readAudit } from '../../src/store/audit.js';
+import { cli, sandbox } from '../fixtures/env.js';
+
+t.test('trust records the canonical project at the chosen level, and untrust withdraws it', async (t) => {
+  const sb = sandbox();
+  const link = join(sb.root, 'link');
+  symlinkSync(sb.project, link);
+  const r = await cli(sb, ['--json', '--workspace', link, 'trust', '--level', 'elevated']);
+  t.equal(r.code, 0, r.stderr);
+  t.match(JSON.parse(r.stdout).project, { path: sb.project, trusted: true, level: 'elevated' }, 'the symlink is resolved to the real path');
+  const s = JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'status'])).stdout);
+  t.match(s.project, { path: sb.project, trusted: true, level: 'elevated' });
+  const u = await cli(sb, ['--json', '--workspace', sb.project, 'untrust']);
+  t.match(JSON.parse(u.stdout).project, { trusted: false, level: 'read_only' });
+});
+
+t.test('trust defaults to the workspace level', async (t) => {
+  const sb = sandbox();
+  const r = await cli(sb, ['--workspace', sb.project, 'trust']);
+  t.equal(r.stdout, `trusted ${sb.project} at level workspace\n`);
+});
+
+t.test('every trust change is an audited gate decision', async (t) => {
+  const sb = sandbox();
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--workspace', sb.project, 'untrust']);
+  const db = openDb(sb.profile, 1000);
+  t.teardown(() => db.close());
+  const rows = readAudit(db, { kinds: ['decision'], limit: 10 }).map((r) => r.body as { action: string; allow: boolean; project: string });
+  t.match(rows, [
+    { action: 'cli:trust', allow: true, project: sb.project },
+    { action: 'cli:untrust', allow: true, project: sb.project },
+  ]);
+});
+
+t.test('trust refuses a missing workspace, a nonexistent one, a file, and an unknown level', async (t) => {
+  const sb = sandbox();
+  const missing = await cli(sb, ['--json', 'trust']);
+  t.equal(missing.code, 2);
+  t.equal(JSON.parse(missing.stdout).error.code, 'SC_WORKSPACE_REQUIRED');
+  const none = await cli(sb, ['--workspace', join(sb.root, 'nope'), 'trust']);
+  t.equal(none.code, 1);
+  t.match(none.stderr, /workspace .* does not exist \[SC_WORKSPACE_INVALID\]/);
+  const file = await cli(sb, ['--workspace', join(sb.root, 'profile'), 'status']);
+  t.equal(file.code, 1, 'profile dir does not exist yet');
+  const bad = await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'root']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /--level must be one of read_only, workspace, elevated; got "root" \[SC_BAD_VALUE\]/);
+});

@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { ROOT } from './fixtures/env.js';
+
+interface Manifest {
+  packages: Array<{ name: string; version: string; license: string | null; files: Array<{ path: string; sha256: string }> }>;
+}
+const manifest = JSON.parse(readFileSync(join(ROOT, 'licenses', 'manifest.json'), 'utf8')) as Manifest;
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string; dev?: boolean }> };
+
+t.test('every runtime dependency in the lockfile has its licence text in licenses/', async (t) => {
+  for (const [path, meta] of Object.entries(lock.packages)) {
+    if (!path || meta.dev) continue;
+    const name = path.replace(/^.*node_modules\//, '');
+    const entry = manifest.packages.find((p) => p.name === name && p.version === meta.version);
+    t.ok(entry, `${name}@${meta.version} is in licenses/manifest.json (run npm run licenses)`);
+    t.ok(entry && entry.files.length > 0, `${name}@${meta.version} has a licence file`);
+  }
+});
+
+t.test('licence files match their recorded digests', async (t) => {
+  for (const p of manifest.packages) {
+    for (const f of p.files) {
+      const file = join(ROOT, 'licenses', f.path);
+      t.ok(existsSync(file), `${f.path} exists`);
+      if (existsSync(file)) t.equal(createHash('sha256').update(readFileSync(file)).digest('hex'), f.sha256, `${f.path} digest`);
+    }
+  }
+});
+
+t.test('the manifest names no package that is no longer a runtime dependency', async (t) => {
+  const runtime = new Set(Object.entries(lock.packages).filter(([k, v]) => k && !v.dev).map(([k, v]) => `${k.replace(/^.*node_modules\//, '')}@${v.version}`));
+  for (const p of manifest.packages) t.ok(runtime.has(`${p.name}@${p.version}`), `${p.name}@${p.version} is still shipped`);
+});

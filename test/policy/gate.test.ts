@@ -1,0 +1,81 @@
+import t, { type Test } from 'tap';
+import type { GateRequest } from '../../gen/types/gate-request.js';
+import { ScError } from '../../src/errors.js';
+import { enforce } from '../../src/policy/gate.js';
+import { shippedPolicy } from '../../src/policy/load.js';
+import { readAudit, verifyAudit } from '../../src/store/audit.js';
+import { openDb } from '../../src/store/db.js';
+import { ensureProfileDir } from '../../src/store/profile.js';
+import { assertTicket } from '../../src/ticket.js';
+import { sandbox } from '../fixtures/env.js';
+
+function setup(t: Test) {
+  const sb = sandbox('sc-gate');
+  ensureProfileDir(sb.profile);
+  const db = openDb(sb.profile, 1000);
+  t.teardown(() => db.close());
+  return { db, env: { policy: shippedPolicy(), db: () => db } };
+}
+const stdio = (over: Partial<GateRequest> = {}): GateRequest => ({
+  action: 'tool:shadow_memory.append',
+  principal: { kind: 'stdio', owner: 'conn-1', allow_write: false, allow_approvals: false },
+  project: { path: '/p', trusted: true, level: 'workspace' },
+  ...over,
+});
+
+t.test('a denied request never runs, is audited, and names the rules that denied it', async (t) => {
+  const { db, env } = setup(t);
+  let ran = false;
+  const err = await enforce(env, stdio(), () => {
+    ran = true;
+  }).catch((e) => e);
+  t.notOk(ran, 'run was not called');
+  t.ok(err instanceof ScError);
+  t.equal(err.code, 'SC_POLICY_DENIED');
+  t.match(err.message, /write-needs-flag/);
+  t.same(err.detail.reasons.sort(), ['write-needs-flag', 'write-needs-workspace-level']);
+  const [row] = readAudit(db, { kinds: ['decision'], limit: 10 });
+  t.match(row?.body, { decision_id: err.detail.decision_id, allow: false, action: 'tool:shadow_memory.append', policy_hash: shippedPolicy().hash });
+  t.ok(verifyAudit(db).ok);
+});
+
+t.test('an allowed request runs after its decision is recorded, with a ticket for that action', async (t) => {
+  const { db, env } = setup(t);
+  const result = await enforce(env, stdio({ principal: { kind: 'stdio', owner: 'conn-1', allow_write: true, allow_approvals: false } }), (ticket) => {
+    t.equal(readAudit(db, { limit: 10 }).length, 1, 'the row exists before run is called');
+    assertTicket(ticket, 'tool:shadow_memory.append');
+    t.equal(ticket.ceiling, 'workspace');
+    t.equal(ticket.owner, 'conn-1');
+    return 42;
+  });
+  t.equal(result, 42);
+});
+
+t.test('a malformed request is refused before any decision and never runs', async (t) => {
+  const { db, env } = setup(t);
+  const err = await enforce(env, { ...stdio(), action: 'not an action' }, () => t.fail('must not run')).catch((e) => e);
+  t.equal(err.code, 'SC_POLICY_REQUEST_INVALID');
+  t.equal(readAudit(db, { limit: 10 }).length, 0);
+});
+
+t.test('arguments are masked in the audit row', async (t) => {
+  const { db, env } = setup(t);
+  await enforce(env, { ...stdio({ action: 'tool:shadow_status' }), args: { api_token: 'abcdef123456', note: 'hello' } }, () => undefined);
+  const [row] = readAudit(db, { limit: 1 });
+  t.same((row?.body as { args: unknown }).args, { api_token: '[redacted]', note: 'hello' });
+});
+
+t.test('when the audit row cannot be written, the action does not run', async (t) => {
+  const { db, env } = setup(t);
+  db.close();
+  const err = await enforce(env, stdio({ action: 'tool:shadow_status' }), () => t.fail('must not run')).catch((e) => e);
+  t.equal(err.code, 'SC_STORE_FAILED');
+});
+
+t.test('a ticket for one action does not open an executor of another', async (t) => {
+  const { env } = setup(t);
+  await enforce(env, stdio({ action: 'tool:shadow_status' }), (ticket) => {
+    t.throws(() => assertTicket(ticket, 'cli:trust'), /without a matching gate ticket/);
+  });
+  t.throws(() => assertTicket({ decisionId: 'x', action: 'cli:trust', ceiling: 'elevated', owner: 'cli' }, 'cli:trust'), /without a matching gate ticket/, 'a forged ticket is refused');
+});

@@ -1,0 +1,40 @@
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { ensureProfileDir, resolveProfile } from '../../src/store/profile.js';
+import { sandbox } from '../fixtures/env.js';
+
+t.test('resolution order: --profile, then SHADOWCODE_HOME, then XDG_DATA_HOME, then ~/.local/share', async (t) => {
+  const env = { SHADOWCODE_HOME: '/h/sc', XDG_DATA_HOME: '/x' };
+  t.same(resolveProfile('/abs/prof', env, '/cwd'), { dir: '/abs/prof', explicit: '/abs/prof' });
+  t.same(resolveProfile('./rel', env, '/cwd'), { dir: '/cwd/rel', explicit: '/cwd/rel' });
+  t.same(resolveProfile('work', env, '/cwd'), { dir: '/x/shadowcode/profiles/work', explicit: 'work' });
+  t.same(resolveProfile(undefined, env, '/cwd'), { dir: '/h/sc', explicit: undefined });
+  t.same(resolveProfile(undefined, { XDG_DATA_HOME: '/x' }, '/cwd'), { dir: '/x/shadowcode', explicit: undefined });
+  t.match(resolveProfile(undefined, { XDG_DATA_HOME: 'relative' }, '/cwd').dir, /\.local\/share\/shadowcode$/, 'a relative XDG_DATA_HOME is ignored, as the XDG spec says');
+});
+
+t.test('a profile name must be a simple name', async (t) => {
+  t.throws(() => resolveProfile('bad name!', {}, '/'), { code: 'SC_PROFILE_INVALID' });
+  t.throws(() => resolveProfile('', {}, '/'), { code: 'SC_PROFILE_INVALID' });
+});
+
+t.test('a new profile directory is created 0700', async (t) => {
+  const sb = sandbox();
+  ensureProfileDir(sb.profile);
+  t.equal(statSync(sb.profile).mode & 0o777, 0o700);
+});
+
+t.test('a profile directory other users can reach is refused', async (t) => {
+  const sb = sandbox();
+  mkdirSync(sb.profile);
+  chmodSync(sb.profile, 0o755);
+  t.throws(() => ensureProfileDir(sb.profile), { code: 'SC_PROFILE_UNSAFE', message: /mode 755; run chmod 700/ });
+});
+
+t.test('a profile path that is a file is refused', async (t) => {
+  const sb = sandbox();
+  const file = join(sb.root, 'project', '..', 'file');
+  (await import('node:fs')).writeFileSync(file, 'x');
+  t.throws(() => ensureProfileDir(file), { code: 'SC_PROFILE_INVALID' });
+});
