@@ -30,7 +30,6 @@ export const ERRORS = {
   SC_SECRET_NOT_FOUND: { exit: EXIT.error, summary: 'No secret with that name is stored.' },
   SC_SECRET_STORE_INVALID: { exit: EXIT.error, summary: 'The secret store file is unreadable or malformed.' },
   SC_SETTINGS_INVALID: { exit: EXIT.error, summary: 'The profile settings file does not match its schema.' },
-  SC_SCHEMA_INVALID: { exit: EXIT.error, summary: 'Data does not match its schema.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 
