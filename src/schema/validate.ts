@@ -44,6 +44,22 @@ export function isValid(key: SchemaKey, data: unknown): boolean {
   return byKey[key](data);
 }
 
+const toolValidators = new Map<string, GeneratedValidator>(
+  Object.entries(gen)
+    .filter(([k]) => k.startsWith('validateTool'))
+    .map(([k, v]) => [k.slice('validateTool'.length), v as GeneratedValidator]),
+);
+
+/** Validates a tool's arguments against schemas/tools/<name>.schema.json. */
+export function checkToolArgs<T>(tool: string, args: unknown): T {
+  const key = tool.split('_').map((w) => (w ? w[0]!.toUpperCase() + w.slice(1) : w)).join('');
+  const v = toolValidators.get(key);
+  if (!v) throw new ScError('SC_TOOL_UNKNOWN', `no tool named ${tool}`);
+  if (v(args)) return args as T;
+  const { path, message } = describeAjvError(v.errors?.[0]);
+  throw new ScError('SC_TOOL_ARGS_INVALID', `${tool} arguments at ${path}: ${message}`, { path });
+}
+
 export function check<T>(key: SchemaKey, data: unknown, code: ErrorCode, what: string): T {
   const v = byKey[key];
   if (v(data)) return data as T;

@@ -24,4 +24,60 @@ export const MIGRATIONS: readonly string[] = [
     updated_at TEXT NOT NULL
   );
   `,
+  `
+  CREATE TABLE jobs (
+    id         TEXT PRIMARY KEY,
+    project    TEXT NOT NULL,
+    kind       TEXT NOT NULL CHECK (kind IN ('test', 'agent')),
+    owner      TEXT NOT NULL,
+    ceiling    TEXT NOT NULL CHECK (ceiling IN ('read_only', 'workspace', 'elevated')),
+    state      TEXT NOT NULL CHECK (state IN ('queued', 'running', 'waiting_approval', 'succeeded', 'failed', 'cancelled')),
+    title      TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX jobs_project ON jobs (project, created_at);
+  CREATE TABLE job_events (
+    seq    INTEGER PRIMARY KEY,
+    job_id TEXT NOT NULL REFERENCES jobs (id),
+    at     TEXT NOT NULL,
+    kind   TEXT NOT NULL,
+    body   TEXT NOT NULL
+  );
+  CREATE INDEX job_events_job ON job_events (job_id, seq);
+  CREATE TABLE sessions (
+    id         TEXT PRIMARY KEY,
+    project    TEXT NOT NULL,
+    title      TEXT NOT NULL,
+    job_id     TEXT REFERENCES jobs (id),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX sessions_project ON sessions (project, updated_at, id);
+  CREATE TABLE memory (
+    project    TEXT NOT NULL,
+    scope      TEXT NOT NULL CHECK (scope IN ('project', 'task')),
+    task_id    TEXT NOT NULL DEFAULT '',
+    content    TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (project, scope, task_id)
+  );
+  CREATE TABLE goals (
+    id          TEXT PRIMARY KEY,
+    project     TEXT NOT NULL,
+    title       TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    state       TEXT NOT NULL CHECK (state IN ('open', 'done', 'abandoned')),
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+  );
+  CREATE INDEX goals_project ON goals (project, created_at, id);
+  CREATE TABLE goal_steps (
+    seq     INTEGER PRIMARY KEY,
+    goal_id TEXT NOT NULL REFERENCES goals (id),
+    at      TEXT NOT NULL,
+    kind    TEXT NOT NULL CHECK (kind IN ('advance', 'complete', 'abandon')),
+    note    TEXT NOT NULL
+  );
+  `,
 ];

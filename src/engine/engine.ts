@@ -1,0 +1,41 @@
+/*
+ * The engine a server is a door to. Without a shared engine running for the
+ * profile, `mcp serve` opens this temporary one over the profile store and
+ * closes it when the server exits. Everything is opened on first use.
+ */
+import type { Settings } from '../../gen/types/settings.js';
+import type { Policy } from '../policy/load.js';
+import { type Db, openDb } from '../store/db.js';
+import { ensureProfileDir } from '../store/profile.js';
+import { SecretStore } from '../store/secrets.js';
+import { readSettings } from '../store/settings.js';
+
+export class Engine {
+  readonly mode = 'temporary' as const;
+  private _db: Db | undefined;
+  private _secrets: SecretStore | undefined;
+  private _settings: Settings | undefined;
+
+  constructor(readonly profileDir: string, readonly policy: Policy, readonly env: NodeJS.ProcessEnv) {}
+
+  db(): Db {
+    if (!this._db) {
+      ensureProfileDir(this.profileDir);
+      this._db = openDb(this.profileDir, this.policy.limits.cli.sqlite_busy_timeout_ms);
+    }
+    return this._db;
+  }
+
+  secrets(): SecretStore {
+    return (this._secrets ??= new SecretStore(this.profileDir, this.db(), this.policy.limits.secrets));
+  }
+
+  settings(): Settings {
+    return (this._settings ??= readSettings(this.profileDir));
+  }
+
+  close(): void {
+    this._db?.close();
+    this._db = undefined;
+  }
+}

@@ -1,0 +1,27 @@
+/*
+ * Confinement to the project by real path: a path is resolved relative to the
+ * project, its real path (after every link) must stay inside the project.
+ */
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { ScError } from '../errors.js';
+
+export function insideProject(project: string, real: string): boolean {
+  const rel = relative(project, real);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+export function confinedPath(project: string, path: string, opts: { mustExist: boolean; file?: boolean }): string {
+  const abs = resolve(project, path);
+  if (!insideProject(project, abs)) throw new ScError('SC_PATH_OUTSIDE', `${path} is outside the project`);
+  let real: string;
+  try {
+    real = realpathSync(abs);
+  } catch {
+    if (opts.mustExist) throw new ScError('SC_FILE_NOT_FOUND', `${path} does not exist in the project`);
+    return abs;
+  }
+  if (!insideProject(project, real)) throw new ScError('SC_PATH_OUTSIDE', `${path} resolves outside the project`);
+  if (opts.file && !statSync(real).isFile()) throw new ScError('SC_FILE_NOT_FOUND', `${path} is not a regular file`);
+  return real;
+}

@@ -1,0 +1,80 @@
+/*
+ * shadow_sqlite's executor: one bounded, read-only query against an existing
+ * SQLite file inside the project.
+ *
+ *   path ─► real path inside the project ─► SQLite header ─► child process
+ *        ─► deadline: SIGKILL, SC_TIMEOUT  ─► result or SC_SQL_REFUSED/SC_SQL_FAILED
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { ScError } from '../errors.js';
+import { assertTicket, type GateTicket } from '../ticket.js';
+import { packageRoot } from '../util/paths.js';
+import { confinedPath } from './paths.js';
+
+export interface SqliteLimits {
+  readonly sqlite_rows: number;
+  readonly sqlite_bytes: number;
+  readonly sqlite_deadline_ms: number;
+}
+
+export interface SqliteRequest {
+  readonly path: string;
+  readonly action: 'tables' | 'query';
+  readonly sql?: string;
+  readonly params?: unknown[] | Record<string, unknown>;
+  readonly max_rows?: number;
+}
+
+const HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+function isSqliteFile(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(HEADER.length);
+    return readSync(fd, buf, 0, buf.length, 0) === buf.length && buf.equals(HEADER);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export async function runSqlite(ticket: GateTicket, project: string, req: SqliteRequest, limits: SqliteLimits): Promise<unknown> {
+  assertTicket(ticket, 'tool:shadow_sqlite');
+  const file = confinedPath(project, req.path, { mustExist: true, file: true });
+  if (!isSqliteFile(file)) throw new ScError('SC_SQL_FAILED', `${req.path} is not a SQLite database`);
+  const job = {
+    path: file,
+    action: req.action,
+    sql: req.sql,
+    params: req.params,
+    max_rows: Math.min(req.max_rows ?? limits.sqlite_rows, limits.sqlite_rows),
+    max_bytes: limits.sqlite_bytes,
+  };
+  const child = spawn(process.execPath, [join(packageRoot(), 'dist', 'sqlite-child.js')], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+  let out = '';
+  let err = '';
+  let tooBig = false;
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    if (out.length > limits.sqlite_bytes * 2 + 65536) {
+      tooBig = true;
+      child.kill('SIGKILL');
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-4096)));
+  child.stdin.end(JSON.stringify(job));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, limits.sqlite_deadline_ms);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(timer);
+  if (timedOut) throw new ScError('SC_TIMEOUT', `the query ran longer than ${limits.sqlite_deadline_ms} ms and was stopped`);
+  if (tooBig) throw new ScError('SC_RESULT_TOO_LARGE', 'the query result is larger than the byte limit');
+  if (code !== 0) throw new ScError('SC_SQL_FAILED', `the query process failed: ${err.trim().split('\n').pop() ?? code}`);
+  const result = JSON.parse(out) as { error?: { code: 'SC_SQL_REFUSED' | 'SC_SQL_FAILED'; message: string } };
+  if (result.error) throw new ScError(result.error.code, result.error.message);
+  return result;
+}

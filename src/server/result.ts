@@ -1,0 +1,23 @@
+/*
+ * Turning a tool's data or error into an MCP result. A result larger than the
+ * cap becomes a tool error, never a truncated JSON document.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { asScError, ScError } from '../errors.js';
+import { redact, scrubText } from '../policy/redact.js';
+
+export function errorResult(err: unknown): CallToolResult {
+  const e = asScError(err);
+  const body = e.toJSON();
+  return { isError: true, content: [{ type: 'text', text: scrubText(`${e.code}: ${e.message}`) }], structuredContent: redact(body) as Record<string, unknown> };
+}
+
+export function dataResult(data: unknown, maxBytes: number): CallToolResult {
+  const structured = (data !== null && typeof data === 'object' && !Array.isArray(data) ? data : { value: data }) as Record<string, unknown>;
+  const text = scrubText(JSON.stringify(structured, null, 2));
+  const size = Buffer.byteLength(text) * 2 + 256;
+  if (size > maxBytes) {
+    return errorResult(new ScError('SC_RESULT_TOO_LARGE', `the result is about ${size} bytes, over the ${maxBytes}-byte cap; ask for less (a smaller page, fewer rows)`));
+  }
+  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+}

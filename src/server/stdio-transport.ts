@@ -1,0 +1,107 @@
+/*
+ * The MCP transport for `mcp serve` over stdio, on our bounded framing.
+ *
+ *   stdin ─► LineFramer (1 MiB frame, 32 MiB lifetime, 128 frames/s) ─► onmessage
+ *   send() ─► one JSON line ─► stdout, waiting for drain at most write_deadline_ms
+ *
+ * A fault closes the connection after one stderr line saying why. The first
+ * request must arrive within init_deadline_ms. Stdout carries protocol only.
+ */
+import type { Readable, Writable } from 'node:stream';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { LineFramer } from '../transport/framing.js';
+
+export interface StdioLimits {
+  readonly frame_bytes: number;
+  readonly lifetime_bytes: number;
+  readonly frames_per_second: number;
+  readonly init_deadline_ms: number;
+  readonly write_deadline_ms: number;
+}
+
+export class BoundedStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private readonly framer: LineFramer;
+  private closed = false;
+  private sawRequest = false;
+  private initTimer: NodeJS.Timeout | undefined;
+  private resolveClosed!: (reason: string) => void;
+  /** Resolves with the reason once the connection is over, for whatever cause. */
+  readonly done: Promise<string>;
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    private readonly limits: StdioLimits,
+    private readonly log: (line: string) => void,
+  ) {
+    this.done = new Promise((r) => (this.resolveClosed = r));
+    this.framer = new LineFramer(
+      limits,
+      (msg) => {
+        if (!this.sawRequest && typeof msg.method === 'string' && 'id' in msg) {
+          this.sawRequest = true;
+          clearTimeout(this.initTimer);
+        }
+        this.onmessage?.(msg as unknown as JSONRPCMessage);
+      },
+      (fault, detail) => this.shut(`protocol failure (${fault}): ${detail}`),
+    );
+  }
+
+  private readonly onData = (chunk: Buffer) => this.framer.push(chunk);
+  private readonly onEnd = () => {
+    this.framer.end();
+    this.shut('end of input');
+  };
+  private readonly onInputError = (err: Error) => this.shut(`input error: ${err.message}`);
+
+  async start(): Promise<void> {
+    this.input.on('data', this.onData);
+    this.input.on('end', this.onEnd);
+    this.input.on('error', this.onInputError);
+    this.output.on('error', this.onInputError);
+    this.initTimer = setTimeout(() => {
+      if (!this.sawRequest) this.shut(`no request within ${this.limits.init_deadline_ms} ms of start`);
+    }, this.limits.init_deadline_ms);
+    this.initTimer.unref?.();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return;
+    const line = `${JSON.stringify(message)}\n`;
+    if (this.output.write(line)) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.output.off('drain', drained);
+        this.shut(`the client did not read a response within ${this.limits.write_deadline_ms} ms`);
+        resolve();
+      }, this.limits.write_deadline_ms);
+      const drained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.output.once('drain', drained);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.shut('closed by the server');
+  }
+
+  /** Stops reading, reports why on stderr (once), and tells the protocol layer. */
+  private shut(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.initTimer);
+    this.input.off('data', this.onData);
+    this.input.off('end', this.onEnd);
+    this.input.pause();
+    if (reason !== 'end of input' && reason !== 'closed by the server') this.log(`shadowcode: closing the connection: ${reason}`);
+    this.resolveClosed(reason);
+    this.onclose?.();
+  }
+}

@@ -1,0 +1,34 @@
+/*
+ * `mcp serve` over stdio: one connection, one owner, until end of input or a
+ * protocol failure; then what the connection owns is cleaned up and the
+ * temporary engine closes.
+ *
+ *   BoundedStdioTransport ─► serveStdio (SDK: 2026-07-28 or 2025 era, pinned by
+ *   the first message) ─► buildServer(connection) ─► dispatch ─► gate
+ */
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import type { Engine } from '../engine/engine.js';
+import { buildServer } from './build.js';
+import { Connection } from './connection.js';
+import { BoundedStdioTransport } from './stdio-transport.js';
+
+export interface StdioServeOptions {
+  readonly engine: Engine;
+  readonly project: string;
+  readonly allowWrite: boolean;
+  readonly allowApprovals: boolean;
+  readonly stdin: NodeJS.ReadableStream & import('node:stream').Readable;
+  readonly stdout: import('node:stream').Writable;
+  readonly log: (line: string) => void;
+}
+
+/** Serves until the connection ends; resolves with the process exit code. */
+export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
+  const conn = new Connection({ transport: 'stdio', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine });
+  const transport = new BoundedStdioTransport(o.stdin, o.stdout, o.engine.policy.limits.stdio_server, o.log);
+  const handle = serveStdio(() => buildServer(conn), { legacy: 'serve', transport, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
+  const reason = await transport.done;
+  await handle.close();
+  o.engine.close();
+  return reason === 'end of input' ? 0 : 1;
+}

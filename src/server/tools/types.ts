@@ -1,0 +1,24 @@
+/* What a tool module declares. The input schema comes from schemas/tools/<name>.schema.json. */
+import type { GateRequest } from '../../../gen/types/gate-request.js';
+import type { GateTicket } from '../../ticket.js';
+import type { Connection } from '../connection.js';
+
+export interface ToolAnnotations {
+  readonly readOnlyHint: boolean;
+  readonly destructiveHint: boolean;
+  readonly idempotentHint: boolean;
+  readonly openWorldHint: boolean;
+}
+
+export interface ToolDef<A = Record<string, unknown>> {
+  readonly name: string;
+  readonly annotations: ToolAnnotations;
+  /** The gate action for these arguments, e.g. `tool:shadow_memory.append`. */
+  action(args: A): string;
+  /** The record the call touches, for ownership and project rules. */
+  resource?(conn: Connection, args: A): GateRequest['resource'] | undefined;
+  run(conn: Connection, args: A, ticket: GateTicket, signal: AbortSignal): unknown | Promise<unknown>;
+}
+
+export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+export const WRITES: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
