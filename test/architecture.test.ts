@@ -47,11 +47,24 @@ t.test('only the gate mints tickets', async (t) => {
   t.same(minting, ['policy/gate.ts', 'ticket.ts']);
 });
 
-t.test('every executor entry point takes a ticket and checks it', async (t) => {
+/** Bodies of the functions and methods whose parameters include `ticket: GateTicket`. */
+function ticketTakers(text: string): Array<{ name: string; body: string }> {
+  const out: Array<{ name: string; body: string }> = [];
+  // A header ends its line with the opening brace of the body (return types may hold braces too).
+  const header = /(?:function\s+(\w+)|^\s+(?:async\s+)?(\w+))\s*\(([^)]*)\)[^\n;]*\{$/gm;
+  for (const m of text.matchAll(header)) {
+    if (!/\bticket: GateTicket\b/.test(m[3] as string)) continue;
+    let depth = 1;
+    let i = (m.index as number) + m[0].length;
+    while (depth > 0 && i < text.length) depth += text[i] === '{' ? 1 : text[i] === '}' ? -1 : 0, i++;
+    out.push({ name: (m[1] ?? m[2]) as string, body: text.slice((m.index as number) + m[0].length, i) });
+  }
+  return out;
+}
+
+t.test('every executor entry point takes a ticket and checks it first', async (t) => {
   for (const f of files.filter((f) => !['ticket.ts', 'policy/gate.ts'].includes(f.rel))) {
-    const takes = (f.text.match(/\bticket: GateTicket\b/g) ?? []).length;
-    const checks = (f.text.match(/\bassertTicket\(ticket, /g) ?? []).length;
-    if (takes || checks) t.equal(checks, takes, `${f.rel}: each function taking a ticket asserts it (${takes} take, ${checks} check)`);
+    for (const fn of ticketTakers(f.text)) t.match(fn.body.trimStart(), /^assertTicket\(ticket, '/, `${f.rel}: ${fn.name} asserts its ticket before anything else`);
   }
   t.ok(files.some((f) => /assertTicket\(ticket, 'cli:trust'\)/.test(f.text)), 'changing trust is an executor');
   t.ok(files.some((f) => /assertTicket\(ticket, 'cli:secret.set'\)/.test(f.text)), 'storing a secret is an executor');

@@ -29,11 +29,13 @@ export interface SqliteRequest {
 
 const HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
+/** An empty file is an empty database to SQLite; anything else must carry the header. */
 function isSqliteFile(path: string): boolean {
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.alloc(HEADER.length);
-    return readSync(fd, buf, 0, buf.length, 0) === buf.length && buf.equals(HEADER);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return n === 0 || (n === buf.length && buf.equals(HEADER));
   } finally {
     closeSync(fd);
   }

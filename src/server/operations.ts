@@ -23,8 +23,9 @@ export class OperationLimiter {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        ctl.abort(new Error('deadline'));
+        // Reject before aborting: an operation that ends on abort must still be reported as timed out.
         reject(new ScError('SC_TIMEOUT', `the operation did not finish within ${this.deadlineMs} ms`));
+        ctl.abort(new Error('deadline'));
       }, this.deadlineMs);
     });
     try {

@@ -14,10 +14,12 @@ export function errorResult(err: unknown): CallToolResult {
 
 export function dataResult(data: unknown, maxBytes: number): CallToolResult {
   const structured = (data !== null && typeof data === 'object' && !Array.isArray(data) ? data : { value: data }) as Record<string, unknown>;
-  const text = scrubText(JSON.stringify(structured, null, 2));
-  const size = Buffer.byteLength(text) * 2 + 256;
+  // Scrubbing the serialised form covers every nested string in one pass.
+  const text = scrubText(JSON.stringify(structured));
+  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+  const size = Buffer.byteLength(JSON.stringify(result));
   if (size > maxBytes) {
-    return errorResult(new ScError('SC_RESULT_TOO_LARGE', `the result is about ${size} bytes, over the ${maxBytes}-byte cap; ask for less (a smaller page, fewer rows)`));
+    return errorResult(new ScError('SC_RESULT_TOO_LARGE', `the result is ${size} bytes, over the ${maxBytes}-byte cap; ask for less (a smaller page, fewer rows)`, { bytes: size, cap: maxBytes }));
   }
-  return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+  return result;
 }

@@ -99,7 +99,8 @@ export class BoundedStdioTransport implements Transport {
     clearTimeout(this.initTimer);
     this.input.off('data', this.onData);
     this.input.off('end', this.onEnd);
-    this.input.pause();
+    // Release the input so a peer that stopped mid-stream cannot keep the process alive.
+    this.input.destroy();
     if (reason !== 'end of input' && reason !== 'closed by the server') this.log(`shadowcode: closing the connection: ${reason}`);
     this.resolveClosed(reason);
     this.onclose?.();

@@ -1,0 +1,75 @@
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import t from 'tap';
+import { connection, sandbox } from '../fixtures/env.js';
+
+async function withDb(t: any) {
+  const sb = sandbox();
+  const file = join(sb.project, 'app.db');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, avatar BLOB); INSERT INTO users (name, avatar) VALUES ('ada', x'0102'), ('bob', NULL);");
+  const c = await connection(sb);
+  t.teardown(() => (db.close(), c.close()));
+  return { sb, db, ...c };
+}
+
+t.test('lists tables with their columns', async (t) => {
+  const { call } = await withDb(t);
+  const r = await call('shadow_sqlite', { action: 'tables', path: 'app.db' });
+  t.same(r.data.tables, [{ name: 'users', type: 'table', columns: [{ name: 'id', type: 'INTEGER', primary_key: true }, { name: 'name', type: 'TEXT', primary_key: false }, { name: 'avatar', type: 'BLOB', primary_key: false }] }]);
+});
+
+t.test('runs a query with bound parameters, and sees live WAL data of an open writer', async (t) => {
+  const { call, db } = await withDb(t);
+  db.prepare("INSERT INTO users (name) VALUES ('live')").run(); // still in the WAL: the writer is open and has not checkpointed
+  const r = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'SELECT id, name, avatar FROM users WHERE name <> ? ORDER BY id', params: ['bob'] });
+  t.same(r.data.columns, ['id', 'name', 'avatar']);
+  t.same(r.data.rows, [[1, 'ada', { base64: 'AQI=' }], [3, 'live', null]]);
+  const named = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'SELECT name FROM users WHERE id = :id', params: { id: 2 } });
+  t.same(named.data.rows, [['bob']]);
+});
+
+t.test('writes, ATTACH, VACUUM and side-effecting pragmas are refused, and nothing changes', async (t) => {
+  const { call, db } = await withDb(t);
+  for (const sql of [
+    "INSERT INTO users (name) VALUES ('x')",
+    'DELETE FROM users',
+    'DROP TABLE users',
+    "ATTACH DATABASE '/tmp/x.db' AS x",
+    'PRAGMA journal_mode = DELETE',
+    'PRAGMA wal_checkpoint(TRUNCATE)',
+    'VACUUM',
+    "SELECT load_extension('x')",
+  ]) {
+    const r = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql });
+    t.equal(r.isError, true, sql);
+    t.match(r.data.error.code, /^SC_SQL_(REFUSED|FAILED)$/, sql);
+  }
+  t.equal((db.prepare('SELECT count(*) AS n FROM users').get() as { n: number }).n, 2);
+  const ok = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: "SELECT 'attach' AS word, name FROM pragma_table_info('users') -- ATTACH in a comment" });
+  t.equal(ok.isError, false, 'keywords inside strings and comments do not count');
+});
+
+t.test('row and time limits really stop the query', async (t) => {
+  const { call } = await withDb(t);
+  const many = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100000) SELECT x FROM c', max_rows: 10 });
+  t.equal(many.data.rows.length, 10);
+  t.equal(many.data.truncated, true);
+  const started = Date.now();
+  const slow = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' });
+  t.equal(slow.data.error.code, 'SC_TIMEOUT');
+  t.ok(Date.now() - started < 6000, 'stopped near the 2 s deadline');
+});
+
+t.test('only existing SQLite files inside the project', async (t) => {
+  const { call, sb } = await withDb(t);
+  writeFileSync(join(sb.project, 'notes.txt'), 'not a database at all, just text');
+  mkdirSync(join(sb.root, 'outside'));
+  new Database(join(sb.root, 'outside', 'o.db')).close();
+  symlinkSync(join(sb.root, 'outside', 'o.db'), join(sb.project, 'link.db'));
+  const cases: Array<[string, string]> = [['nope.db', 'SC_FILE_NOT_FOUND'], ['../outside/o.db', 'SC_PATH_OUTSIDE'], [join(sb.root, 'outside', 'o.db'), 'SC_PATH_OUTSIDE'], ['link.db', 'SC_PATH_OUTSIDE'], ['notes.txt', 'SC_SQL_FAILED']];
+  for (const [path, code] of cases) t.equal((await call('shadow_sqlite', { action: 'tables', path })).data.error.code, code, path);
+  t.equal((await call('shadow_sqlite', { action: 'query', path: 'app.db' })).data.error.code, 'SC_TOOL_ARGS_INVALID', 'a query needs sql');
+});

@@ -1,0 +1,71 @@
+// The official clients against the real server process: the v2 client with
+// modern (2026-07-28) and legacy negotiation, and the independent v1 client.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { cli, ROOT, sandbox } from '../fixtures/env.js';
+import { connect, FLAVORS, structured } from '../fixtures/mcp.js';
+
+const TOOL_NAMES = ['shadow_status', 'shadow_models', 'shadow_sessions', 'shadow_tools', 'shadow_understand', 'shadow_doctor', 'shadow_memory', 'shadow_sqlite', 'shadow_goal'];
+
+for (const flavor of FLAVORS) {
+  t.test(`${flavor}: discovery, every tool, resources and prompts`, async (t) => {
+    const sb = sandbox();
+    await cli(sb, ['--workspace', sb.project, 'trust']);
+    const c = await connect(sb, flavor, ['--allow-write']);
+    t.teardown(() => c.close());
+    t.equal(c.era, flavor === 'v2-modern' ? 'modern' : 'legacy', 'negotiated era');
+
+    const { tools } = await c.listTools();
+    t.same(tools.map((x) => x.name), TOOL_NAMES);
+    for (const tool of tools) {
+      const file = JSON.parse(readFileSync(join(ROOT, 'schemas', 'tools', `${tool.name}.schema.json`), 'utf8'));
+      t.same(tool.inputSchema, file, `${tool.name} input schema is served exactly as written`);
+      t.equal(tool.description, file.description);
+    }
+
+    const status = structured(await c.callTool({ name: 'shadow_status', arguments: {} }));
+    t.match(status, { project: { path: sb.project, trusted: true, level: 'workspace' }, connection: { transport: 'stdio', allow_write: true, ceiling: 'workspace' }, engine: { mode: 'temporary' } });
+    t.match(structured(await c.callTool({ name: 'shadow_models', arguments: {} })), { models: [] });
+    t.match(structured(await c.callTool({ name: 'shadow_sessions', arguments: {} })), { sessions: [], next_cursor: null });
+    const caps = structured(await c.callTool({ name: 'shadow_tools', arguments: {} }));
+    t.match(caps.resources, ['shadow://project', 'shadow://sessions', 'shadow://memory', 'shadow://plan']);
+    t.ok(caps.tools.find((x: any) => x.name === 'shadow_memory').actions.every((a: any) => a.allowed), 'memory writes are allowed to this connection');
+    t.match(structured(await c.callTool({ name: 'shadow_understand', arguments: {} })), { map: { project: sb.project } });
+    t.match(structured(await c.callTool({ name: 'shadow_doctor', arguments: {} })), { checks: [{ id: 'profile_permissions', status: 'ok' }] });
+    const appended = structured(await c.callTool({ name: 'shadow_memory', arguments: { action: 'append', text: `note from ${flavor}` } }));
+    t.equal(appended.content, `note from ${flavor}`);
+    const sq = await c.callTool({ name: 'shadow_sqlite', arguments: { action: 'tables', path: 'missing.db' } });
+    t.equal(sq.isError, true);
+    t.match(sq.content[0].text, /SC_FILE_NOT_FOUND/);
+    const goal = structured(await c.callTool({ name: 'shadow_goal', arguments: { action: 'create', title: 'ship it' } }));
+    t.match(goal, { title: 'ship it', state: 'open' });
+
+    const { resources } = await c.listResources();
+    t.same(resources.map((r) => r.uri), ['shadow://project', 'shadow://sessions', 'shadow://memory', 'shadow://plan']);
+    const mem = await c.readResource({ uri: 'shadow://memory' });
+    t.match(JSON.parse(mem.contents[0]!.text!), { content: `note from ${flavor}` });
+    t.equal((await c.readResource({ uri: 'shadow://plan' })).contents[0]!.text, 'null', 'no plan recorded yet');
+    t.match(JSON.parse((await c.readResource({ uri: 'shadow://project' })).contents[0]!.text!), { path: sb.project, trusted: true });
+
+    t.same((await c.listPrompts()).prompts.map((p) => p.name), ['delegate', 'understand']);
+    const p = await c.getPrompt({ name: 'delegate', arguments: { task: 'add a changelog' } });
+    t.match(p.messages[0]!.content.text, new RegExp(`project at ${sb.project}[\\s\\S]*Task: add a changelog`));
+    t.match((await c.getPrompt({ name: 'understand' })).messages[0]!.content.text, /without changing anything/);
+  });
+}
+
+t.test('an unknown tool and invalid arguments are errors that say so', async (t) => {
+  const sb = sandbox();
+  const c = await connect(sb, 'v2-modern');
+  t.teardown(() => c.close());
+  const unknown = await c.callTool({ name: 'shadow_nope', arguments: {} });
+  t.equal(unknown.isError, true);
+  t.match(unknown.content[0].text, /SC_TOOL_UNKNOWN/);
+  const bad = await c.callTool({ name: 'shadow_memory', arguments: { action: 'replace', content: 'x' } });
+  t.equal(bad.isError, true);
+  t.match(bad.content[0].text, /SC_TOOL_ARGS_INVALID: shadow_memory arguments at \/: must have required property 'expected_hash'/);
+  const extra = await c.callTool({ name: 'shadow_status', arguments: { project: '/etc' } });
+  t.match(extra.content[0].text, /has unknown property "project"/, 'no tool takes a project: the project is fixed');
+  await t.rejects(c.readResource({ uri: 'shadow://nope' }), /SC_TOOL_UNKNOWN/);
+});

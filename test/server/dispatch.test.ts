@@ -1,0 +1,40 @@
+import t from 'tap';
+import { dataResult } from '../../src/server/result.js';
+import { OperationLimiter } from '../../src/server/operations.js';
+import { connection, sandbox } from '../fixtures/env.js';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+
+t.test('a result over the cap becomes a tool error, not a cut document', async (t) => {
+  const r = dataResult({ rows: 'x'.repeat(3000) }, 2000);
+  t.equal(r.isError, true);
+  t.match((r.content[0] as { text: string }).text, /^SC_RESULT_TOO_LARGE: the result is \d+ bytes, over the 2000-byte cap/);
+  t.doesNotThrow(() => JSON.stringify(r));
+  const ok = dataResult({ rows: 'x'.repeat(100) }, 2000);
+  t.notOk(ok.isError);
+  t.same(JSON.parse((ok.content[0] as { text: string }).text), ok.structuredContent);
+});
+
+t.test('past eight operations at once, a ninth is refused immediately', async (t) => {
+  const sb = sandbox();
+  new Database(join(sb.project, 'x.db')).close();
+  const { call, close } = await connection(sb);
+  t.teardown(close);
+  const slow = { action: 'query', path: 'x.db', sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' };
+  const results = await Promise.all(Array.from({ length: 9 }, () => call('shadow_sqlite', slow)));
+  const codes = results.map((r) => r.data.error.code).sort();
+  t.same(codes.filter((c) => c === 'SC_BUSY'), ['SC_BUSY']);
+  t.equal(codes.filter((c) => c === 'SC_TIMEOUT').length, 8);
+});
+
+t.test('an operation past its deadline is abandoned with SC_TIMEOUT and frees its slot', async (t) => {
+  const ops = new OperationLimiter(1, 50);
+  let aborted = false;
+  await t.rejects(
+    ops.run(undefined, (signal) => new Promise((resolve) => signal.addEventListener('abort', () => ((aborted = true), resolve(undefined))))),
+    { code: 'SC_TIMEOUT' },
+  );
+  t.ok(aborted, 'the operation saw its signal abort');
+  t.equal(ops.running, 0);
+  t.equal(await ops.run(undefined, async () => 7), 7);
+});
