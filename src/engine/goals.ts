@@ -4,7 +4,7 @@
  * project is simply not found.
  */
 import { ScError } from '../errors.js';
-import type { Db } from '../store/db.js';
+import { type Db, sql } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { decodeCursor, encodeCursor, type Page } from '../util/cursor.js';
 import { newId } from '../util/ids.js';
@@ -25,20 +25,20 @@ export interface GoalStep {
 }
 
 export function goalProject(db: Db, id: string): string | undefined {
-  return (db.prepare('SELECT project FROM goals WHERE id = ?').get(id) as { project: string } | undefined)?.project;
+  return (sql(db, 'SELECT project FROM goals WHERE id = ?').get(id) as { project: string } | undefined)?.project;
 }
 
 export function getGoal(db: Db, project: string, id: string): Goal & { steps: GoalStep[] } {
-  const g = db.prepare('SELECT id, title, description, state, created_at, updated_at FROM goals WHERE id = ? AND project = ?').get(id, project) as Goal | undefined;
+  const g = sql(db, 'SELECT id, title, description, state, created_at, updated_at FROM goals WHERE id = ? AND project = ?').get(id, project) as Goal | undefined;
   if (!g) throw new ScError('SC_GOAL_NOT_FOUND', `no goal ${JSON.stringify(id)} in this project`);
-  const steps = db.prepare('SELECT at, kind, note FROM goal_steps WHERE goal_id = ? ORDER BY seq').all(id) as GoalStep[];
+  const steps = sql(db, 'SELECT at, kind, note FROM goal_steps WHERE goal_id = ? ORDER BY seq').all(id) as GoalStep[];
   return { ...g, steps };
 }
 
 export function listGoals(db: Db, project: string, opts: { state?: GoalState; limit: number; cursor?: string }): Page<Goal> {
   const after = opts.cursor ? decodeCursor(opts.cursor, 2) : undefined;
-  const rows = db
-    .prepare(
+  const rows = sql(
+      db,
       `SELECT id, title, description, state, created_at, updated_at FROM goals
        WHERE project = ? AND (? IS NULL OR state = ?) AND (? IS NULL OR (created_at, id) > (?, ?))
        ORDER BY created_at, id LIMIT ?`,
@@ -53,11 +53,11 @@ export function listGoals(db: Db, project: string, opts: { state?: GoalState; li
 export function createGoal(ticket: GateTicket, db: Db, project: string, title: string, description: string, maxPerProject: number): Goal {
   assertTicket(ticket, 'tool:shadow_goal.create');
   return db.transaction(() => {
-    const n = (db.prepare('SELECT count(*) AS n FROM goals WHERE project = ?').get(project) as { n: number }).n;
+    const n = (sql(db, 'SELECT count(*) AS n FROM goals WHERE project = ?').get(project) as { n: number }).n;
     if (n >= maxPerProject) throw new ScError('SC_LIMIT_REACHED', `this project already has ${maxPerProject} goals`);
     const now = new Date().toISOString();
     const id = newId('goal');
-    db.prepare("INSERT INTO goals (id, project, title, description, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?)").run(id, project, title, description, now, now);
+    sql(db, "INSERT INTO goals (id, project, title, description, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?)").run(id, project, title, description, now, now);
     return getGoal(db, project, id);
   }).immediate();
 }
@@ -67,9 +67,9 @@ function step(db: Db, project: string, id: string, kind: GoalStep['kind'], note:
     const g = getGoal(db, project, id);
     if (g.state !== 'open') throw new ScError('SC_GOAL_CLOSED', `goal ${id} is ${g.state}`);
     const now = new Date().toISOString();
-    db.prepare('INSERT INTO goal_steps (goal_id, at, kind, note) VALUES (?, ?, ?, ?)').run(id, now, kind, note);
+    sql(db, 'INSERT INTO goal_steps (goal_id, at, kind, note) VALUES (?, ?, ?, ?)').run(id, now, kind, note);
     const state: GoalState = kind === 'complete' ? 'done' : kind === 'abandon' ? 'abandoned' : 'open';
-    db.prepare('UPDATE goals SET state = ?, updated_at = ? WHERE id = ? AND project = ?').run(state, now, id, project);
+    sql(db, 'UPDATE goals SET state = ?, updated_at = ? WHERE id = ? AND project = ?').run(state, now, id, project);
     return getGoal(db, project, id);
   }).immediate();
 }

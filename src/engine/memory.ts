@@ -4,7 +4,7 @@
  * silently overwrite each other. A task scope names an exact task of this project.
  */
 import { ScError } from '../errors.js';
-import type { Db } from '../store/db.js';
+import { type Db, sql } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { sha256 } from '../util/canonical-json.js';
 
@@ -20,7 +20,7 @@ export interface Note {
 }
 
 export function taskExists(db: Db, project: string, taskId: string): boolean {
-  return db.prepare('SELECT 1 FROM jobs WHERE id = ? AND project = ?').get(taskId, project) !== undefined;
+  return sql(db, 'SELECT 1 FROM jobs WHERE id = ? AND project = ?').get(taskId, project) !== undefined;
 }
 
 function checkScope(db: Db, project: string, scope: Scope, taskId: string | undefined): string {
@@ -33,7 +33,7 @@ function checkScope(db: Db, project: string, scope: Scope, taskId: string | unde
 
 export function readNote(db: Db, project: string, scope: Scope, taskId?: string): Note {
   const key = checkScope(db, project, scope, taskId);
-  const row = db.prepare('SELECT content, updated_at FROM memory WHERE project = ? AND scope = ? AND task_id = ?').get(project, scope, key) as
+  const row = sql(db, 'SELECT content, updated_at FROM memory WHERE project = ? AND scope = ? AND task_id = ?').get(project, scope, key) as
     | { content: string; updated_at: string }
     | undefined;
   const content = row?.content ?? '';
@@ -42,7 +42,7 @@ export function readNote(db: Db, project: string, scope: Scope, taskId?: string)
 
 function write(db: Db, project: string, scope: Scope, key: string, content: string, maxBytes: number): void {
   if (Buffer.byteLength(content) > maxBytes) throw new ScError('SC_LIMIT_REACHED', `the note would be larger than ${maxBytes} bytes`);
-  db.prepare(
+  sql(db, 
     `INSERT INTO memory (project, scope, task_id, content, updated_at) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT(project, scope, task_id) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
   ).run(project, scope, key, content, new Date().toISOString());

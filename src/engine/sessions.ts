@@ -2,7 +2,7 @@
  * Conversations the engine has run for a project. The project filter is part
  * of the query, so the listing limit applies to this project's sessions only.
  */
-import type { Db } from '../store/db.js';
+import { type Db, sql } from '../store/db.js';
 import { decodeCursor, encodeCursor, type Page } from '../util/cursor.js';
 
 export interface Session {
@@ -15,8 +15,8 @@ export interface Session {
 
 export function listSessions(db: Db, project: string, opts: { limit: number; cursor?: string }): Page<Session> {
   const after = opts.cursor ? decodeCursor(opts.cursor, 2) : undefined;
-  const rows = db
-    .prepare(
+  const rows = sql(
+      db,
       `SELECT id, title, job_id, created_at, updated_at FROM sessions
        WHERE project = ? AND (? IS NULL OR (updated_at, id) < (?, ?))
        ORDER BY updated_at DESC, id DESC LIMIT ?`,

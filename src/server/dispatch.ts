@@ -22,7 +22,7 @@ export async function callTool(conn: Connection, name: string, rawArgs: unknown,
     const data = await conn.ops.run(signal, async (sig) => {
       const resource = def.resource?.(conn, args);
       const req = conn.request(def.action(args), { args, ...(resource ? { resource } : {}) });
-      return enforce(conn.gate(), req, (ticket) => def.run(conn, args, ticket, sig));
+      return enforce(conn.gate(), req, (ticket) => def.run(conn, args, ticket, sig, req));
     });
     return dataResult(data, cap);
   } catch (err) {

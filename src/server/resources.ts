@@ -6,6 +6,7 @@ import { ScError } from '../errors.js';
 import { readNote } from '../engine/memory.js';
 import { listSessions } from '../engine/sessions.js';
 import { enforce } from '../policy/gate.js';
+import { sql } from '../store/db.js';
 import { getProject } from '../store/projects.js';
 import type { Connection } from './connection.js';
 
@@ -17,10 +18,10 @@ export interface ResourceDef {
 }
 
 function latestPlan(conn: Connection): unknown {
-  const row = conn.engine
-    .db()
-    .prepare(`SELECT e.job_id, e.at, e.body FROM job_events e JOIN jobs j ON j.id = e.job_id WHERE j.project = ? AND e.kind = 'plan' ORDER BY e.seq DESC LIMIT 1`)
-    .get(conn.project) as { job_id: string; at: string; body: string } | undefined;
+  const row = sql(
+    conn.engine.db(),
+    `SELECT e.job_id, e.at, e.body FROM job_events e JOIN jobs j ON j.id = e.job_id WHERE j.project = ? AND e.kind = 'plan' ORDER BY e.seq DESC LIMIT 1`,
+  ).get(conn.project) as { job_id: string; at: string; body: string } | undefined;
   return row ? { job_id: row.job_id, recorded_at: row.at, plan: JSON.parse(row.body) as unknown } : null;
 }
 

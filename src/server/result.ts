@@ -14,10 +14,12 @@ export function errorResult(err: unknown): CallToolResult {
 
 export function dataResult(data: unknown, maxBytes: number): CallToolResult {
   const structured = (data !== null && typeof data === 'object' && !Array.isArray(data) ? data : { value: data }) as Record<string, unknown>;
-  // Scrubbing the serialised form covers every nested string in one pass.
-  const text = scrubText(JSON.stringify(structured));
-  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
-  const size = Buffer.byteLength(JSON.stringify(result));
+  // Scrubbing the serialised form covers every nested string in one pass; parse back only when it changed something.
+  const raw = JSON.stringify(structured);
+  const text = scrubText(raw);
+  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: text === raw ? structured : (JSON.parse(text) as Record<string, unknown>) };
+  // On the wire the text travels once as a JSON string (escaped) and once as structured content.
+  const size = Buffer.byteLength(JSON.stringify(text)) + Buffer.byteLength(text) + 64;
   if (size > maxBytes) {
     return errorResult(new ScError('SC_RESULT_TOO_LARGE', `the result is ${size} bytes, over the ${maxBytes}-byte cap; ask for less (a smaller page, fewer rows)`, { bytes: size, cap: maxBytes }));
   }

@@ -5,13 +5,16 @@
  *   send() ─► one JSON line ─► stdout, waiting for drain at most write_deadline_ms
  *
  * A fault closes the connection after one stderr line saying why. The first
- * request must arrive within init_deadline_ms. Stdout carries protocol only.
+ * request must arrive within init_deadline_ms. At end of input, requests already
+ * received are still answered (within the operation deadline) before closing, so
+ * `printf '…' | shadowcode mcp serve` gets its answers. Stdout carries protocol only.
  */
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { LineFramer } from '../transport/framing.js';
 
 export interface StdioLimits {
+  readonly operation_deadline_ms: number;
   readonly frame_bytes: number;
   readonly lifetime_bytes: number;
   readonly frames_per_second: number;
@@ -28,6 +31,8 @@ export class BoundedStdioTransport implements Transport {
   private closed = false;
   private sawRequest = false;
   private initTimer: NodeJS.Timeout | undefined;
+  private readonly pending = new Set<string | number>();
+  private ending = false;
   private resolveClosed!: (reason: string) => void;
   /** Resolves with the reason once the connection is over, for whatever cause. */
   readonly done: Promise<string>;
@@ -42,9 +47,12 @@ export class BoundedStdioTransport implements Transport {
     this.framer = new LineFramer(
       limits,
       (msg) => {
-        if (!this.sawRequest && typeof msg.method === 'string' && 'id' in msg) {
-          this.sawRequest = true;
-          clearTimeout(this.initTimer);
+        if (typeof msg.method === 'string' && (typeof msg.id === 'string' || typeof msg.id === 'number')) {
+          this.pending.add(msg.id);
+          if (!this.sawRequest) {
+            this.sawRequest = true;
+            clearTimeout(this.initTimer);
+          }
         }
         this.onmessage?.(msg as unknown as JSONRPCMessage);
       },
@@ -55,7 +63,9 @@ export class BoundedStdioTransport implements Transport {
   private readonly onData = (chunk: Buffer) => this.framer.push(chunk);
   private readonly onEnd = () => {
     this.framer.end();
-    this.shut('end of input');
+    if (this.framer.dead || this.pending.size === 0) return this.shut('end of input');
+    this.ending = true;
+    setTimeout(() => this.shut('end of input'), this.limits.operation_deadline_ms).unref();
   };
   private readonly onInputError = (err: Error) => this.shut(`input error: ${err.message}`);
 
@@ -73,7 +83,11 @@ export class BoundedStdioTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
     const line = `${JSON.stringify(message)}\n`;
-    if (this.output.write(line)) return;
+    const id = (message as { id?: string | number; method?: string }).method === undefined ? (message as { id?: string | number }).id : undefined;
+    if (id !== undefined) this.pending.delete(id);
+    const flushed = this.output.write(line);
+    if (this.ending && this.pending.size === 0) this.output.write('', () => this.shut('end of input'));
+    if (flushed) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.output.off('drain', drained);

@@ -9,7 +9,7 @@
  */
 import type { AuditReport } from '../../gen/types/audit-report.js';
 import { sha256 } from '../util/canonical-json.js';
-import type { Db } from './db.js';
+import { type Db, sql } from './db.js';
 
 export const GENESIS = '0'.repeat(64);
 
@@ -26,17 +26,29 @@ function rowHash(prev: string, seq: number, at: string, kind: string, body: stri
   return sha256(`${prev}\n${seq}\n${at}\n${kind}\n${body}`);
 }
 
+const appenders = new WeakMap<Db, (kind: string, text: string) => number>();
+
+function appender(db: Db): (kind: string, text: string) => number {
+  let fn = appenders.get(db);
+  if (!fn) {
+    const tx = db.transaction((kind: string, text: string) => {
+      const last = sql(db, 'SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined;
+      const seq = (last?.seq ?? 0) + 1;
+      const prev = last?.hash ?? GENESIS;
+      const at = new Date().toISOString();
+      sql(db, 'INSERT INTO audit (seq, at, kind, body, prev, hash) VALUES (?, ?, ?, ?, ?, ?)').run(seq, at, kind, text, prev, rowHash(prev, seq, at, kind, text));
+      return seq;
+    });
+    // Immediate: the read of the last row and the insert must not interleave with another process.
+    fn = (kind, text) => tx.immediate(kind, text) as number;
+    appenders.set(db, fn);
+  }
+  return fn;
+}
+
 /** Appends one row; callers pass already-redacted bodies. Returns the row's sequence number. */
 export function appendAudit(db: Db, kind: string, body: unknown): number {
-  const text = JSON.stringify(body);
-  return db.transaction(() => {
-    const last = db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined;
-    const seq = (last?.seq ?? 0) + 1;
-    const prev = last?.hash ?? GENESIS;
-    const at = new Date().toISOString();
-    db.prepare('INSERT INTO audit (seq, at, kind, body, prev, hash) VALUES (?, ?, ?, ?, ?, ?)').run(seq, at, kind, text, prev, rowHash(prev, seq, at, kind, text));
-    return seq;
-  }).immediate();
+  return appender(db)(kind, JSON.stringify(body));
 }
 
 export function verifyAudit(db: Db): AuditReport {

@@ -50,3 +50,14 @@ function migrate(db: Db): void {
 export function withWriteLock<T>(db: Db, fn: () => T): T {
   return db.transaction(fn).immediate();
 }
+
+const cache = new WeakMap<Db, Map<string, Database.Statement>>();
+
+/** A prepared statement, compiled once per connection: hot paths run the same few statements on every call. */
+export function sql(db: Db, text: string): Database.Statement {
+  let m = cache.get(db);
+  if (!m) cache.set(db, (m = new Map()));
+  let st = m.get(text);
+  if (!st) m.set(text, (st = db.prepare(text)));
+  return st;
+}

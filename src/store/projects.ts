@@ -4,7 +4,7 @@
  */
 import type { Level } from '../ticket.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
-import type { Db } from './db.js';
+import { type Db, sql } from './db.js';
 
 export interface ProjectRecord {
   readonly path: string;
@@ -14,7 +14,7 @@ export interface ProjectRecord {
 }
 
 export function getProject(db: Db, path: string): ProjectRecord {
-  const row = db.prepare('SELECT path, trusted, level, trusted_at FROM projects WHERE path = ?').get(path) as
+  const row = sql(db, 'SELECT path, trusted, level, trusted_at FROM projects WHERE path = ?').get(path) as
     | { path: string; trusted: number; level: Level; trusted_at: string | null }
     | undefined;
   if (!row) return { path, trusted: false, level: 'read_only', trusted_at: null };

@@ -1,7 +1,7 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { cli, connection, sandbox } from '../fixtures/env.js';
 
-async function writable(t: Parameters<Parameters<typeof import('tap').default.test>[1]>[0]) {
+async function writable(t: Test) {
   const sb = sandbox();
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const c = await connection(sb, { allowWrite: true });

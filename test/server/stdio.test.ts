@@ -1,16 +1,15 @@
 // The stdio server as a process: framing limits, lifecycle, and a stdout that
 // carries protocol only.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { INIT, raw } from '../fixtures/mcp.js';
 import { cli, sandbox } from '../fixtures/env.js';
 
-function protocolOnly(t: Tap, out: string): void {
+function protocolOnly(t: Test, out: string): void {
   for (const line of out.split('\n').filter(Boolean)) {
     const msg = JSON.parse(line);
     t.equal(msg.jsonrpc, '2.0', 'every stdout line is a JSON-RPC message');
   }
 }
-type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
 
 t.test('end of input after a request exits 0, having answered it', async (t) => {
   const sb = sandbox();
@@ -22,6 +21,16 @@ t.test('end of input after a request exits 0, having answered it', async (t) => 
   t.equal(reply.result.serverInfo.name, 'shadowcode');
   protocolOnly(t, s.stdout());
   t.equal(s.stderr(), '', 'nothing logged on a clean EOF');
+});
+
+t.test('requests already received when input ends are still answered', async (t) => {
+  const sb = sandbox();
+  const s = raw(sb);
+  const call = (id: number, name: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+  s.child.stdin.end([JSON.stringify(INIT), JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), call(2, 'shadow_understand'), call(3, 'shadow_doctor'), ''].join('\n'));
+  t.equal(await s.exit, 0);
+  const ids = s.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l).id);
+  t.same(ids.sort(), [1, 2, 3]);
 });
 
 const hostile: Array<[string, () => string | Buffer, RegExp]> = [

@@ -17,7 +17,8 @@ export interface ToolDef<A = Record<string, unknown>> {
   action(args: A): string;
   /** The record the call touches, for ownership and project rules. */
   resource?(conn: Connection, args: A): GateRequest['resource'] | undefined;
-  run(conn: Connection, args: A, ticket: GateTicket, signal: AbortSignal): unknown | Promise<unknown>;
+  /** `request` is what the gate decided on, including the project's trust as read for this call. */
+  run(conn: Connection, args: A, ticket: GateTicket, signal: AbortSignal, request: GateRequest): unknown | Promise<unknown>;
 }
 
 export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };

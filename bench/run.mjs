@@ -1,0 +1,2 @@
+// npm run bench: every benchmark in turn. Results go to bench/results/ (not committed).
+await import('./stdio.mjs');
