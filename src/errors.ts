@@ -45,6 +45,11 @@ export const ERRORS = {
   SC_FILE_NOT_FOUND: { exit: EXIT.error, summary: 'The file does not exist in the project.' },
   SC_SQL_REFUSED: { exit: EXIT.error, summary: 'The SQL statement would write or change the connection, and is refused.' },
   SC_SQL_FAILED: { exit: EXIT.error, summary: 'SQLite rejected the query.' },
+  SC_REGISTER_TEMPORARY: { exit: EXIT.error, summary: 'shadowcode runs from a temporary location that a registration must not point to.' },
+  SC_REGISTER_EXPANSION: { exit: EXIT.error, summary: 'A value contains ${, which this client would expand.' },
+  SC_REGISTER_URL_INVALID: { exit: EXIT.usage, summary: 'The gateway URL is not http://<loopback>:<port>/mcp.' },
+  SC_REGISTER_TOKEN_ENV_INVALID: { exit: EXIT.usage, summary: 'The token variable name is invalid, or one the client withholds.' },
+  SC_REGISTER_UNSUPPORTED: { exit: EXIT.usage, summary: 'This client, transport and option combination is not offered.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 

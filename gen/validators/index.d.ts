@@ -2,6 +2,7 @@
 export interface AjvError { instancePath: string; schemaPath: string; keyword: string; params: Record<string, unknown>; message?: string }
 export interface GeneratedValidator { (data: unknown): boolean; errors?: AjvError[] | null }
 export declare const validateAuditReport: GeneratedValidator;
+export declare const validateClients: GeneratedValidator;
 export declare const validateDecisionCase: GeneratedValidator;
 export declare const validateDefinition: GeneratedValidator;
 export declare const validateEnvironment: GeneratedValidator;

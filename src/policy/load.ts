@@ -4,7 +4,8 @@
  *
  *   policy/limits.json ──┐
  *   policy/permissions.json ─► parse ─► check(schema) ─► freeze ─► Policy { …, hash }
- *   policy/environment.json ┘
+ *   policy/environment.json ┤
+ *   policy/clients.json ────┘
  *
  * A broken file is one SC_POLICY_INVALID naming the file and the JSON path, at
  * start-up, before anything is served. The hash is over canonical JSON, so it
@@ -13,6 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Clients } from '../../gen/types/clients.js';
 import type { Environment } from '../../gen/types/environment.js';
 import type { Limits } from '../../gen/types/limits.js';
 import type { Permissions } from '../../gen/types/permissions.js';
@@ -26,6 +28,7 @@ export interface Policy {
   readonly limits: Limits;
   readonly permissions: Permissions;
   readonly environment: Environment;
+  readonly clients: Clients;
   readonly hash: string;
   readonly dir: string;
 }
@@ -34,6 +37,7 @@ const FILES = [
   ['limits', 'limits.json', 'limits'],
   ['permissions', 'permissions.json', 'permissions'],
   ['environment', 'environment.json', 'environment'],
+  ['clients', 'clients.json', 'clients'],
 ] as const satisfies ReadonlyArray<readonly [keyof Omit<Policy, 'hash' | 'dir'>, string, SchemaKey]>;
 
 function readJson(path: string, label: string): unknown {

@@ -13,6 +13,7 @@ import { type ErrorCode, ScError } from '../errors.js';
 
 const byKey = {
   'audit-report': gen.validateAuditReport,
+  clients: gen.validateClients,
   'decision-case': gen.validateDecisionCase,
   definition: gen.validateDefinition,
   environment: gen.validateEnvironment,

@@ -12,6 +12,7 @@ export interface Entry {
 
 export const COMMANDS: readonly Entry[] = [
   { name: 'audit verify', summary: 'Check the audit log hash chain and report the first break', load: () => import('./audit-verify.js') },
+  { name: 'mcp register', summary: 'Print MCP client configuration for Codex, Claude Code, Cursor or a generic host', load: () => import('./mcp-register.js') },
   { name: 'mcp serve', summary: 'Serve the project to an MCP client over stdio', load: () => import('./mcp-serve.js') },
   { name: 'policy explain', summary: 'Show which policy rules decide an action', load: () => import('./policy-explain.js') },
   { name: 'secret list', summary: 'List stored secret names and dates (never values)', load: () => import('./secret-list.js') },

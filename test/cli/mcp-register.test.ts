@@ -1,0 +1,104 @@
+import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { parse as parseToml } from 'smol-toml';
+import t from 'tap';
+import { isValid } from '../../src/schema/validate.js';
+import { cli, ROOT, sandbox, spawnCli } from '../fixtures/env.js';
+
+t.test('each format, spawned exactly as registered, completes a handshake and tools/list', async (t) => {
+  const sb = sandbox();
+  for (const client of ['generic', 'codex', 'claude', 'cursor'] as const) {
+    const r = await spawnCli(sb, ['--workspace', sb.project, '--profile', sb.profile, 'mcp', 'register', '--client', client, '--name', `sc-${client}`]);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stderr, /^# Merge this sc-\w+ entry into .*; keep your other servers\.\n$/);
+    const entry = client === 'codex' ? (parseToml(r.stdout) as any).mcp_servers[`sc-${client}`] : JSON.parse(r.stdout).mcpServers[`sc-${client}`];
+    t.equal(entry.command, process.execPath, 'the real node executable');
+    t.same(entry.args, [join(ROOT, 'bin', 'shadowcode.js'), '--workspace', sb.project, '--profile', sb.profile, 'mcp', 'serve']);
+    if (client === 'claude' || client === 'cursor') t.equal(entry.type, 'stdio');
+    if (client === 'codex' || client === 'generic') t.equal(entry.type, undefined);
+    // The client gets no SHADOWCODE_HOME: the registered --profile alone must select the profile.
+    const env = { PATH: process.env.PATH ?? '', HOME: sb.root };
+    if (client === 'codex') {
+      const c = new V1Client({ name: 'as-codex', version: '1' });
+      await c.connect(new V1Transport({ command: entry.command, args: entry.args, env }));
+      t.equal((await c.listTools()).tools.length, 9, `${client}: tools/list over the v1 client`);
+      await c.close();
+    } else {
+      const c = new Client({ name: `as-${client}`, version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
+      await c.connect(new StdioClientTransport({ command: entry.command, args: entry.args, env }), { timeout: 15000 });
+      t.equal((await c.listTools()).tools.length, 9, `${client}: tools/list over the v2 client`);
+      const s = await c.callTool({ name: 'shadow_status', arguments: {} });
+      t.equal((s.structuredContent as any).engine.profile, sb.profile);
+      await c.close();
+    }
+  }
+});
+
+t.test('--json prints the registration as schema-valid data; codex refuses --json', async (t) => {
+  const sb = sandbox();
+  const r = await cli(sb, ['--json', '--workspace', sb.project, 'mcp', 'register', '--client', 'claude', '--allow-write', '--allow-approvals']);
+  t.equal(r.code, 0, r.stderr);
+  const reg = JSON.parse(r.stdout);
+  t.ok(isValid('registration', reg));
+  t.same(reg.args.slice(-4), ['mcp', 'serve', '--allow-write', '--allow-approvals']);
+  const codex = await cli(sb, ['--json', '--workspace', sb.project, 'mcp', 'register', '--client', 'codex']);
+  t.equal(codex.code, 2);
+  t.equal(JSON.parse(codex.stdout).error.code, 'SC_REGISTER_UNSUPPORTED');
+});
+
+t.test('registration refusals', async (t) => {
+  const sb = sandbox();
+  const ws = ['--workspace', sb.project];
+  const cases: Array<[string[], string, RegExp?]> = [
+    [[...ws, 'mcp', 'register', '--allow-approvals'], 'SC_USAGE', /--allow-approvals needs --allow-write/],
+    [['mcp', 'register'], 'SC_WORKSPACE_REQUIRED'],
+    [[...ws, 'mcp', 'register', '--name', 'bad name'], 'SC_BAD_VALUE'],
+    [[...ws, 'mcp', 'register', '--client', 'vim'], 'SC_BAD_VALUE'],
+    [['mcp', 'register', '--url', 'http://127.0.0.1:8765/mcp', '--token-env', 'SHADOW_MCP_HTTP_TOKEN'], 'SC_REGISTER_UNSUPPORTED', /credential-variable syntax/],
+    [['mcp', 'register', '--client', 'cursor', '--url', 'http://127.0.0.1:8765/mcp'], 'SC_USAGE', /both --url and --token-env/],
+    [['mcp', 'register', '--client', 'cursor', '--url', 'http://127.0.0.1:8765/mcp', '--token-env', 'T', '--allow-write'], 'SC_REGISTER_UNSUPPORTED', /startup flags/],
+    [['mcp', 'register', '--client', 'claude', '--url', 'http://10.0.0.1:8765/mcp', '--token-env', 'T'], 'SC_REGISTER_URL_INVALID'],
+    [['mcp', 'register', '--client', 'claude', '--url', 'http://127.0.0.1:8765/mcp', '--token-env', 'ANTHROPIC_API_KEY'], 'SC_REGISTER_TOKEN_ENV_INVALID', /SHADOW_MCP_HTTP_TOKEN/],
+  ];
+  for (const [argv, code, msg] of cases) {
+    const r = await cli(sb, ['--json', ...argv]);
+    t.not(r.code, 0, argv.join(' '));
+    const err = JSON.parse(r.stdout).error;
+    t.equal(err.code, code, argv.join(' '));
+    if (msg) t.match(err.message, msg);
+  }
+});
+
+t.test('a CLI running from a temporary location is not registered', async (t) => {
+  const sb = sandbox();
+  // As if the whole checkout were in the temp directory (an unpacked npx run).
+  const r = await cli({ ...sb, env: { ...sb.env, TMPDIR: dirname(ROOT) } }, ['--workspace', sb.project, 'mcp', 'register']);
+  t.equal(r.code, 1);
+  t.match(r.stderr, /is in a temporary location .* Install shadowcode persistently, e.g. npm install -g shadowcode/);
+  t.equal(r.stdout, '', 'nothing to paste');
+});
+
+t.test('a workspace path with ${ is refused for clients that expand it, and kept literal for codex', async (t) => {
+  const sb = sandbox();
+  const odd = join(sb.root, 'a ${HOME} "q" \\ é');
+  (await import('node:fs')).mkdirSync(odd);
+  const claude = await cli(sb, ['--workspace', odd, 'mcp', 'register', '--client', 'claude']);
+  t.match(claude.stderr, /claude would expand the "\$\{".*\[SC_REGISTER_EXPANSION\]/);
+  const codex = await cli(sb, ['--workspace', odd, 'mcp', 'register', '--client', 'codex']);
+  t.equal(codex.code, 0);
+  t.equal((parseToml(codex.stdout) as any).mcp_servers.shadowcode.args[2], odd);
+});
+
+t.test('HTTP registration prints only the variable name, never its value', async (t) => {
+  const sb = sandbox();
+  const value = 'tok-canary-0123456789abcdef0123456789abcdef';
+  for (const client of ['codex', 'claude', 'cursor']) {
+    const r = await spawnCli(sb, ['mcp', 'register', '--client', client, '--url', 'http://localhost:8765/mcp', '--token-env', 'SHADOW_MCP_HTTP_TOKEN'], '', { SHADOW_MCP_HTTP_TOKEN: value });
+    t.equal(r.code, 0, r.stderr);
+    t.notMatch(r.stdout + r.stderr, /tok-canary/);
+    t.match(r.stdout, /SHADOW_MCP_HTTP_TOKEN/);
+  }
+});
