@@ -1,2 +1,3 @@
 // npm run bench: every benchmark in turn. Results go to bench/results/ (not committed).
 await import('./stdio.mjs');
+await import('./http.mjs');

@@ -50,6 +50,10 @@ export const ERRORS = {
   SC_REGISTER_URL_INVALID: { exit: EXIT.usage, summary: 'The gateway URL is not http://<loopback>:<port>/mcp.' },
   SC_REGISTER_TOKEN_ENV_INVALID: { exit: EXIT.usage, summary: 'The token variable name is invalid, or one the client withholds.' },
   SC_REGISTER_UNSUPPORTED: { exit: EXIT.usage, summary: 'This client, transport and option combination is not offered.' },
+  SC_HTTP_BIND_INVALID: { exit: EXIT.usage, summary: 'The --http address is not a loopback IP and port.' },
+  SC_HTTP_HOST_INVALID: { exit: EXIT.usage, summary: 'An --allowed-host value is not a plain host name with an optional port.' },
+  SC_HTTP_TOKEN_INVALID: { exit: EXIT.error, summary: 'The gateway token is missing, or not 32-512 bearer-token characters.' },
+  SC_HTTP_LISTEN_FAILED: { exit: EXIT.error, summary: 'The gateway could not listen on the address.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 

@@ -1,10 +1,13 @@
 /*
  * shadowcode mcp serve: serve this project's engine to one MCP client over
- * stdio. Stdout carries protocol only; every log line goes to stderr.
+ * stdio, or with --http as an authenticated loopback Streamable HTTP gateway.
+ * Stdout carries protocol only (stdio) or nothing (HTTP); logs go to stderr.
  */
 import { Engine } from '../../engine/engine.js';
 import { ScError } from '../../errors.js';
-import type { CommandSpec } from '../spec.js';
+import { enforce } from '../../policy/gate.js';
+import type { Ctx } from '../context.js';
+import type { CommandSpec, Output } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'mcp serve',
@@ -14,20 +17,31 @@ export const command: CommandSpec = {
   options: [
     { name: 'allow-write', type: 'boolean', description: 'let this connection change a trusted project, up to its level' },
     { name: 'allow-approvals', type: 'boolean', description: 'let this connection approve its own pending actions (needs --allow-write)' },
+    { name: 'http', type: 'string', value: 'IP:PORT', description: 'serve Streamable HTTP on a loopback IP instead of stdio (port 0 picks a free one)' },
+    { name: 'token-env', type: 'string', value: 'NAME', description: 'with --http: the environment variable or stored secret holding the bearer token' },
+    { name: 'allowed-host', type: 'strings', value: 'HOST[:PORT]', description: 'with --http: a host name a TLS reverse proxy on this machine forwards with' },
   ],
   args: [],
-  examples: ['shadowcode --workspace ~/src/app mcp serve', 'shadowcode --workspace ~/src/app mcp serve --allow-write'],
+  examples: [
+    'shadowcode --workspace ~/src/app mcp serve',
+    'shadowcode --workspace ~/src/app mcp serve --allow-write',
+    'SHADOW_MCP_HTTP_TOKEN="$(openssl rand -hex 32)" shadowcode --workspace ~/src/app mcp serve --http 127.0.0.1:8765 --token-env SHADOW_MCP_HTTP_TOKEN',
+  ],
   workspace: 'required',
   json: false,
   async run(ctx, { options }) {
     const allowWrite = options['allow-write'] === true;
     const allowApprovals = options['allow-approvals'] === true;
     if (allowApprovals && !allowWrite) throw new ScError('SC_USAGE', '--allow-approvals needs --allow-write');
+    const http = options.http as string | undefined;
+    const allowedHosts = (options['allowed-host'] as string[] | undefined) ?? [];
+    if (http === undefined && (options['token-env'] !== undefined || allowedHosts.length)) throw new ScError('SC_USAGE', '--token-env and --allowed-host go with --http');
     // Nothing but protocol may reach stdout from here on.
     console.log = console.error;
     console.info = console.error;
-    const { serveOverStdio } = await import('../../server/stdio.js');
     const engine = new Engine(ctx.profile.dir, ctx.policy(), ctx.io.env);
+    if (http !== undefined) return serveHttp(ctx, engine, http, options['token-env'] as string | undefined, allowedHosts, allowWrite, allowApprovals);
+    const { serveOverStdio } = await import('../../server/stdio.js');
     const code = await serveOverStdio({
       engine,
       project: ctx.requireWorkspace('mcp serve'),
@@ -40,3 +54,29 @@ export const command: CommandSpec = {
     return { data: null, text: '', exitCode: code };
   },
 };
+
+async function serveHttp(ctx: Ctx, engine: Engine, http: string, tokenEnv: string | undefined, allowedHosts: string[], allowWrite: boolean, allowApprovals: boolean): Promise<Output> {
+  const { parseBind, proxyAllowances, resolveToken } = await import('../../server/http-config.js');
+  const bind = parseBind(http);
+  proxyAllowances(allowedHosts); // refuses wildcards, paths and schemes before anything listens
+  if (tokenEnv === undefined) throw new ScError('SC_USAGE', '--http needs --token-env NAME: the gateway always requires a bearer token');
+  const token = resolveToken(tokenEnv, ctx.io.env, (n) => engine.secrets().reveal(n), engine.policy.limits.tokens);
+  const { startHttpGateway } = await import('../../server/http.js');
+  const project = ctx.requireWorkspace('mcp serve');
+  const log = (line: string) => ctx.io.stderr.write(`${line}\n`);
+  const gw = await enforce(
+    { policy: engine.policy, db: () => engine.db() },
+    ctx.request('cli:serve.http', { args: { bind: http, allowed_hosts: allowedHosts, allow_write: allowWrite, allow_approvals: allowApprovals, token_env: tokenEnv } }),
+    (t) => startHttpGateway(t, { engine, project, allowWrite, allowApprovals, bind, allowedHosts, token, log }),
+  );
+  log(`shadowcode: gateway ready at ${gw.url} for ${project} (${allowWrite ? 'write' : 'read-only'}${allowApprovals ? ', approvals' : ''})`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  log(`shadowcode: ${signal}: stopping the gateway`);
+  await gw.close();
+  engine.close();
+  log('shadowcode: gateway stopped');
+  return { data: null, text: '', exitCode: 0 };
+}

@@ -1,0 +1,16 @@
+// The HTTP baseline: the bare SDK v2 handler on node:http (toNodeHandler), one
+// tool, no guards. Prints its port on stderr. bench/http.mjs races it against ours.
+import { createServer } from 'node:http';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+
+const status = { project: { path: process.cwd(), trusted: false, level: 'read_only' }, engine: { mode: 'bare' } };
+const handler = createMcpHandler(() => {
+  const s = new McpServer({ name: 'bare', version: '1.0.0' });
+  s.registerTool('shadow_status', { description: 'status' }, async () => ({ content: [{ type: 'text', text: JSON.stringify(status) }], structuredContent: status }));
+  return s;
+}, { legacy: 'stateless', responseMode: 'json' });
+const node = toNodeHandler(handler);
+const server = createServer((req, res) => void node(req, res));
+server.listen(0, '127.0.0.1', () => process.stderr.write(`bare ready at http://127.0.0.1:${server.address().port}/mcp\n`));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

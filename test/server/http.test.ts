@@ -1,0 +1,221 @@
+// The HTTP gateway as a process: the official clients over Streamable HTTP, and
+// every guard as its own refusal.
+import { readdirSync, readFileSync } from 'node:fs';
+import { connect as tcpConnect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import t from 'tap';
+import { cli, sandbox, spawnCli } from '../fixtures/env.js';
+import { auth, type Gateway, httpClient, INIT_BODY, JSON_HEADERS, raw, startGateway, TOKEN } from '../fixtures/http.js';
+
+async function gateway(t: any, flags: string[] = []) {
+  const sb = sandbox();
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const gw = await startGateway(sb, flags);
+  t.teardown(() => gw.stop());
+  return { sb, gw };
+}
+
+for (const flavor of ['v2-modern', 'v2-legacy', 'v1'] as const) {
+  t.test(`${flavor} over HTTP: discovery, a tool call and a resource`, async (t) => {
+    const { gw, sb } = await gateway(t, ['--allow-write']);
+    const c = await httpClient(gw.url, flavor);
+    t.teardown(() => c.close());
+    if (flavor !== 'v1') t.equal((c as any).era, flavor === 'v2-modern' ? 'modern' : 'legacy');
+    t.equal((await c.listTools()).tools.length, 9);
+    const s = await c.callTool({ name: 'shadow_status', arguments: {} });
+    t.match(s.structuredContent, { project: { path: sb.project, trusted: true }, connection: { transport: 'http', allow_write: true } });
+    const m = await c.callTool({ name: 'shadow_memory', arguments: { action: 'append', text: `via ${flavor}` } });
+    t.equal(m.structuredContent.content, `via ${flavor}`);
+    t.match(JSON.parse((await c.readResource({ uri: 'shadow://memory' })).contents[0].text), { content: `via ${flavor}` });
+  });
+}
+
+t.test('one gateway is one owner for every caller holding its token', async (t) => {
+  const { gw } = await gateway(t);
+  const a = await httpClient(gw.url, 'v2-modern');
+  const b = await httpClient(gw.url, 'v1');
+  const oa = (await a.callTool({ name: 'shadow_status', arguments: {} })).structuredContent.connection.owner;
+  await a.close();
+  const ob = (await b.callTool({ name: 'shadow_status', arguments: {} })).structuredContent.connection.owner;
+  await b.close();
+  t.equal(oa, ob);
+  t.match(oa, /^http:\d+:[0-9a-f]{8}$/);
+});
+
+t.test('a read-only gateway refuses writes by rule', async (t) => {
+  const { gw } = await gateway(t);
+  const c = await httpClient(gw.url, 'v2-modern');
+  t.teardown(() => c.close());
+  const r = await c.callTool({ name: 'shadow_memory', arguments: { action: 'append', text: 'x' } });
+  t.match(r.content[0].text, /write-needs-flag/);
+});
+
+t.test('Host variants that DNS rebinding would send are refused with 403', async (t) => {
+  const { gw } = await gateway(t);
+  const ok = await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY });
+  t.equal(ok.status, 200, 'the bound IP with the real port');
+  t.equal((await raw(gw.port, { host: `localhost:${gw.port}`, headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY })).status, 200, 'localhost with the real port');
+  for (const host of [`attacker.example:${gw.port}`, 'attacker.example', `127.0.0.1:${gw.port + 1}`, 'localhost', `127.0.0.2:${gw.port}`, `[::1]:${gw.port}`, `0.0.0.0:${gw.port}`]) {
+    const r = await raw(gw.port, { host, headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY });
+    t.equal(r.status, 403, host);
+    t.equal(r.body, '', 'no detail');
+  }
+});
+
+t.test('any Origin header is refused with 403, even a loopback one', async (t) => {
+  const { gw } = await gateway(t);
+  for (const origin of [`http://127.0.0.1:${gw.port}`, 'http://localhost', 'null', 'https://evil.example']) {
+    t.equal((await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth(), origin }, body: INIT_BODY })).status, 403, origin);
+  }
+});
+
+t.test('missing, wrong, short, queried and duplicated tokens are refused', async (t) => {
+  const { gw } = await gateway(t);
+  const h = JSON_HEADERS;
+  const missing = await raw(gw.port, { headers: h, body: INIT_BODY });
+  t.equal(missing.status, 401);
+  t.equal(missing.body, '', '401 with no detail');
+  t.equal((await raw(gw.port, { headers: { ...h, ...auth(`${TOKEN.slice(0, -1)}X`) }, body: INIT_BODY })).status, 401, 'wrong');
+  t.equal((await raw(gw.port, { headers: { ...h, ...auth(TOKEN.slice(0, 20)) }, body: INIT_BODY })).status, 401, 'short prefix');
+  t.equal((await raw(gw.port, { headers: { ...h, authorization: TOKEN }, body: INIT_BODY })).status, 401, 'no scheme');
+  t.equal((await raw(gw.port, { path: `/mcp?token=${TOKEN}`, headers: h, body: INIT_BODY })).status, 400, 'in the query');
+  t.equal((await raw(gw.port, { headers: { ...h, authorization: [`Bearer ${TOKEN}`, 'Bearer other'] }, body: INIT_BODY })).status, 400, 'duplicated');
+  t.equal((await raw(gw.port, { headers: { ...h, ...auth(), 'mcp-method': ['initialize', 'tools/call'] }, body: INIT_BODY })).status, 400, 'duplicated Mcp-Method');
+  t.equal((await raw(gw.port, { headers: { ...h, ...auth(), 'x-forwarded-host': 'evil.example' }, body: INIT_BODY })).status, 400, 'a forwarded host that disagrees');
+});
+
+t.test('GET and DELETE get 405; other methods and paths 404', async (t) => {
+  const { gw } = await gateway(t);
+  t.equal((await raw(gw.port, { method: 'GET', headers: auth() })).status, 405);
+  t.equal((await raw(gw.port, { method: 'DELETE', headers: auth() })).status, 405);
+  t.equal((await raw(gw.port, { method: 'PUT', headers: auth() })).status, 404);
+  t.equal((await raw(gw.port, { path: '/other', headers: auth() })).status, 404);
+  t.equal((await raw(gw.port, { path: '/sse', headers: auth() })).status, 404);
+});
+
+t.test('a body over 1 MiB is refused with 413', async (t) => {
+  const { gw } = await gateway(t);
+  const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(1048576) } });
+  t.equal((await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: big })).status, 413);
+});
+
+function held(port: number, data: string): Promise<{ socket: Socket; closed: Promise<number> }> {
+  return new Promise((resolve, reject) => {
+    const socket = tcpConnect(port, '127.0.0.1', () => {
+      socket.write(data);
+      const opened = Date.now();
+      resolve({ socket, closed: new Promise((r) => socket.on('close', () => r(Date.now() - opened))) });
+    });
+    socket.on('error', () => {});
+    socket.on('error', reject);
+  });
+}
+
+t.test('slow headers and slow bodies are cut off at 5 s', async (t) => {
+  const { gw } = await gateway(t);
+  const headers = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\n`);
+  const body = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`);
+  const [a, b] = await Promise.all([headers.closed, body.closed]);
+  t.ok(a >= 4500 && a < 9000, `headers cut after ${a} ms`);
+  t.ok(b >= 4500 && b < 9000, `body cut after ${b} ms`);
+});
+
+t.test('the 33rd concurrent connection is refused', async (t) => {
+  const { gw } = await gateway(t);
+  const open = await Promise.all(Array.from({ length: 32 }, () => held(gw.port, 'POST /mcp HTTP/1.1\r\n')));
+  const extra = await held(gw.port, 'POST /mcp HTTP/1.1\r\n');
+  const cut = await Promise.race([extra.closed, new Promise<number>((r) => setTimeout(() => r(-1), 2000))]);
+  t.ok(cut >= 0 && cut < 1000, `the 33rd was closed at once (${cut} ms)`);
+  for (const o of open) o.socket.destroy();
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal((await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY })).status, 200, 'and the gateway serves again once they go');
+});
+
+t.test('more than 128 requests in a second get 429', async (t) => {
+  const { gw } = await gateway(t);
+  const statuses: number[] = [];
+  const started = Date.now();
+  while (statuses.length < 200 && Date.now() - started < 900) {
+    const batch = await Promise.all(Array.from({ length: 16 }, () => raw(gw.port, { headers: JSON_HEADERS, body: INIT_BODY }).then((r) => r.status, () => 0)));
+    statuses.push(...batch);
+  }
+  t.ok(statuses.includes(429), `saw 429 among ${statuses.length} requests`);
+  t.ok(statuses.slice(0, 100).every((s) => s === 401), 'the first hundred were judged normally (401 without a token)');
+  t.equal(statuses.filter((s) => s !== 429).length <= 128 + 16, true, 'no more than the limit got through in that second');
+});
+
+t.test('the token never reaches stderr, stdout, audit rows or tool results', async (t) => {
+  const { gw, sb } = await gateway(t);
+  const c = await httpClient(gw.url, 'v2-modern');
+  const results = JSON.stringify([await c.callTool({ name: 'shadow_status', arguments: {} }), await c.callTool({ name: 'shadow_doctor', arguments: {} }), await c.callTool({ name: 'shadow_tools', arguments: {} })]);
+  await c.close();
+  await raw(gw.port, { path: `/mcp?token=${TOKEN}`, headers: JSON_HEADERS, body: INIT_BODY });
+  await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth(`${TOKEN}x`) }, body: INIT_BODY });
+  t.equal(await gw.stop(), 0);
+  t.notMatch(results, TOKEN);
+  t.notMatch(gw.stderr() + gw.stdout(), TOKEN);
+  t.equal(gw.stdout(), '', 'stdout stays empty');
+  for (const f of readdirSync(sb.profile)) t.notMatch(readFileSync(join(sb.profile, f)).toString('latin1'), TOKEN.slice(0, 24), `${f} holds no part of the token`);
+  const audit = JSON.parse((await cli(sb, ['--json', 'audit', 'verify'])).stdout);
+  t.equal(audit.ok, true);
+});
+
+t.test('SIGTERM stops the gateway cleanly with exit 0; end of stdin does not', async (t) => {
+  const { gw } = await gateway(t);
+  gw.child.stdin.end();
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal((await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY })).status, 200, 'still serving after stdin EOF');
+  t.equal(await gw.stop(), 0);
+  t.match(gw.stderr(), /SIGTERM: stopping the gateway\nshadowcode: gateway stopped\n$/);
+});
+
+t.test('start-up refusals: non-loopback binds, bad tokens, proxy host shapes', async (t) => {
+  const sb = sandbox();
+  const run = (args: string[], env: NodeJS.ProcessEnv = { T: 'a'.repeat(40) }) => spawnCli(sb, ['--workspace', sb.project, 'mcp', 'serve', ...args], '', env);
+  for (const bind of ['0.0.0.0:0', '[::]:0', 'localhost:0', '192.168.0.10:0']) {
+    const r = await run(['--http', bind, '--token-env', 'T']);
+    t.equal(r.code, 2, bind);
+    t.match(r.stderr, /\[SC_HTTP_BIND_INVALID\]/, bind);
+  }
+  const short = await run(['--http', '127.0.0.1:0', '--token-env', 'T'], { T: 'too-short' });
+  t.match(short.stderr, /must be 32-512 bearer-token characters.*\[SC_HTTP_TOKEN_INVALID\]/);
+  t.notMatch(short.stderr, /too-short/, 'the bad token is not echoed');
+  t.match((await run(['--http', '127.0.0.1:0', '--token-env', 'UNSET_NAME'], {})).stderr, /neither set in the environment nor stored/);
+  t.match((await run(['--http', '127.0.0.1:0'])).stderr, /--http needs --token-env/);
+  t.match((await run(['--token-env', 'T'])).stderr, /go with --http/);
+  t.match((await run(['--http', '127.0.0.1:0', '--token-env', 'T', '--allowed-host', '*.example.com'])).stderr, /\[SC_HTTP_HOST_INVALID\]/);
+  t.match((await run(['--json', '--http', '127.0.0.1:0', '--token-env', 'T'])).stdout, /cannot be combined with --json/);
+});
+
+t.test('the token may come from the profile secret store', async (t) => {
+  const sb = sandbox();
+  await cli(sb, ['secret', 'set', 'SHADOW_MCP_HTTP_TOKEN'], TOKEN);
+  const gw = await startGateway(sb, [], {});
+  t.teardown(() => gw.stop());
+  t.equal((await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY })).status, 200);
+});
+
+t.test('mcp register --url output connects to the running gateway for each client', async (t) => {
+  const { gw, sb } = await gateway(t);
+  const clientEnv: Record<string, string> = { SHADOW_MCP_HTTP_TOKEN: TOKEN };
+  for (const client of ['codex', 'claude', 'cursor'] as const) {
+    const r = await cli(sb, ['mcp', 'register', '--client', client, '--url', gw.url, '--token-env', 'SHADOW_MCP_HTTP_TOKEN']);
+    let url: string;
+    let authorization: string;
+    if (client === 'codex') {
+      const { parse } = await import('smol-toml');
+      const e = (parse(r.stdout) as any).mcp_servers.shadowcode;
+      url = e.url;
+      authorization = `Bearer ${clientEnv[e.bearer_token_env_var]}`; // what Codex sends
+    } else {
+      const e = JSON.parse(r.stdout).mcpServers.shadowcode;
+      url = e.url;
+      // Expand the placeholder as that client does, from the client's own environment.
+      authorization = e.headers.Authorization.replace(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}/g, (_: string, n: string) => clientEnv[n] ?? '');
+    }
+    t.notMatch(r.stdout, TOKEN, 'the registration does not contain the token');
+    const c = await httpClient(url, 'v2-modern', { authorization });
+    t.equal((await c.listTools()).tools.length, 9, client);
+    await c.close();
+  }
+});
