@@ -54,6 +54,12 @@ export const ERRORS = {
   SC_HTTP_HOST_INVALID: { exit: EXIT.usage, summary: 'An --allowed-host value is not a plain host name with an optional port.' },
   SC_HTTP_TOKEN_INVALID: { exit: EXIT.error, summary: 'The gateway token is missing, or not 32-512 bearer-token characters.' },
   SC_HTTP_LISTEN_FAILED: { exit: EXIT.error, summary: 'The gateway could not listen on the address.' },
+  SC_JOB_NOT_FOUND: { exit: EXIT.error, summary: 'No job with that id exists for this owner and project.' },
+  SC_APPROVAL_NOT_FOUND: { exit: EXIT.error, summary: 'No pending approval with that id exists.' },
+  SC_APPROVAL_NOT_PENDING: { exit: EXIT.error, summary: 'The approval was already decided or cancelled.' },
+  SC_APPROVAL_REQUIRED: { exit: EXIT.denied, summary: 'The command needs an explicit approval (--yes, or answer y at the prompt).' },
+  SC_TEST_COMMAND_UNKNOWN: { exit: EXIT.error, summary: 'No single test command was detected; name one.' },
+  SC_ROLLBACK_CONFLICT: { exit: EXIT.error, summary: 'A file changed since the task; the rollback was not applied.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 

@@ -74,8 +74,21 @@ t.test('every executor entry point takes a ticket and checks it first', async (t
 // be an executor: it imports assertTicket, so its entry points need the gate.
 const CAPABILITIES = [/^import (?!type\b)[^\n]*from 'node:(child_process|net|http|https|tls|dgram|worker_threads)'/m, /\bfetch\(/];
 
+// Separate programs the gated executors start (the job supervisor, the SQLite query child). They run
+// only as child processes: nothing in src/ may import them, and the build must emit them as entries.
+const CHILD_PROGRAMS = ['engine/runner-child.ts', 'engine/sqlite-child.ts'];
+
+t.test('child programs are started by executors, never imported', async (t) => {
+  const build = readFileSync(join(ROOT, 'scripts', 'build.mjs'), 'utf8');
+  for (const prog of CHILD_PROGRAMS) {
+    t.ok(build.includes(`src/${prog}`), `${prog} is a build entry`);
+    const base = prog.split('/').pop()!.replace(/\.ts$/, '.js');
+    t.same(files.filter((f) => imports(f.text).some((i) => i.endsWith(`/${base}`))).map((f) => f.rel), [], `nothing imports ${prog}`);
+  }
+});
+
 t.test('process and network capabilities are reachable only through gated executors', async (t) => {
-  for (const f of files) {
+  for (const f of files.filter((f) => !CHILD_PROGRAMS.includes(f.rel))) {
     const uses = CAPABILITIES.filter((re) => re.test(f.text));
     if (uses.length === 0) continue;
     t.match(f.text, /\bassertTicket\(ticket, /, `${f.rel} uses ${uses.map(String).join(', ')} and must be a gated executor`);

@@ -88,7 +88,7 @@ export function parseCommand(spec: CommandSpec, words: readonly string[]): Input
   if (args.length < required) {
     throw new ScError('SC_USAGE', `${spec.name} needs ${spec.args.filter((a) => a.required).map((a) => a.name).join(' ')}; see shadowcode ${spec.name} --help`);
   }
-  if (args.length > spec.args.length) {
+  if (args.length > spec.args.length && !spec.args[spec.args.length - 1]?.variadic) {
     // The extra word is not echoed: it may be a secret pasted where it does not belong.
     throw new ScError('SC_USAGE', `${spec.name} takes ${spec.args.length ? spec.args.map((a) => a.name).join(' ') : 'no arguments'}; got ${args.length} arguments${spec.usageHint ? `. ${spec.usageHint}` : ''}`);
   }

@@ -17,6 +17,8 @@ export interface ArgSpec {
   readonly name: string;
   readonly required: boolean;
   readonly description: string;
+  /** The last argument may take every remaining word (after `--`, options too). */
+  readonly variadic?: boolean;
 }
 
 export interface Output {

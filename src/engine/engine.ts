@@ -9,12 +9,15 @@ import { type Db, openDb } from '../store/db.js';
 import { ensureProfileDir } from '../store/profile.js';
 import { SecretStore } from '../store/secrets.js';
 import { readSettings } from '../store/settings.js';
+import { reconcileChanges } from './files.js';
+import { Jobs } from './jobs.js';
 
 export class Engine {
   readonly mode = 'temporary' as const;
   private _db: Db | undefined;
   private _secrets: SecretStore | undefined;
   private _settings: Settings | undefined;
+  private _jobs: Jobs | undefined;
 
   constructor(readonly profileDir: string, readonly policy: Policy, readonly env: NodeJS.ProcessEnv) {}
 
@@ -22,8 +25,24 @@ export class Engine {
     if (!this._db) {
       ensureProfileDir(this.profileDir);
       this._db = openDb(this.profileDir, this.policy.limits.cli.sqlite_busy_timeout_ms);
+      reconcileChanges(this._db);
     }
     return this._db;
+  }
+
+  /** The job engine; started on first use, which also settles jobs a dead process left behind. */
+  jobs(): Jobs {
+    return (this._jobs ??= new Jobs({ db: () => this.db(), policy: this.policy, env: this.env }));
+  }
+
+  /** Cancels what an owner still has and waits for its processes to end. */
+  async releaseOwner(owner: string): Promise<void> {
+    await this._jobs?.cancelOwner(owner);
+  }
+
+  async shutdown(): Promise<void> {
+    await this._jobs?.close();
+    this.close();
   }
 
   secrets(): SecretStore {

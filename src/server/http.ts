@@ -174,6 +174,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
       await closed;
       clearTimeout(force);
       await handler.close();
+      await o.engine.releaseOwner(conn.owner);
     },
   };
 }

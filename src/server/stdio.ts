@@ -27,8 +27,16 @@ export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
   const conn = new Connection({ transport: 'stdio', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine });
   const transport = new BoundedStdioTransport(o.stdin, o.stdout, o.engine.policy.limits.stdio_server, o.log);
   const handle = serveStdio(() => buildServer(conn), { legacy: 'serve', transport, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
+  // A signal ends the connection the same way end of input does: owned jobs are cancelled and reaped first.
+  const stop = () => void transport.close();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   const reason = await transport.done;
+  process.off('SIGTERM', stop);
+  process.off('SIGINT', stop);
   await handle.close();
-  o.engine.close();
-  return reason === 'end of input' ? 0 : 1;
+  // The connection's jobs end with it; other owners' work in a shared engine is not touched.
+  await o.engine.releaseOwner(conn.owner);
+  await o.engine.shutdown();
+  return reason === 'end of input' || reason === 'closed by the server' ? 0 : 1;
 }

@@ -80,4 +80,48 @@ export const MIGRATIONS: readonly string[] = [
     note    TEXT NOT NULL
   );
   `,
+  `
+  ALTER TABLE jobs ADD COLUMN task_id TEXT;
+  ALTER TABLE jobs ADD COLUMN argv TEXT;
+  ALTER TABLE jobs ADD COLUMN exit_code INTEGER;
+  ALTER TABLE jobs ADD COLUMN duration_ms INTEGER;
+  CREATE INDEX jobs_owner ON jobs (owner, state);
+  CREATE TABLE approvals (
+    id         TEXT PRIMARY KEY,
+    job_id     TEXT NOT NULL REFERENCES jobs (id),
+    kind       TEXT NOT NULL CHECK (kind IN ('command', 'write', 'mcp_call')),
+    action     TEXT NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'cancelled')),
+    created_at TEXT NOT NULL,
+    decided_at TEXT,
+    decided_by TEXT
+  );
+  CREATE INDEX approvals_job ON approvals (job_id, state);
+  CREATE TABLE checkpoints (
+    id         TEXT PRIMARY KEY,
+    job_id     TEXT NOT NULL REFERENCES jobs (id),
+    project    TEXT NOT NULL,
+    path       TEXT NOT NULL,
+    existed    INTEGER NOT NULL CHECK (existed IN (0, 1)),
+    mode       INTEGER,
+    content    BLOB,
+    sha256     TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (job_id, path)
+  );
+  CREATE TABLE changes (
+    seq        INTEGER PRIMARY KEY,
+    job_id     TEXT NOT NULL REFERENCES jobs (id),
+    project    TEXT NOT NULL,
+    path       TEXT NOT NULL,
+    kind       TEXT NOT NULL CHECK (kind IN ('write', 'delete', 'rollback')),
+    state      TEXT NOT NULL CHECK (state IN ('pending', 'applied', 'aborted')),
+    why        TEXT NOT NULL,
+    before_sha TEXT,
+    after_sha  TEXT,
+    at         TEXT NOT NULL
+  );
+  CREATE INDEX changes_path ON changes (project, path, seq);
+  CREATE INDEX changes_job ON changes (job_id, seq);
+  `,
 ];

@@ -6,7 +6,10 @@ import t from 'tap';
 import { cli, ROOT, sandbox } from '../fixtures/env.js';
 import { connect, FLAVORS, structured } from '../fixtures/mcp.js';
 
-const TOOL_NAMES = ['shadow_status', 'shadow_models', 'shadow_sessions', 'shadow_tools', 'shadow_understand', 'shadow_doctor', 'shadow_memory', 'shadow_sqlite', 'shadow_goal'];
+const TOOL_NAMES = [
+  'shadow_status', 'shadow_models', 'shadow_sessions', 'shadow_tools', 'shadow_understand', 'shadow_doctor', 'shadow_memory', 'shadow_sqlite', 'shadow_goal',
+  'shadow_jobs', 'shadow_approve', 'shadow_test', 'shadow_review', 'shadow_why', 'shadow_checkpoint', 'shadow_rollback',
+];
 
 for (const flavor of FLAVORS) {
   t.test(`${flavor}: discovery, every tool, resources and prompts`, async (t) => {
@@ -40,6 +43,17 @@ for (const flavor of FLAVORS) {
     t.match(sq.content[0].text, /SC_FILE_NOT_FOUND/);
     const goal = structured(await c.callTool({ name: 'shadow_goal', arguments: { action: 'create', title: 'ship it' } }));
     t.match(goal, { title: 'ship it', state: 'open' });
+
+    const test = structured(await c.callTool({ name: 'shadow_test', arguments: { command: ['echo', flavor] } }));
+    t.match(test, { state: 'waiting_approval', approval: { argv: ['echo', flavor], cwd: sb.project } });
+    t.match(structured(await c.callTool({ name: 'shadow_jobs', arguments: { action: 'list' } })).jobs, [{ id: test.job_id, state: 'waiting_approval' }]);
+    t.match(structured(await c.callTool({ name: 'shadow_jobs', arguments: { action: 'approvals', job_id: test.job_id } })).approvals, [{ id: test.approval.id }]);
+    t.match(structured(await c.callTool({ name: 'shadow_approve', arguments: { approval_id: test.approval.id, decision: 'deny' } })), { approval: { state: 'denied' } });
+    t.match(structured(await c.callTool({ name: 'shadow_jobs', arguments: { action: 'events', job_id: test.job_id } })).events, [{ kind: 'submitted' }]);
+    t.same(structured(await c.callTool({ name: 'shadow_why', arguments: { path: 'README.md' } })).changes, []);
+    t.match(structured(await c.callTool({ name: 'shadow_review', arguments: { task_id: test.job_id } })), { files: [], verification: [] });
+    t.same(structured(await c.callTool({ name: 'shadow_checkpoint', arguments: { task_id: test.job_id } })).checkpoints, []);
+    t.match((await c.callTool({ name: 'shadow_rollback', arguments: { task_id: test.job_id, confirm: true } })).content[0].text, /SC_FILE_NOT_FOUND: task \S+ changed no files/);
 
     const { resources } = await c.listResources();
     t.same(resources.map((r) => r.uri), ['shadow://project', 'shadow://sessions', 'shadow://memory', 'shadow://plan']);

@@ -11,6 +11,9 @@ export interface Entry {
 }
 
 export const COMMANDS: readonly Entry[] = [
+  { name: 'approvals', summary: 'List pending approvals of any job in the project', load: () => import('./approvals.js') },
+  { name: 'approvals approve', summary: 'Approve one pending action', load: () => import('./approvals-approve.js') },
+  { name: 'approvals deny', summary: 'Deny one pending action', load: () => import('./approvals-deny.js') },
   { name: 'audit verify', summary: 'Check the audit log hash chain and report the first break', load: () => import('./audit-verify.js') },
   { name: 'mcp register', summary: 'Print MCP client configuration for Codex, Claude Code, Cursor or a generic host', load: () => import('./mcp-register.js') },
   { name: 'mcp serve', summary: 'Serve the project to an MCP client over stdio', load: () => import('./mcp-serve.js') },
@@ -19,6 +22,7 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'secret remove', summary: 'Remove a stored secret', load: () => import('./secret-remove.js') },
   { name: 'secret set', summary: 'Store a secret read from stdin or a hidden prompt', load: () => import('./secret-set.js') },
   { name: 'status', summary: 'Show the project, its trust, the profile, versions and policy hash', load: () => import('./status.js') },
+  { name: 'test', summary: "Run the project's test command as an approved job", load: () => import('./test.js') },
   { name: 'trust', summary: 'Trust the selected project at a permission level', load: () => import('./trust.js') },
   { name: 'untrust', summary: 'Withdraw trust from the selected project', load: () => import('./untrust.js') },
 ];

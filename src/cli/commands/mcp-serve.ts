@@ -76,7 +76,7 @@ async function serveHttp(ctx: Ctx, engine: Engine, http: string, tokenEnv: strin
   });
   log(`shadowcode: ${signal}: stopping the gateway`);
   await gw.close();
-  engine.close();
+  await engine.shutdown();
   log('shadowcode: gateway stopped');
   return { data: null, text: '', exitCode: 0 };
 }

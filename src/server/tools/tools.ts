@@ -20,6 +20,13 @@ const ACTIONS: Record<string, string[]> = {
   shadow_memory: ['tool:shadow_memory.read', 'tool:shadow_memory.append', 'tool:shadow_memory.replace'],
   shadow_sqlite: ['tool:shadow_sqlite'],
   shadow_goal: ['tool:shadow_goal.list', 'tool:shadow_goal.get', 'tool:shadow_goal.create', 'tool:shadow_goal.advance', 'tool:shadow_goal.abandon'],
+  shadow_jobs: ['tool:shadow_jobs.list', 'tool:shadow_jobs.events', 'tool:shadow_jobs.approvals', 'tool:shadow_jobs.cancel'],
+  shadow_approve: ['tool:shadow_approve.approve', 'tool:shadow_approve.deny'],
+  shadow_test: ['tool:shadow_test'],
+  shadow_review: ['tool:shadow_review'],
+  shadow_why: ['tool:shadow_why'],
+  shadow_checkpoint: ['tool:shadow_checkpoint'],
+  shadow_rollback: ['tool:shadow_rollback'],
 };
 
 export const shadowTools: ToolDef = {

@@ -1,0 +1,20 @@
+/* shadowcode approvals: the pending approvals of every owner's jobs in the project. */
+import { pendingApprovals } from '../../engine/jobs.js';
+import type { CommandSpec } from '../spec.js';
+
+export const command: CommandSpec = {
+  name: 'approvals',
+  summary: 'List pending approvals of any job in the project',
+  description: 'List the actions waiting for approval in the selected project, whichever connection owns their job. You are the authority: approve or deny any of them with approvals approve ID or approvals deny ID.',
+  options: [],
+  args: [],
+  examples: ['shadowcode --workspace ~/src/app approvals', 'shadowcode --workspace ~/src/app --json approvals'],
+  workspace: 'required',
+  async run(ctx) {
+    const approvals = pendingApprovals(ctx.db(), { project: ctx.requireWorkspace('approvals') });
+    const text = approvals.length
+      ? approvals.map((a) => `${a.id}  job ${a.job_id}  owner ${a.owner}\n  ${a.kind}: ${a.action.argv ? JSON.stringify(a.action.argv) : a.action.path} in ${a.action.cwd ?? ''}`).join('\n')
+      : 'no pending approvals';
+    return { data: { approvals }, text };
+  },
+};

@@ -1,0 +1,116 @@
+/*
+ * The one file-change API every writer uses (the agent's write and edit tools,
+ * rollback, anything later). Confined to the project by real path; before a job
+ * first changes a file, its prior state (content and mode, or absence) is kept
+ * as a checkpoint.
+ *
+ *   checkpoint row + change row (pending)   ─ one transaction, committed first
+ *   temp file ─► fsync ─► rename over the target
+ *   change row ─► applied
+ *
+ * A crash between the steps leaves a pending change; reconcileChanges() settles
+ * it from the file itself (applied if the file has the new content, else
+ * aborted), so the store never claims a change that did not happen.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { ScError } from '../errors.js';
+import { type Db, sql } from '../store/db.js';
+import { assertTicket, type GateTicket } from '../ticket.js';
+import { sha256 } from '../util/canonical-json.js';
+import { newId } from '../util/ids.js';
+import { confinedPath } from './paths.js';
+
+export interface FileState {
+  readonly exists: boolean;
+  readonly content: Buffer | null;
+  readonly mode: number | null;
+  readonly sha: string | null;
+}
+
+export function readState(abs: string): FileState {
+  try {
+    const st = lstatSync(abs);
+    if (!st.isFile()) throw new ScError('SC_PATH_OUTSIDE', `${abs} is not a regular file`);
+    const content = readFileSync(abs);
+    return { exists: true, content, mode: st.mode & 0o7777, sha: sha256(content) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { exists: false, content: null, mode: null, sha: null };
+    throw err;
+  }
+}
+
+/** Writes bytes in place of a file, atomically: a reader sees the old content or the new, never half. */
+export function atomicWrite(abs: string, content: Buffer, mode: number): void {
+  const tmp = join(dirname(abs), `.${randomBytes(6).toString('hex')}.shadowcode.tmp`);
+  const fd = openSync(tmp, 'wx', mode);
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  chmodSync(tmp, mode);
+  renameSync(tmp, abs);
+}
+
+function target(project: string, path: string): { abs: string; rel: string } {
+  const abs = confinedPath(project, path, { mustExist: false });
+  // The directory must exist inside the project too: a write never creates a path through a link.
+  confinedPath(project, dirname(abs), { mustExist: true });
+  if (statSync(dirname(abs)).isDirectory() === false) throw new ScError('SC_FILE_NOT_FOUND', `${dirname(path)} is not a directory`);
+  return { abs, rel: relative(project, abs) };
+}
+
+export interface WriteResult {
+  readonly path: string;
+  readonly before_sha: string | null;
+  readonly after_sha: string | null;
+  readonly checkpoint_id: string;
+}
+
+/** Writes (or with content null, deletes) one project file on behalf of a job. */
+export function changeFile(ticket: GateTicket, db: Db, project: string, jobId: string, path: string, content: Buffer | null, why: string, maxBytes: number): WriteResult {
+  assertTicket(ticket, 'file:write');
+  if (content && content.length > maxBytes) throw new ScError('SC_LIMIT_REACHED', `a file may be at most ${maxBytes} bytes`);
+  const { abs, rel } = target(project, path);
+  const before = readState(abs);
+  if (before.content && before.content.length > maxBytes) throw new ScError('SC_LIMIT_REACHED', `${rel} is larger than ${maxBytes} bytes and cannot be checkpointed`);
+  const after = content ? sha256(content) : null;
+  let checkpointId = '';
+  let seq = 0;
+  db.transaction(() => {
+    const existing = sql(db, 'SELECT id FROM checkpoints WHERE job_id = ? AND path = ?').get(jobId, rel) as { id: string } | undefined;
+    checkpointId = existing?.id ?? newId('ckpt');
+    if (!existing) {
+      sql(db, 'INSERT INTO checkpoints (id, job_id, project, path, existed, mode, content, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+        checkpointId, jobId, project, rel, before.exists ? 1 : 0, before.mode, before.content, before.sha, new Date().toISOString(),
+      );
+    }
+    seq = Number(
+      sql(db, "INSERT INTO changes (job_id, project, path, kind, state, why, before_sha, after_sha, at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)").run(
+        jobId, project, rel, content ? 'write' : 'delete', why, before.sha, after, new Date().toISOString(),
+      ).lastInsertRowid,
+    );
+  }).immediate();
+  if (content) atomicWrite(abs, content, before.mode ?? 0o644);
+  else if (before.exists) unlinkSync(abs);
+  sql(db, "UPDATE changes SET state = 'applied' WHERE seq = ?").run(seq);
+  return { path: rel, before_sha: before.sha, after_sha: after, checkpoint_id: checkpointId };
+}
+
+/** Settles changes a crash left pending: the file says whether the write happened. */
+export function reconcileChanges(db: Db): number {
+  const rows = sql(db, "SELECT seq, project, path, after_sha FROM changes WHERE state = 'pending'").all() as Array<{ seq: number; project: string; path: string; after_sha: string | null }>;
+  for (const r of rows) {
+    let sha: string | null = null;
+    try {
+      sha = readState(join(r.project, r.path)).sha;
+    } catch {
+      sha = '';
+    }
+    sql(db, 'UPDATE changes SET state = ? WHERE seq = ?').run(sha === r.after_sha ? 'applied' : 'aborted', r.seq);
+  }
+  return rows.length;
+}

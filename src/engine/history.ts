@@ -1,0 +1,112 @@
+/*
+ * What the engine recorded about file changes: a checkpoint, a path's history,
+ * a task's reviewable diff with its verification results, and rollback.
+ *
+ * Rollback is all-or-nothing: every file the task changed must still hold what
+ * the task left there (else SC_ROLLBACK_CONFLICT names the files and nothing is
+ * touched); files are then restored one by one, and if one fails the ones
+ * already restored are put back. The rollback is itself recorded as changes.
+ */
+import { unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { ScError } from '../errors.js';
+import { type Db, sql } from '../store/db.js';
+import { assertTicket, type GateTicket } from '../ticket.js';
+import { unifiedDiff } from './diff.js';
+import { atomicWrite, readState } from './files.js';
+import { addEvent, getJob } from './jobs.js';
+
+interface CheckpointRow {
+  id: string;
+  job_id: string;
+  project: string;
+  path: string;
+  existed: number;
+  mode: number | null;
+  content: Buffer | null;
+  sha256: string | null;
+  created_at: string;
+}
+
+export function taskInProject(db: Db, project: string, taskId: string): void {
+  const job = getJob(db, taskId);
+  if (!job || job.project !== project) throw new ScError('SC_TASK_NOT_FOUND', `no task ${JSON.stringify(taskId)} in this project`);
+}
+
+export function inspectCheckpoint(db: Db, project: string, id: string, previewBytes: number): Record<string, unknown> {
+  const c = sql(db, 'SELECT * FROM checkpoints WHERE id = ? AND project = ?').get(id, project) as CheckpointRow | undefined;
+  if (!c) throw new ScError('SC_FILE_NOT_FOUND', `no checkpoint ${JSON.stringify(id)} in this project`);
+  const text = c.content ? c.content.subarray(0, previewBytes).toString('utf8') : null;
+  const binary = c.content ? c.content.subarray(0, previewBytes).includes(0) : false;
+  return {
+    id: c.id, task_id: c.job_id, path: c.path, existed: c.existed === 1, mode: c.mode === null ? null : c.mode.toString(8), sha256: c.sha256,
+    bytes: c.content?.length ?? 0, created_at: c.created_at, binary, preview: binary ? null : text, preview_truncated: (c.content?.length ?? 0) > previewBytes,
+  };
+}
+
+export function checkpointsOf(db: Db, project: string, taskId: string): Array<{ id: string; path: string; existed: boolean }> {
+  return (sql(db, 'SELECT id, path, existed FROM checkpoints WHERE job_id = ? AND project = ? ORDER BY path').all(taskId, project) as Array<{ id: string; path: string; existed: number }>).map((r) => ({ ...r, existed: r.existed === 1 }));
+}
+
+export function pathHistory(db: Db, project: string, path: string, limit: number): unknown[] {
+  return (sql(db, "SELECT c.job_id AS task_id, c.at, c.kind, c.why, c.before_sha, c.after_sha, j.title AS task_title FROM changes c JOIN jobs j ON j.id = c.job_id WHERE c.project = ? AND c.path = ? AND c.state = 'applied' ORDER BY c.seq DESC LIMIT ?").all(project, path, limit) as unknown[]);
+}
+
+/** The last content each path of the task was left with, and its checkpoint. */
+function taskFiles(db: Db, project: string, taskId: string): Array<{ path: string; after: string | null; cp: CheckpointRow }> {
+  const rows = sql(db, "SELECT path, after_sha FROM changes WHERE job_id = ? AND project = ? AND state = 'applied' AND kind IN ('write', 'delete') ORDER BY seq").all(taskId, project) as Array<{ path: string; after_sha: string | null }>;
+  const last = new Map<string, string | null>();
+  for (const r of rows) last.set(r.path, r.after_sha);
+  return [...last].map(([path, after]) => ({ path, after, cp: sql(db, 'SELECT * FROM checkpoints WHERE job_id = ? AND path = ?').get(taskId, path) as CheckpointRow }));
+}
+
+export function reviewTask(db: Db, project: string, taskId: string, maxBytes: number): Record<string, unknown> {
+  taskInProject(db, project, taskId);
+  const files = taskFiles(db, project, taskId).map(({ path, cp }) => {
+    const now = readState(join(project, path));
+    const before = cp.content?.toString('utf8') ?? '';
+    const after = now.content?.toString('utf8') ?? '';
+    return { path, status: !cp.existed ? 'added' : now.exists ? 'modified' : 'deleted', diff: unifiedDiff(before, after, cp.existed ? `a/${path}` : '/dev/null', now.exists ? `b/${path}` : '/dev/null') };
+  });
+  let budget = maxBytes;
+  for (const f of files) {
+    if (f.diff.length > budget) f.diff = `${f.diff.slice(0, Math.max(0, budget))}\n… diff truncated\n`;
+    budget -= f.diff.length;
+  }
+  const verification = sql(db, "SELECT id AS job_id, argv, state, exit_code, duration_ms, updated_at FROM jobs WHERE task_id = ? AND project = ? AND kind = 'test' ORDER BY created_at").all(taskId, project) as Array<{ argv: string }>;
+  const rolledBack = sql(db, "SELECT count(*) AS n FROM changes WHERE job_id = ? AND kind = 'rollback' AND state = 'applied'").get(taskId) as { n: number };
+  return { task_id: taskId, files, verification: verification.map((v) => ({ ...v, argv: JSON.parse(v.argv) as string[] })), rolled_back: rolledBack.n > 0 };
+}
+
+export function rollbackTask(ticket: GateTicket, db: Db, project: string, taskId: string): { task_id: string; restored: string[] } {
+  assertTicket(ticket, 'tool:shadow_rollback');
+  taskInProject(db, project, taskId);
+  const files = taskFiles(db, project, taskId);
+  if (files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${taskId} changed no files`);
+  const states = files.map((f) => ({ ...f, now: readState(join(project, f.path)) }));
+  const conflicts = states.filter((s) => s.now.sha !== s.after).map((s) => s.path);
+  if (conflicts.length) throw new ScError('SC_ROLLBACK_CONFLICT', `changed since task ${taskId}: ${conflicts.join(', ')}; nothing was rolled back`, { files: conflicts });
+  const done: typeof states = [];
+  try {
+    for (const s of states) {
+      const abs = join(project, s.path);
+      if (s.cp.existed) atomicWrite(abs, s.cp.content ?? Buffer.alloc(0), s.cp.mode ?? 0o644);
+      else if (s.now.exists) unlinkSync(abs);
+      done.push(s);
+    }
+  } catch (err) {
+    for (const s of done.reverse()) {
+      const abs = join(project, s.path);
+      if (s.now.exists) atomicWrite(abs, s.now.content as Buffer, s.now.mode ?? 0o644);
+    }
+    throw new ScError('SC_INTERNAL', `rollback of ${taskId} failed and was undone: ${(err as Error).message}`);
+  }
+  db.transaction(() => {
+    const at = new Date().toISOString();
+    for (const s of states) {
+      sql(db, "INSERT INTO changes (job_id, project, path, kind, state, why, before_sha, after_sha, at) VALUES (?, ?, ?, 'rollback', 'applied', ?, ?, ?, ?)").run(taskId, project, s.path, `rollback of ${taskId}`, s.now.sha, s.cp.sha256, at);
+    }
+    addEvent(db, taskId, 'rolled_back', { files: states.map((s) => s.path) });
+  }).immediate();
+  return { task_id: taskId, restored: states.map((s) => s.path) };
+}

@@ -1,0 +1,300 @@
+/*
+ * Owned jobs: test commands now, agent tasks later.
+ *
+ *   submit ─► row (queued, owner recorded first) ─► exact approval pending ─► waiting_approval
+ *   approved (here, or by the CLI in another process; polled) ─► queue ─► gate job:run
+ *   ─► supervisor + process group ─► output events ─► succeeded | failed | cancelled
+ *
+ * Jobs live in the process whose connection owns them. When an owner ends, its
+ * queued, waiting and running jobs are cancelled; others continue. Jobs left
+ * behind by a process that died are marked cancelled the next time an engine
+ * opens the profile: their queue died with it, so they never start.
+ */
+import type { GateRequest } from '../../gen/types/gate-request.js';
+import { ScError } from '../errors.js';
+import { enforce } from '../policy/gate.js';
+import type { Policy } from '../policy/load.js';
+import { type Db, sql } from '../store/db.js';
+import { getProject } from '../store/projects.js';
+import type { Level } from '../ticket.js';
+import { decodeCursor, encodeCursor, type Page } from '../util/cursor.js';
+import { newId } from '../util/ids.js';
+import { childEnv } from './child-env.js';
+import { type CommandHandle, runCommand } from './process.js';
+
+export type JobState = 'queued' | 'running' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+export interface JobRow {
+  readonly id: string;
+  readonly project: string;
+  readonly kind: 'test' | 'agent';
+  readonly owner: string;
+  readonly ceiling: Level;
+  readonly state: JobState;
+  readonly title: string;
+  readonly task_id: string | null;
+  readonly argv: string[] | null;
+  readonly exit_code: number | null;
+  readonly duration_ms: number | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+export interface ApprovalRow {
+  readonly id: string;
+  readonly job_id: string;
+  readonly kind: 'command' | 'write' | 'mcp_call';
+  readonly action: { argv?: string[]; cwd?: string; path?: string; diff?: string };
+  readonly state: 'pending' | 'approved' | 'denied' | 'cancelled';
+  readonly created_at: string;
+  readonly decided_at: string | null;
+  readonly decided_by: string | null;
+}
+
+const ACTIVE = "('queued', 'running', 'waiting_approval')";
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+function toJob(r: Record<string, unknown> | undefined): JobRow | undefined {
+  return r ? ({ ...r, argv: r.argv ? (JSON.parse(r.argv as string) as string[]) : null } as JobRow) : undefined;
+}
+
+export function getJob(db: Db, id: string): JobRow | undefined {
+  return toJob(sql(db, 'SELECT * FROM jobs WHERE id = ?').get(id) as Record<string, unknown> | undefined);
+}
+
+export function getApproval(db: Db, id: string): ApprovalRow | undefined {
+  const r = sql(db, 'SELECT * FROM approvals WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+  return r ? ({ ...r, action: JSON.parse(r.action as string) } as ApprovalRow) : undefined;
+}
+
+export function pendingApprovals(db: Db, where: { project: string; jobId?: string }): Array<ApprovalRow & { owner: string }> {
+  const rows = sql(
+    db,
+    `SELECT a.*, j.owner AS owner FROM approvals a JOIN jobs j ON j.id = a.job_id
+     WHERE j.project = ? AND a.state = 'pending' AND (? IS NULL OR a.job_id = ?) ORDER BY a.created_at, a.id`,
+  ).all(where.project, where.jobId ?? null, where.jobId ?? null) as Array<Record<string, unknown>>;
+  return rows.map((r) => ({ ...r, action: JSON.parse(r.action as string) }) as ApprovalRow & { owner: string });
+}
+
+export function addEvent(db: Db, jobId: string, kind: string, body: unknown): void {
+  sql(db, 'INSERT INTO job_events (job_id, at, kind, body) VALUES (?, ?, ?, ?)').run(jobId, now(), kind, JSON.stringify(body));
+}
+
+export function jobEvents(db: Db, jobId: string, opts: { limit: number; cursor?: string }): Page<{ seq: number; at: string; kind: string; body: unknown }> {
+  const after = opts.cursor ? (decodeCursor(opts.cursor, 1)[0] as number) : 0;
+  const rows = sql(db, 'SELECT seq, at, kind, body FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(jobId, after, opts.limit + 1) as Array<{ seq: number; at: string; kind: string; body: string }>;
+  const items = rows.slice(0, opts.limit).map((r) => ({ ...r, body: JSON.parse(r.body) as unknown }));
+  const last = items[items.length - 1];
+  return { items, next_cursor: rows.length > opts.limit && last ? encodeCursor([last.seq]) : null };
+}
+
+export function listJobs(db: Db, project: string, owner: string, opts: { limit: number; cursor?: string }): Page<JobRow> {
+  const after = opts.cursor ? decodeCursor(opts.cursor, 2) : undefined;
+  const rows = (
+    sql(db, `SELECT * FROM jobs WHERE project = ? AND owner = ? AND (? IS NULL OR (created_at, id) < (?, ?)) ORDER BY created_at DESC, id DESC LIMIT ?`).all(
+      project, owner, after ? 1 : null, after?.[0] ?? null, after?.[1] ?? null, opts.limit + 1,
+    ) as Array<Record<string, unknown>>
+  ).map((r) => toJob(r) as JobRow);
+  const items = rows.slice(0, opts.limit);
+  const last = items[items.length - 1];
+  return { items, next_cursor: rows.length > opts.limit && last ? encodeCursor([last.created_at, last.id]) : null };
+}
+
+function setState(db: Db, id: string, state: JobState, extra: { exit_code?: number | null; duration_ms?: number } = {}): void {
+  sql(db, 'UPDATE jobs SET state = ?, exit_code = coalesce(?, exit_code), duration_ms = coalesce(?, duration_ms), updated_at = ? WHERE id = ?').run(state, extra.exit_code ?? null, extra.duration_ms ?? null, now(), id);
+  addEvent(db, id, 'state', { state, ...extra });
+}
+
+/** Records an approval decision if it is still pending. Returns the approval as it now stands. */
+export function decideApproval(db: Db, id: string, decision: 'approved' | 'denied', by: string): ApprovalRow {
+  const changed = sql(db, "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ? WHERE id = ? AND state = 'pending'").run(decision, now(), by, id).changes;
+  const a = getApproval(db, id);
+  if (!a) throw new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(id)}`);
+  if (changed === 0) throw new ScError('SC_APPROVAL_NOT_PENDING', `approval ${id} is already ${a.state}`);
+  addEvent(db, a.job_id, `approval_${decision}`, { approval_id: id, by });
+  return a;
+}
+
+function alive(owner: string): boolean {
+  const pid = Number(/^\w+:(\d+)/.exec(owner)?.[1]);
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Jobs whose owning process is gone can never run: their queue died with it. */
+export function reapOrphans(db: Db): number {
+  const rows = sql(db, `SELECT id, owner FROM jobs WHERE state IN ${ACTIVE}`).all() as Array<{ id: string; owner: string }>;
+  let n = 0;
+  for (const r of rows) {
+    if (alive(r.owner)) continue;
+    db.transaction(() => {
+      sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'engine' WHERE job_id = ? AND state = 'pending'").run(now(), r.id);
+      setState(db, r.id, 'cancelled');
+      addEvent(db, r.id, 'owner_gone', { owner: r.owner });
+    }).immediate();
+    n++;
+  }
+  return n;
+}
+
+export interface JobsConfig {
+  readonly db: () => Db;
+  readonly policy: Policy;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+export class Jobs {
+  private readonly queue: string[] = [];
+  private readonly running = new Map<string, CommandHandle>();
+  private readonly waiting = new Set<string>();
+  private readonly cancelling = new Set<string>();
+  private poller: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly c: JobsConfig) {
+    reapOrphans(c.db());
+  }
+
+  private get limits() {
+    return this.c.policy.limits;
+  }
+
+  /** A test job: recorded with its owner, then waiting for approval of exactly this argv in this cwd. */
+  submitTest(owner: string, project: string, argv: string[], ceiling: Level, taskId: string | null): { job: JobRow; approval: ApprovalRow } {
+    if (this.closed) throw new ScError('SC_INTERNAL', 'the engine is closing');
+    const db = this.c.db();
+    const id = newId('job');
+    const approvalId = newId('appr');
+    db.transaction(() => {
+      const used = (sql(db, 'SELECT count(*) AS n FROM jobs WHERE owner = ?').get(owner) as { n: number }).n;
+      if (used >= this.limits.ownership.jobs_per_owner) throw new ScError('SC_LIMIT_REACHED', `this owner has submitted ${used} jobs, the most one connection may; reconnect to submit more`);
+      const t = now();
+      sql(db, "INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, task_id, argv, created_at, updated_at) VALUES (?, ?, 'test', ?, ?, 'queued', ?, ?, ?, ?, ?)").run(id, project, owner, ceiling, argv.join(' ').slice(0, 200), taskId, JSON.stringify(argv), t, t);
+      addEvent(db, id, 'submitted', { argv, cwd: project, task_id: taskId });
+      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, 'command', ?, 'pending', ?)").run(approvalId, id, JSON.stringify({ argv, cwd: project }), t);
+      setState(db, id, 'waiting_approval');
+    }).immediate();
+    this.waiting.add(id);
+    this.ensurePolling();
+    return { job: getJob(db, id) as JobRow, approval: getApproval(db, approvalId) as ApprovalRow };
+  }
+
+  private ensurePolling(): void {
+    if (this.poller || this.closed) return;
+    this.poller = setInterval(() => this.sync(), this.limits.jobs.approval_poll_ms);
+    this.poller.unref();
+  }
+
+  /** Picks up decisions made anywhere (a connection here, or the CLI in another process). */
+  sync(): void {
+    const db = this.c.db();
+    for (const id of [...this.waiting]) {
+      const a = sql(db, "SELECT state FROM approvals WHERE job_id = ? AND kind = 'command' ORDER BY created_at DESC LIMIT 1").get(id) as { state: string } | undefined;
+      if (!a || a.state === 'pending') continue;
+      this.waiting.delete(id);
+      if (a.state === 'approved') {
+        this.queue.push(id);
+        addEvent(db, id, 'queued', {});
+      } else if (getJob(db, id)?.state === 'waiting_approval') setState(db, id, 'cancelled');
+    }
+    if (this.waiting.size === 0 && this.poller) {
+      clearInterval(this.poller);
+      this.poller = undefined;
+    }
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.closed && this.running.size < this.limits.jobs.concurrent_running && this.queue.length) this.start(this.queue.shift() as string);
+  }
+
+  private start(id: string): void {
+    const db = this.c.db();
+    const job = getJob(db, id);
+    if (!job || job.state !== 'waiting_approval') return;
+    const approval = sql(db, "SELECT action FROM approvals WHERE job_id = ? AND state = 'approved' ORDER BY decided_at DESC LIMIT 1").get(id) as { action: string } | undefined;
+    // INVARIANT: what runs is exactly what was approved, read back from the approval itself.
+    const action = approval ? (JSON.parse(approval.action) as { argv: string[]; cwd: string }) : undefined;
+    if (!action) return setState(db, id, 'failed');
+    const p = getProject(db, job.project);
+    const req: GateRequest = {
+      action: 'job:run',
+      principal: { kind: 'engine', owner: job.owner, allow_write: job.ceiling !== 'read_only', allow_approvals: false },
+      project: { path: p.path, trusted: p.trusted, level: p.level },
+      requested_level: job.ceiling,
+      resource: { kind: 'job', id, owner: job.owner, project: job.project },
+      args: { argv: action.argv, cwd: action.cwd },
+    };
+    const placeholder: CommandHandle = { done: Promise.resolve({ code: null, signal: null, cancelled: true, duration_ms: 0 }), cancel: () => this.cancelling.add(id) };
+    this.running.set(id, placeholder);
+    setState(db, id, 'running');
+    let captured = 0;
+    enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
+      const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms }, (stream, chunk) => {
+        if (captured >= this.limits.jobs.output_bytes) return;
+        const text = chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8');
+        captured += chunk.length;
+        addEvent(db, id, stream, { text });
+        if (captured >= this.limits.jobs.output_bytes) addEvent(db, id, 'output_truncated', { after_bytes: this.limits.jobs.output_bytes });
+      });
+      this.running.set(id, handle);
+      if (this.cancelling.has(id)) handle.cancel();
+      return handle.done;
+    })
+      .then((r) => {
+        addEvent(db, id, 'exit', r);
+        setState(db, id, r.cancelled || this.cancelling.has(id) ? 'cancelled' : r.code === 0 ? 'succeeded' : 'failed', { exit_code: r.code, duration_ms: r.duration_ms });
+      })
+      .catch((err: unknown) => {
+        addEvent(db, id, 'error', { message: (err as Error).message, code: (err as ScError).code });
+        setState(db, id, 'failed');
+      })
+      .finally(() => {
+        this.running.delete(id);
+        this.cancelling.delete(id);
+        this.pump();
+      });
+  }
+
+  /** Cancels one job at once, wherever it is; a queued one does not wait for work ahead of it. */
+  async cancel(id: string): Promise<JobRow> {
+    const db = this.c.db();
+    const job = getJob(db, id);
+    if (!job) throw new ScError('SC_JOB_NOT_FOUND', `no job ${JSON.stringify(id)}`);
+    const qi = this.queue.indexOf(id);
+    if (qi >= 0) this.queue.splice(qi, 1);
+    if (this.waiting.delete(id) || qi >= 0 || (job.state === 'waiting_approval' && !this.running.has(id))) {
+      sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'cancel' WHERE job_id = ? AND state = 'pending'").run(now(), id);
+      if (['queued', 'waiting_approval'].includes(getJob(db, id)?.state ?? '')) setState(db, id, 'cancelled');
+    }
+    const handle = this.running.get(id);
+    if (handle) {
+      this.cancelling.add(id);
+      handle.cancel();
+      await handle.done;
+      while (this.running.has(id)) await new Promise((r) => setTimeout(r, 5));
+    }
+    return getJob(db, id) as JobRow;
+  }
+
+  /** An owner ended: cancel everything it still has, and wait until its processes are gone. */
+  async cancelOwner(owner: string): Promise<void> {
+    const db = this.c.db();
+    const ids = (sql(db, `SELECT id FROM jobs WHERE owner = ? AND state IN ${ACTIVE}`).all(owner) as Array<{ id: string }>).map((r) => r.id);
+    await Promise.all(ids.map((id) => this.cancel(id)));
+  }
+
+  async close(): Promise<void> {
+    if (this.poller) clearInterval(this.poller);
+    this.poller = undefined;
+    const ids = [...new Set([...this.queue, ...this.waiting, ...this.running.keys()])];
+    await Promise.all(ids.map((id) => this.cancel(id)));
+    this.closed = true;
+  }
+}

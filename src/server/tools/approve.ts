@@ -1,0 +1,25 @@
+/* shadow_approve: one exact pending action of a job this owner holds. No bulk approval. */
+import { decideApproval, getApproval, getJob } from '../../engine/jobs.js';
+import { type ToolDef, WRITES } from './types.js';
+
+interface Args {
+  approval_id: string;
+  decision: 'approve' | 'deny';
+}
+
+export const shadowApprove: ToolDef<Args> = {
+  name: 'shadow_approve',
+  annotations: { ...WRITES, destructiveHint: true },
+  action: (a) => `tool:shadow_approve.${a.decision}`,
+  resource: (conn, a) => {
+    const db = conn.engine.db();
+    const approval = getApproval(db, a.approval_id);
+    const job = approval ? getJob(db, approval.job_id) : undefined;
+    return { kind: 'approval', id: a.approval_id, ...(job ? { owner: job.owner, project: job.project } : { project: conn.project }) };
+  },
+  run(conn, a) {
+    const approval = decideApproval(conn.engine.db(), a.approval_id, a.decision === 'approve' ? 'approved' : 'denied', conn.owner);
+    conn.engine.jobs().sync();
+    return { approval, job: getJob(conn.engine.db(), approval.job_id) };
+  },
+};

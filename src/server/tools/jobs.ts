@@ -1,0 +1,42 @@
+/* shadow_jobs: this owner's jobs, their events by page, their pending approvals, and cancelling one. */
+import { getJob, jobEvents, listJobs, pendingApprovals } from '../../engine/jobs.js';
+import { READ_ONLY, type ToolDef } from './types.js';
+
+interface Args {
+  action: 'list' | 'events' | 'approvals' | 'cancel';
+  job_id?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export const shadowJobs: ToolDef<Args> = {
+  name: 'shadow_jobs',
+  annotations: { ...READ_ONLY, readOnlyHint: false },
+  action: (a) => `tool:shadow_jobs.${a.action}`,
+  resource: (conn, a) => {
+    if (!a.job_id) return undefined;
+    const job = getJob(conn.engine.db(), a.job_id);
+    // An unknown job has no owner, so own-jobs-only refuses it exactly as it refuses another owner's.
+    return { kind: 'job', id: a.job_id, ...(job ? { owner: job.owner, project: job.project } : { project: conn.project }) };
+  },
+  async run(conn, a) {
+    const db = conn.engine.db();
+    const l = conn.engine.policy.limits;
+    const limit = Math.min(a.limit ?? l.inspection.page_size_default, l.inspection.page_size_max);
+    const page = a.cursor ? { cursor: a.cursor } : {};
+    switch (a.action) {
+      case 'list': {
+        const p = listJobs(db, conn.project, conn.owner, { limit, ...page });
+        return { jobs: p.items, next_cursor: p.next_cursor };
+      }
+      case 'events': {
+        const p = jobEvents(db, a.job_id as string, { limit: Math.min(a.limit ?? l.jobs.event_page_size, l.inspection.page_size_max), ...page });
+        return { job: getJob(db, a.job_id as string), events: p.items, next_cursor: p.next_cursor };
+      }
+      case 'approvals':
+        return { approvals: pendingApprovals(db, { project: conn.project, jobId: a.job_id as string }) };
+      case 'cancel':
+        return { job: await conn.engine.jobs().cancel(a.job_id as string) };
+    }
+  },
+};

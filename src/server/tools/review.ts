@@ -1,0 +1,12 @@
+/* shadow_review: a task's changes as a unified diff, with its verification results. */
+import { reviewTask } from '../../engine/history.js';
+import { getJob } from '../../engine/jobs.js';
+import { READ_ONLY, type ToolDef } from './types.js';
+
+export const shadowReview: ToolDef<{ task_id: string }> = {
+  name: 'shadow_review',
+  annotations: READ_ONLY,
+  action: () => 'tool:shadow_review',
+  resource: (conn, a) => ({ kind: 'task', id: a.task_id, project: getJob(conn.engine.db(), a.task_id)?.project ?? conn.project }),
+  run: (conn, a) => reviewTask(conn.engine.db(), conn.project, a.task_id, conn.engine.policy.limits.jobs.review_bytes),
+};

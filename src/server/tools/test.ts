@@ -1,0 +1,41 @@
+/* shadow_test: submit an owned test job; it runs only after its exact command is approved. */
+import { detectTestCommands } from '../../engine/detect-tests.js';
+import { taskInProject } from '../../engine/history.js';
+import { getJob } from '../../engine/jobs.js';
+import { ScError } from '../../errors.js';
+import { type ToolDef, WRITES } from './types.js';
+
+interface Args {
+  command?: string[];
+  task_id?: string;
+}
+
+export const shadowTest: ToolDef<Args> = {
+  name: 'shadow_test',
+  annotations: { ...WRITES, openWorldHint: true },
+  action: () => 'tool:shadow_test',
+  resource: (conn, a) => (a.task_id ? { kind: 'task', id: a.task_id, project: getJob(conn.engine.db(), a.task_id)?.project ?? conn.project } : undefined),
+  run(conn, a, ticket) {
+    const db = conn.engine.db();
+    if (a.task_id) taskInProject(db, conn.project, a.task_id);
+    let argv = a.command;
+    if (!argv) {
+      const found = detectTestCommands(conn.project);
+      if (found.length !== 1) {
+        throw new ScError(
+          'SC_TEST_COMMAND_UNKNOWN',
+          found.length === 0 ? 'no test command was detected in this project; pass command' : `several test commands were detected (${found.map((c) => c.argv.join(' ')).join('; ')}); pass command to choose one`,
+          { candidates: found.map((c) => ({ argv: [...c.argv], source: c.source })) },
+        );
+      }
+      argv = [...(found[0]?.argv ?? [])];
+    }
+    const { job, approval } = conn.engine.jobs().submitTest(conn.owner, conn.project, argv, ticket.ceiling, a.task_id ?? null);
+    return {
+      job_id: job.id,
+      state: job.state,
+      approval: { id: approval.id, kind: approval.kind, argv: approval.action.argv, cwd: approval.action.cwd },
+      next: `Show the user the exact command, then approve with shadow_approve (needs --allow-approvals), or the user runs: shadowcode --workspace ${conn.project} approvals approve ${approval.id}`,
+    };
+  },
+};
