@@ -60,6 +60,14 @@ export const ERRORS = {
   SC_APPROVAL_REQUIRED: { exit: EXIT.denied, summary: 'The command needs an explicit approval (--yes, or answer y at the prompt).' },
   SC_TEST_COMMAND_UNKNOWN: { exit: EXIT.error, summary: 'No single test command was detected; name one.' },
   SC_ROLLBACK_CONFLICT: { exit: EXIT.error, summary: 'A file changed since the task; the rollback was not applied.' },
+  SC_DEF_INVALID: { exit: EXIT.error, summary: 'An MCP server definition is malformed or breaks a rule.' },
+  SC_DEF_NOT_FOUND: { exit: EXIT.error, summary: 'No MCP server definition with that id.' },
+  SC_DEF_EXISTS: { exit: EXIT.error, summary: 'A definition with that name exists; replacing it needs --hash of its current content.' },
+  SC_DEF_REFUSED: { exit: EXIT.error, summary: 'A project definition file is a link or resolves outside the project.' },
+  SC_GRANT_LIMIT: { exit: EXIT.error, summary: 'The project already has the most enabled servers allowed.' },
+  SC_PROJECT_UNTRUSTED: { exit: EXIT.error, summary: 'The project is not trusted.' },
+  SC_PLUGIN_INVALID: { exit: EXIT.error, summary: 'A plugin manifest is malformed, or its definitions are not by reference.' },
+  SC_PLUGIN_NOT_FOUND: { exit: EXIT.error, summary: 'No plugin with that name is installed.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 

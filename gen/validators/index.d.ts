@@ -2,6 +2,7 @@
 export interface AjvError { instancePath: string; schemaPath: string; keyword: string; params: Record<string, unknown>; message?: string }
 export interface GeneratedValidator { (data: unknown): boolean; errors?: AjvError[] | null }
 export declare const validateAuditReport: GeneratedValidator;
+export declare const validateCatalogView: GeneratedValidator;
 export declare const validateClients: GeneratedValidator;
 export declare const validateDecisionCase: GeneratedValidator;
 export declare const validateDefinition: GeneratedValidator;
@@ -11,6 +12,7 @@ export declare const validateGateRequest: GeneratedValidator;
 export declare const validateGrant: GeneratedValidator;
 export declare const validateLimits: GeneratedValidator;
 export declare const validatePermissions: GeneratedValidator;
+export declare const validatePlugin: GeneratedValidator;
 export declare const validateRegistration: GeneratedValidator;
 export declare const validateSettings: GeneratedValidator;
 export declare const validateStatus: GeneratedValidator;

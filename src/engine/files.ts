@@ -20,7 +20,7 @@ import { type Db, sql } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { sha256 } from '../util/canonical-json.js';
 import { newId } from '../util/ids.js';
-import { confinedPath } from './paths.js';
+import { confinedPath } from '../util/confine.js';
 
 export interface FileState {
   readonly exists: boolean;

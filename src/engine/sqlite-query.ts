@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { ScError } from '../errors.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { packageRoot } from '../util/paths.js';
-import { confinedPath } from './paths.js';
+import { confinedPath } from '../util/confine.js';
 
 export interface SqliteLimits {
   readonly sqlite_rows: number;

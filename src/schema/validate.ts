@@ -13,6 +13,7 @@ import { type ErrorCode, ScError } from '../errors.js';
 
 const byKey = {
   'audit-report': gen.validateAuditReport,
+  'catalog-view': gen.validateCatalogView,
   clients: gen.validateClients,
   'decision-case': gen.validateDecisionCase,
   definition: gen.validateDefinition,
@@ -22,6 +23,7 @@ const byKey = {
   grant: gen.validateGrant,
   limits: gen.validateLimits,
   permissions: gen.validatePermissions,
+  plugin: gen.validatePlugin,
   registration: gen.validateRegistration,
   settings: gen.validateSettings,
   status: gen.validateStatus,

@@ -124,4 +124,28 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX changes_path ON changes (project, path, seq);
   CREATE INDEX changes_job ON changes (job_id, seq);
   `,
+  `
+  CREATE TABLE definitions (
+    id         TEXT PRIMARY KEY,
+    source     TEXT NOT NULL CHECK (source IN ('config', 'plugin')),
+    plugin     TEXT,
+    body       TEXT NOT NULL,
+    hash       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE TABLE grants (
+    project       TEXT NOT NULL,
+    definition_id TEXT NOT NULL,
+    hash          TEXT NOT NULL,
+    granted_at    TEXT NOT NULL,
+    PRIMARY KEY (project, definition_id)
+  );
+  CREATE INDEX grants_definition ON grants (definition_id);
+  CREATE TABLE plugins (
+    name         TEXT PRIMARY KEY,
+    version      TEXT NOT NULL,
+    installed_at TEXT NOT NULL
+  );
+  `,
 ];

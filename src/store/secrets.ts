@@ -27,6 +27,8 @@ interface Entry {
 interface FileShape {
   version: 1;
   secrets: Record<string, Entry>;
+  /** Literal env values of legacy definitions, by definition id: kept here so state.db never holds them. */
+  definition_env?: Record<string, Record<string, string>>;
 }
 
 export interface SecretInfo {
@@ -128,6 +130,27 @@ export class SecretStore {
       data.secrets[name] = { value, created_at: existing?.created_at ?? now, updated_at: now };
       this.write(data);
       return { created: !existing };
+    });
+  }
+
+  /** The literal env of a stored definition, for the moment a connection starts. */
+  definitionEnv(id: string): Record<string, string> {
+    const env = this.read().definition_env?.[id] ?? {};
+    for (const v of Object.values(env)) registerSecretValue(v);
+    return env;
+  }
+
+  /** Replaces (or with an empty env, drops) a definition's literal env values. */
+  putDefinitionEnv(ticket: GateTicket, id: string, env: Record<string, string>): void {
+    assertTicket(ticket, 'cli:mcp.*');
+    for (const v of Object.values(env)) registerSecretValue(v);
+    withWriteLock(this.db, () => {
+      const data = this.read();
+      const all = { ...(data.definition_env ?? {}) };
+      if (Object.keys(env).length) all[id] = env;
+      else delete all[id];
+      data.definition_env = all;
+      this.write(data);
     });
   }
 

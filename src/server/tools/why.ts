@@ -1,6 +1,6 @@
 /* shadow_why: the recorded change history of one project path. */
 import { pathHistory } from '../../engine/history.js';
-import { confinedPath } from '../../engine/paths.js';
+import { confinedPath } from '../../util/confine.js';
 import { relative } from 'node:path';
 import { READ_ONLY, type ToolDef } from './types.js';
 

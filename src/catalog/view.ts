@@ -1,0 +1,71 @@
+/*
+ * The catalog as one project sees it: every definition (stored and project
+ * files), its grant state here, the cap, stale grants, and the grant history
+ * read back from the audit chain with the chain's verification. Names only:
+ * never an env or credential value.
+ */
+import type { CatalogView } from '../../gen/types/catalog-view.js';
+import type { Policy } from '../policy/load.js';
+import { readAudit, verifyAudit } from '../store/audit.js';
+import type { Db } from '../store/db.js';
+import type { Normalized } from './definition.js';
+import { projectDefinitions } from './project-files.js';
+import { grantsOf, storedDefinitions } from './store.js';
+
+type Entry = CatalogView['definitions'][number];
+
+function describe(id: string, source: Entry['source'], body: Omit<Normalized, 'env'> & { env_names?: string[] }, env: Record<string, string> | undefined, hash: string): Omit<Entry, 'grant'> {
+  return {
+    id,
+    source,
+    transport: body.transport,
+    ...(body.command ? { executable: body.command[0] as string, argument_count: body.command.length - 1 } : {}),
+    ...(body.url ? { url: body.url } : {}),
+    env_names: [...new Set([...(body.env_names ?? Object.keys(env ?? {})), ...Object.keys(body.env_refs ?? {})])].sort(),
+    credential_names: [...new Set([...Object.values(body.env_refs ?? {}), ...(body.api_key_env ? [body.api_key_env] : [])])].sort(),
+    needs_network: body.needs_network,
+    hash,
+  };
+}
+
+/** The current hash of every definition this project could use, by id (refused files have none). */
+export function currentHashes(db: Db, project: string | null, policy: Policy): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const d of storedDefinitions(db)) m.set(d.id, d.hash);
+  if (project) for (const p of projectDefinitions(project, policy.limits.definitions)) if (p.ok) m.set(p.id, p.hash);
+  return m;
+}
+
+export function catalogView(db: Db, project: string | null, policy: Policy): CatalogView {
+  const grants = new Map((project ? grantsOf(db, project) : []).map((g) => [g.definition_id, g]));
+  const defs: Entry[] = [];
+  const grantState = (id: string, hash: string | null): Entry['grant'] => {
+    const g = grants.get(id);
+    if (!g) return { state: 'disabled' };
+    return g.hash === hash ? { state: 'enabled', granted_hash: g.hash } : { state: 'stale', granted_hash: g.hash, reason: 'the definition changed since it was enabled; enable the new hash or disable it' };
+  };
+  for (const d of storedDefinitions(db)) defs.push({ ...describe(d.id, d.source, d.body, undefined, d.hash), grant: grantState(d.id, d.hash) });
+  if (project) {
+    for (const p of projectDefinitions(project, policy.limits.definitions)) {
+      if (p.ok) defs.push({ ...describe(p.id, 'project', p.def, p.def.env, p.hash), grant: grantState(p.id, p.hash) });
+      else defs.push({ id: p.id, source: 'project', transport: null, hash: null, grant: { state: 'refused', reason: `${p.error.code}: ${p.error.message}`.slice(0, 1024) } });
+    }
+  }
+  const known = new Set(defs.map((d) => d.id));
+  const stale = [...grants.values()].filter((g) => !known.has(g.definition_id)).map((g) => ({ definition_id: g.definition_id, granted_hash: g.hash, reason: 'the definition no longer exists; disable the grant' }));
+  const history = readAudit(db, { kinds: ['decision'], limit: 100000 })
+    .map((r) => ({ seq: r.seq, at: r.at, ...(r.body as { action: string; allow: boolean; project: string | null; args?: Record<string, unknown> }) }))
+    .filter((r) => /^cli:(mcp\.(add|enable|disable|remove)|plugin\.(install|remove))$/.test(r.action) && (r.project === project || r.action === 'cli:mcp.add' || r.action === 'cli:mcp.remove' || r.action.startsWith('cli:plugin')))
+    .slice(-1000)
+    .map((r) => ({ seq: r.seq, at: r.at, action: r.action.slice(4), allowed: r.allow, id: String(r.args?.id ?? r.args?.name ?? ''), hash: String(r.args?.hash ?? '') }));
+  const audit = verifyAudit(db);
+  return {
+    project,
+    definitions: defs,
+    stale_grants: stale,
+    enabled: defs.filter((d) => d.grant.state === 'enabled').length,
+    cap: policy.limits.grants.enabled_servers_per_project,
+    history,
+    audit: { ok: audit.ok, rows: audit.rows, first_break: audit.first_break?.seq ?? null },
+  };
+}

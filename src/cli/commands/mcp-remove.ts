@@ -1,0 +1,23 @@
+/* shadowcode mcp remove config:NAME --hash H: remove a definition and every grant of it. */
+import { removeDefinition } from '../../catalog/store.js';
+import { ScError } from '../../errors.js';
+import { enforce } from '../../policy/gate.js';
+import type { CommandSpec } from '../spec.js';
+
+export const command: CommandSpec = {
+  name: 'mcp remove',
+  summary: 'Remove a stored definition and all its grants',
+  description: 'Remove config:NAME and its grants in every project. Adding identical content again does not bring any grant back.',
+  options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the current hash of the definition (required)' }],
+  args: [{ name: 'ID', required: true, description: 'config:NAME' }],
+  examples: ['shadowcode mcp remove config:my-tools --hash 3f9c…'],
+  workspace: 'ignored',
+  async run(ctx, { args, options }) {
+    const id = args[0] as string;
+    const hash = options.hash as string | undefined;
+    if (!hash) throw new ScError('SC_USAGE', 'mcp remove needs --hash of the current content');
+    const secrets = ctx.secrets();
+    const r = await enforce(ctx.gate(), ctx.request('cli:mcp.remove', { args: { id, hash } }), (t) => removeDefinition(t, ctx.db(), secrets, id, hash));
+    return { data: r, text: `removed ${id} and ${r.grants_removed} grant(s)` };
+  },
+};

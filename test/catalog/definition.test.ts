@@ -1,0 +1,51 @@
+import t from 'tap';
+import { definitionHash, normalize, parseText, publicView } from '../../src/catalog/definition.js';
+import { shippedPolicy } from '../../src/policy/load.js';
+
+const L = shippedPolicy().limits.definitions;
+const load = (text: string) => normalize(parseText(text, 'def', L), 'def', L);
+
+t.test('the same content in YAML and JSON, in any key order, has the same hash', async (t) => {
+  const yaml = 'name: my-tools\ncommand: ["/opt/t/bin/server", "--stdio"]\nenv_refs:\n  API_TOKEN: MY_TOOLS_API_KEY\n';
+  const json = '{"env_refs":{"API_TOKEN":"MY_TOOLS_API_KEY"},"command":["/opt/t/bin/server","--stdio"],"name":"my-tools","timeout_sec":30,"description":""}';
+  t.equal(definitionHash(load(yaml)), definitionHash(load(json)), 'defaults are normalised before hashing');
+  t.not(definitionHash(load(yaml)), definitionHash(load(yaml.replace('--stdio', '--other'))));
+});
+
+t.test('literal env values are kept out of the public view', async (t) => {
+  const n = load('{"name":"x","command":["/bin/x"],"env":{"TOKEN":"literal-secret-value"}}');
+  const v = publicView(n);
+  t.same(v.env_names, ['TOKEN']);
+  t.notMatch(JSON.stringify(v), /literal-secret-value/);
+});
+
+t.test('refusals, each with a message that names the problem', async (t) => {
+  const cases: Array<[string, RegExp]> = [
+    ['{"name":"x","command":["/bin/x"],"surprise":1}', /has unknown property "surprise"/],
+    ['{"name":"x","url":"https://e.com/mcp","env":{"A":"b"}}', /env and env_refs apply to stdio commands only/],
+    ['{"name":"x","url":"https://e.com/mcp","env_refs":{"A":"B"}}', /env and env_refs apply to stdio commands only/],
+    ['{"name":"x","url":"https://e.com/mcp","command":["/bin/x"]}', /either command or url/],
+    ['{"name":"x","command":["bin/x"]}', /command\[0\] must be an absolute path/],
+    ['{"name":"x","command":["/bin/x"],"timeout_sec":0.05}', /timeout_sec: must be >= 0.1/],
+    ['{"name":"x","command":["/bin/x"],"timeout_sec":121}', /must be <= 120/],
+    ['{"name":"bad name","command":["/bin/x"]}', /\/name: must match pattern/],
+    ['{"name":"x","url":"http://example.com/mcp"}', /plain http is only for loopback/],
+    ['{"name":"x","url":"http://user:pw@127.0.0.1:9/mcp"}', /must not contain credentials/],
+    ['{"name":"x","url":"https://e.com/mcp?key=1"}', /query or a fragment/],
+    ['{"name":"x","url":"https://e.com/mcp#frag"}', /query or a fragment/],
+    ['{"name":"x","url":"ftp://e.com/mcp"}', /http or https/],
+    ['name: x\nname: y\ncommand: ["/bin/x"]\n', /Map keys must be unique/],
+    ['{"name":"x","name":"y","command":["/bin/x"]}', /Map keys must be unique/],
+    ['name: !!binary eA==\ncommand: ["/bin/x"]\n', /tags such as tag:yaml.org,2002:binary are not accepted/],
+    ['name: !custom x\ncommand: ["/bin/x"]\n', /Unresolved tag|tags/],
+    [`a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [${'*a, '.repeat(9)}*a]\nc: [${'*b, '.repeat(9)}*b]\nname: x\ncommand: ["/bin/x"]\n`, /Excessive alias count/],
+    [`name: x\ncommand: ["/bin/${'x'.repeat(70000)}"]\n`, /larger than 65536 bytes/],
+  ];
+  for (const [text, why] of cases) t.throws(() => load(text), { code: 'SC_DEF_INVALID', message: why }, text.slice(0, 60));
+});
+
+t.test('http rules: loopback may be plain, others need https (bearer too), others need the network', async (t) => {
+  t.match(load('{"name":"x","url":"http://localhost:8080/mcp","api_key_env":"T"}'), { transport: 'http', needs_network: false });
+  t.match(load('{"name":"x","url":"http://127.0.0.1:8080/mcp"}'), { needs_network: false });
+  t.match(load('{"name":"x","url":"https://tools.example.com/mcp","api_key_env":"T"}'), { needs_network: true, api_key_env: 'T' });
+});
