@@ -34,7 +34,7 @@ export interface ProjectMap {
   readonly test_commands: TestCandidate[];
 }
 
-export function understand(project: string, limits: { understand_files: number; understand_depth: number }): ProjectMap {
+export function understand(project: string, limits: { understand_files: number; understand_depth: number; understand_bytes: number }): ProjectMap {
   const counts = new Map<string, number>();
   const manifests: string[] = [];
   const entries: string[] = [];
@@ -85,17 +85,26 @@ export function understand(project: string, limits: { understand_files: number; 
   } catch {
     /* no package.json, or not JSON */
   }
-  return {
+  const map = {
     project,
     files_scanned: Math.min(files, limits.understand_files),
     truncated: truncated !== null,
-    truncated_reason: truncated,
-    top_level: topLevel.slice(0, 200),
+    truncated_reason: truncated as string | null,
+    top_level: topLevel,
     languages: [...counts].map(([language, n]) => ({ language, files: n })).sort((a, b) => b.files - a.files || a.language.localeCompare(b.language)),
-    manifests: manifests.slice(0, 100),
-    entry_points: [...new Set([...pkgEntries.map((p) => p.replace(/^\.\//, '')), ...entries])].slice(0, 100),
+    manifests,
+    entry_points: [...new Set([...pkgEntries.map((p) => p.replace(/^\.\//, '')), ...entries])],
     test_commands: detectTestCommands(project),
   };
+  // Keep the map within its byte budget by halving the longest lists, and say so.
+  while (Buffer.byteLength(JSON.stringify(map)) > limits.understand_bytes) {
+    const longest = (['top_level', 'manifests', 'entry_points'] as const).reduce((a, b) => (map[b].length > map[a].length ? b : a));
+    if (map[longest].length <= 1) break;
+    map[longest] = map[longest].slice(0, Math.floor(map[longest].length / 2));
+    map.truncated = true;
+    map.truncated_reason = `lists shortened to fit ${limits.understand_bytes} bytes`;
+  }
+  return map;
 }
 
 /** The map as a markdown section, for saving into the project note. */

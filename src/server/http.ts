@@ -139,7 +139,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
     });
   };
 
-  const server = createServer({ headersTimeout: L.header_deadline_ms, requestTimeout: L.header_deadline_ms + L.body_deadline_ms, connectionsCheckingInterval: 250, keepAliveTimeout: 1, maxHeaderSize: 16384 }, (req, res) => {
+  const server = createServer({ headersTimeout: L.header_deadline_ms, requestTimeout: L.header_deadline_ms + L.body_deadline_ms, connectionsCheckingInterval: 250, keepAliveTimeout: 1, maxHeaderSize: L.header_bytes }, (req, res) => {
     if (!cfg) return send(res, 503);
     if (!rate.hit()) return send(res, 429);
     serve(req, res, cfg).catch((err) => {

@@ -123,6 +123,7 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX changes_path ON changes (project, path, seq);
   CREATE INDEX changes_job ON changes (job_id, seq);
+  CREATE INDEX changes_pending ON changes (seq) WHERE state = 'pending';
   `,
   `
   CREATE TABLE definitions (

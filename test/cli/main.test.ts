@@ -15,6 +15,11 @@ t.test('every command has --help with usage and an example', async (t) => {
   for (const c of COMMANDS) t.match(top.stdout, c.name, `top-level help lists ${c.name}`);
 });
 
+t.test('every command is documented in the README with its name', async (t) => {
+  const readme = (await import('node:fs')).readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  for (const c of COMMANDS) t.ok(readme.includes(`\`${c.name}\``), `README names \`${c.name}\``);
+});
+
 t.test('sorted command list, so help reads in order', async (t) => {
   const names = COMMANDS.map((c) => c.name);
   t.same(names, [...names].sort());

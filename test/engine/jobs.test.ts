@@ -3,24 +3,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { cli, connection, sandbox } from '../fixtures/env.js';
+import { alive, cli, connection, sandbox, sleep, until } from '../fixtures/env.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-async function until(what: () => boolean, ms = 10000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await sleep(25);
-  }
-}
 
 async function setup(t: any, flags = { allowWrite: true, allowApprovals: true }, env: NodeJS.ProcessEnv = {}) {
   const sb = sandbox();

@@ -25,7 +25,7 @@ t.test('maps languages, manifests, entry points and test commands, honouring .gi
   mkdirSync(join(sb.root, 'elsewhere'));
   writeFileSync(join(sb.root, 'elsewhere', 'x.go'), '');
   symlinkSync(join(sb.root, 'elsewhere'), join(sb.project, 'linked'));
-  const m = understand(sb.project, { understand_files: 1000, understand_depth: 12 });
+  const m = understand(sb.project, { understand_files: 1000, understand_depth: 12, understand_bytes: 262144 });
   t.same(m.languages, [
     { language: 'TypeScript', files: 3 },
     { language: 'JavaScript', files: 1 },
@@ -42,10 +42,19 @@ t.test('maps languages, manifests, entry points and test commands, honouring .gi
 t.test('the walk stops at the file limit and says so', async (t) => {
   const sb = sandbox();
   for (let i = 0; i < 30; i++) writeFileSync(join(sb.project, `f${i}.py`), '');
-  const m = understand(sb.project, { understand_files: 10, understand_depth: 12 });
+  const m = understand(sb.project, { understand_files: 10, understand_depth: 12, understand_bytes: 262144 });
   t.equal(m.truncated, true);
   t.equal(m.files_scanned, 10);
   t.match(m.truncated_reason, /stopped after 10 files/);
+});
+
+t.test('the map stays within its byte budget', async (t) => {
+  const sb = sandbox();
+  for (let i = 0; i < 300; i++) writeFileSync(join(sb.project, `a-rather-long-file-name-number-${i}.md`), '');
+  const m = understand(sb.project, { understand_files: 1000, understand_depth: 12, understand_bytes: 4096 });
+  t.ok(Buffer.byteLength(JSON.stringify(m)) <= 4096);
+  t.equal(m.truncated, true);
+  t.match(m.truncated_reason, /shortened to fit 4096 bytes/);
 });
 
 t.test('gitignore patterns: anchors, directories, globs, negation and nesting', async (t) => {

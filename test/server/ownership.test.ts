@@ -7,25 +7,9 @@ import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
 import { getJob } from '../../src/engine/jobs.js';
 import { shippedPolicy } from '../../src/policy/load.js';
-import { cli, sandbox } from '../fixtures/env.js';
+import { alive, cli, sandbox, sleep, until } from '../fixtures/env.js';
 import { connect } from '../fixtures/mcp.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-async function until(what: () => boolean, ms = 10000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await sleep(25);
-  }
-}
 const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
 
 async function submitApproved(c: any, argv: string[]): Promise<string> {

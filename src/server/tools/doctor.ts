@@ -7,8 +7,6 @@ interface Args {
   probe_models?: boolean;
 }
 
-const PROBE_DEADLINE_MS = 3000;
-
 export const shadowDoctor: ToolDef<Args> = {
   name: 'shadow_doctor',
   annotations: READ_ONLY,
@@ -16,7 +14,7 @@ export const shadowDoctor: ToolDef<Args> = {
   async run(conn, args, ticket) {
     const e = conn.engine;
     const checks = diagnose({ profileDir: e.profileDir, project: conn.project, db: e.db(), policy: e.policy, settings: () => e.settings(), secrets: e.secrets(), env: e.env });
-    const probes = args.probe_models ? await probeModels(ticket, e.settings(), Math.min(PROBE_DEADLINE_MS, e.policy.limits.stdio_server.operation_deadline_ms)) : null;
+    const probes = args.probe_models ? await probeModels(ticket, e.settings(), e.policy.limits.inspection.model_probe_ms) : null;
     const worst = checks.some((c) => c.status === 'fail') ? 'fail' : checks.some((c) => c.status === 'warn') ? 'warn' : 'ok';
     return { status: worst, checks, model_probes: probes };
   },
