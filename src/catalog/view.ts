@@ -6,8 +6,8 @@
  */
 import type { CatalogView } from '../../gen/types/catalog-view.js';
 import type { Policy } from '../policy/load.js';
-import { readAudit, verifyAudit } from '../store/audit.js';
-import type { Db } from '../store/db.js';
+import { verifyAudit } from '../store/audit.js';
+import { type Db, sql } from '../store/db.js';
 import type { Normalized } from './definition.js';
 import { projectDefinitions } from './project-files.js';
 import { grantsOf, storedDefinitions } from './store.js';
@@ -36,7 +36,10 @@ export function currentHashes(db: Db, project: string | null, policy: Policy): M
   return m;
 }
 
-export function catalogView(db: Db, project: string | null, policy: Policy): CatalogView {
+export type GrantStates = Pick<CatalogView, 'definitions' | 'stale_grants' | 'enabled' | 'cap'>;
+
+/** Definitions and their grant state here; what doctor needs, without the history scan. */
+export function grantStates(db: Db, project: string | null, policy: Policy): GrantStates {
   const grants = new Map((project ? grantsOf(db, project) : []).map((g) => [g.definition_id, g]));
   const defs: Entry[] = [];
   const grantState = (id: string, hash: string | null): Entry['grant'] => {
@@ -53,19 +56,32 @@ export function catalogView(db: Db, project: string | null, policy: Policy): Cat
   }
   const known = new Set(defs.map((d) => d.id));
   const stale = [...grants.values()].filter((g) => !known.has(g.definition_id)).map((g) => ({ definition_id: g.definition_id, granted_hash: g.hash, reason: 'the definition no longer exists; disable the grant' }));
-  const history = readAudit(db, { kinds: ['decision'], limit: 100000 })
-    .map((r) => ({ seq: r.seq, at: r.at, ...(r.body as { action: string; allow: boolean; project: string | null; args?: Record<string, unknown> }) }))
-    .filter((r) => /^cli:(mcp\.(add|enable|disable|remove)|plugin\.(install|remove))$/.test(r.action) && (r.project === project || r.action === 'cli:mcp.add' || r.action === 'cli:mcp.remove' || r.action.startsWith('cli:plugin')))
-    .slice(-1000)
-    .map((r) => ({ seq: r.seq, at: r.at, action: r.action.slice(4), allowed: r.allow, id: String(r.args?.id ?? r.args?.name ?? ''), hash: String(r.args?.hash ?? '') }));
+  return { definitions: defs, stale_grants: stale, enabled: defs.filter((d) => d.grant.state === 'enabled').length, cap: policy.limits.grants.enabled_servers_per_project };
+}
+
+const GRANT_ACTIONS = ['cli:mcp.add', 'cli:mcp.enable', 'cli:mcp.disable', 'cli:mcp.remove', 'cli:plugin.install', 'cli:plugin.remove'];
+
+/** Grant changes from the audit chain: this project's, plus the profile-wide ones (add, remove, plugins). Newest page, oldest first. */
+function grantHistory(db: Db, project: string | null, limit: number): CatalogView['history'] {
+  const rows = sql(
+    db,
+    `SELECT seq, at, body FROM audit WHERE kind = 'decision'
+       AND json_extract(body, '$.action') IN (${GRANT_ACTIONS.map(() => '?').join(', ')})
+       AND (json_extract(body, '$.project') IS ? OR json_extract(body, '$.action') NOT IN ('cli:mcp.enable', 'cli:mcp.disable'))
+     ORDER BY seq DESC LIMIT ?`,
+  ).all(...GRANT_ACTIONS, project, limit) as Array<{ seq: number; at: string; body: string }>;
+  return rows.reverse().map((r) => {
+    const b = JSON.parse(r.body) as { action: string; allow: boolean; args?: Record<string, unknown> };
+    return { seq: r.seq, at: r.at, action: b.action.slice(4), allowed: b.allow, id: String(b.args?.id ?? b.args?.name ?? ''), hash: String(b.args?.hash ?? '') };
+  });
+}
+
+export function catalogView(db: Db, project: string | null, policy: Policy): CatalogView {
   const audit = verifyAudit(db);
   return {
     project,
-    definitions: defs,
-    stale_grants: stale,
-    enabled: defs.filter((d) => d.grant.state === 'enabled').length,
-    cap: policy.limits.grants.enabled_servers_per_project,
-    history,
+    ...grantStates(db, project, policy),
+    history: grantHistory(db, project, policy.limits.cli.audit_page_size),
     audit: { ok: audit.ok, rows: audit.rows, first_break: audit.first_break?.seq ?? null },
   };
 }

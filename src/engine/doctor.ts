@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Settings } from '../../gen/types/settings.js';
-import { catalogView } from '../catalog/view.js';
+import { grantStates } from '../catalog/view.js';
 import type { Policy } from '../policy/load.js';
 import { verifyAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
@@ -63,7 +63,7 @@ export function diagnose(i: DoctorInput): Check[] {
   const p = getProject(i.db, i.project);
   checks.push({ id: 'trust', status: p.trusted ? 'ok' : 'warn', detail: p.trusted ? `trusted at ${p.level}` : 'not trusted: connections are read-only (run shadowcode trust)' });
 
-  const catalog = catalogView(i.db, i.project, i.policy);
+  const catalog = grantStates(i.db, i.project, i.policy);
   const stale = [...catalog.definitions.filter((d) => d.grant.state === 'stale').map((d) => d.id), ...(catalog.stale_grants ?? []).map((g) => String((g as { definition_id: string }).definition_id))];
   const refused = catalog.definitions.filter((d) => d.grant.state === 'refused').map((d) => d.id);
   checks.push({
