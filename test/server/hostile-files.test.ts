@@ -7,7 +7,7 @@ import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { cli, connection, type Sandbox, sandbox } from '../fixtures/env.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
@@ -35,7 +35,7 @@ function within<T>(p: Promise<T>, ms: number): Promise<T | null> {
 }
 
 /** The calls the issue found frozen, and one ordinary call alongside them. */
-async function exercise(t: Tap.Test, c: { callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<any> }, code: string): Promise<void> {
+async function exercise(t: Test, c: { callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<any> }, code: string): Promise<void> {
   const [map, test, status] = await Promise.all([
     within(c.callTool({ name: 'shadow_understand', arguments: {} }), L.stdio_server.operation_deadline_ms),
     within(c.callTool({ name: 'shadow_test', arguments: {} }), L.stdio_server.operation_deadline_ms),
