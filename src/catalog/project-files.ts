@@ -21,8 +21,12 @@ export function projectDefinitions(project: string, limits: DefLimits): ProjectD
     let entries: DirEntry[];
     try {
       entries = listProjectDir(project, dir).filter((e) => /\.(ya?ml|json)$/.test(e.name));
-    } catch {
-      continue; // absent, or not a plain directory inside the project
+    } catch (err) {
+      const e = asScError(err);
+      if (e.code === 'SC_FILE_NOT_FOUND') continue;
+      // A linked or escaping definitions directory is reported, never listed through.
+      out.push({ id: `project:${dir}`, file: dir, ok: false, error: new ScError('SC_DEF_REFUSED', `${dir}: ${e.message}`) });
+      continue;
     }
     for (const { name, kind } of entries) {
       const rel = `${dir}/${name}`;

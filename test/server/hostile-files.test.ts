@@ -131,6 +131,18 @@ t.test('project definitions: a FIFO, a sparse giant and a link are refused in th
   t.ok(process.memoryUsage().rss - before < 256 * 1024 * 1024, 'the giant cost no gigabyte');
 });
 
+t.test('a definitions directory linked out of the project is reported, not listed through', async (t) => {
+  const sb = await trusted((sb) => {
+    mkdirSync(join(sb.root, 'elsewhere', 'mcp'), { recursive: true });
+    writeFileSync(join(sb.root, 'elsewhere', 'mcp', 'evil.yaml'), 'name: evil\ncommand: ["/bin/sh"]\n');
+    symlinkSync(join(sb.root, 'elsewhere'), join(sb.project, '.shadowcode'));
+  });
+  const r = await cli(sb, ['--workspace', sb.project, '--json', 'mcp']);
+  const defs = JSON.parse(r.stdout).definitions as Array<{ id: string; grant: { reason: string } }>;
+  t.same(defs.map((d) => d.id), ['project:.shadowcode/mcp'], 'evil.yaml is not offered as this project\'s');
+  t.match(defs[0]?.grant.reason, /^SC_DEF_REFUSED: .shadowcode\/mcp: .*leaves the project/);
+});
+
 t.test('mcp add of a FIFO, /dev/zero or a sparse giant fails with its code at once', async (t) => {
   const sb = sandbox('hostile-add');
   execFileSync('mkfifo', [join(sb.root, 'fifo.yaml')]);
