@@ -12,7 +12,7 @@ export const command: CommandSpec = {
   description:
     'Read a definition file (YAML or JSON), validate it and store it as config:NAME. It is inert until enabled for a project. Nothing is executed or contacted. Replacing an existing definition needs --hash with its current hash (from shadowcode mcp).',
   options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the current hash of the definition being replaced' }],
-  args: [{ name: 'FILE', required: true, description: 'the definition file' }],
+  args: [{ name: 'FILE', required: true, description: 'the definition file: a regular file within the definition size cap (a FIFO or device is refused)' }],
   examples: ['shadowcode mcp add ./my-tools.yaml', 'shadowcode mcp add ./my-tools.yaml --hash 3f9c…'],
   workspace: 'ignored',
   async run(ctx, { args, options }) {
