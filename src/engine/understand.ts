@@ -116,9 +116,11 @@ export function understand(project: string, limits: { understand_files: number; 
   };
   // Keep the map within its byte budget by halving the longest lists, and say so.
   while (Buffer.byteLength(JSON.stringify(map)) > limits.understand_bytes) {
-    const longest = (['top_level', 'manifests', 'entry_points'] as const).reduce((a, b) => (map[b].length > map[a].length ? b : a));
+    const longest = (['top_level', 'manifests', 'entry_points', 'refused'] as const).reduce((a, b) => (map[b].length > map[a].length ? b : a));
     if (map[longest].length <= 1) break;
-    map[longest] = map[longest].slice(0, Math.floor(map[longest].length / 2));
+    const half = <T>(list: T[]): T[] => list.slice(0, Math.floor(list.length / 2));
+    if (longest === 'refused') map.refused = half(map.refused);
+    else map[longest] = half(map[longest]);
     map.truncated = true;
     map.truncated_reason = `lists shortened to fit ${limits.understand_bytes} bytes`;
   }
