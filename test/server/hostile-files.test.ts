@@ -143,7 +143,7 @@ t.test('a definitions directory linked out of the project is reported, not liste
   t.match(defs[0]?.grant.reason, /^SC_DEF_REFUSED: .shadowcode\/mcp: .*leaves the project/);
 });
 
-t.test('mcp add of a FIFO, /dev/zero or a sparse giant fails with its code at once', async (t) => {
+t.test('mcp add and plugin install of a FIFO, /dev/zero or a sparse giant fail with their code at once', async (t) => {
   const sb = sandbox('hostile-add');
   execFileSync('mkfifo', [join(sb.root, 'fifo.yaml')]);
   writeFileSync(join(sb.root, 'giant.yaml'), '');
@@ -159,4 +159,8 @@ t.test('mcp add of a FIFO, /dev/zero or a sparse giant fails with its code at on
     t.equal(r.code, 1, file);
     t.equal(JSON.parse(r.stdout).error.code, code, file);
   }
+  mkdirSync(join(sb.root, 'plug'));
+  execFileSync('mkfifo', [join(sb.root, 'plug', 'shadowcode-plugin.json')]);
+  const plugin = await cli(sb, ['--json', 'plugin', 'install', join(sb.root, 'plug')]);
+  t.equal(JSON.parse(plugin.stdout).error.code, 'SC_FILE_REFUSED', 'a FIFO plugin manifest too');
 });
