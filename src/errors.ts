@@ -43,6 +43,8 @@ export const ERRORS = {
   SC_RESULT_TOO_LARGE: { exit: EXIT.error, summary: 'A result is larger than the result cap.' },
   SC_PATH_OUTSIDE: { exit: EXIT.error, summary: 'A path leaves the project, or is a link that does.' },
   SC_FILE_NOT_FOUND: { exit: EXIT.error, summary: 'The file does not exist in the project.' },
+  SC_FILE_REFUSED: { exit: EXIT.error, summary: 'The file is a FIFO, device, socket, directory or link where a regular file must be; it is not read.' },
+  SC_FILE_TOO_LARGE: { exit: EXIT.error, summary: 'The file is larger than the read cap for its kind in policy/limits.json.' },
   SC_SQL_REFUSED: { exit: EXIT.error, summary: 'The SQL statement would write or change the connection, and is refused.' },
   SC_SQL_FAILED: { exit: EXIT.error, summary: 'SQLite rejected the query.' },
   SC_REGISTER_TEMPORARY: { exit: EXIT.error, summary: 'shadowcode runs from a temporary location that a registration must not point to.' },

@@ -98,3 +98,21 @@ t.test('process and network capabilities are reachable only through gated execut
 t.test('no file in src/ silences the type checker', async (t) => {
   for (const f of files) t.notMatch(f.text, /@ts-ignore|@ts-nocheck|eslint-disable/, f.rel);
 });
+
+// Reading files someone else controls goes through one bounded primitive (src/util/safe-read.ts):
+// a raw read there could block on a FIFO, follow a link out of the project or read /dev/zero forever.
+// Only reads of our own files are exempt, each with the reason it is trusted.
+const FILE_READS = /\b(readFileSync|readFile|createReadStream|readSync|readdirSync|readdir|opendirSync|opendir)\s*\(|\bopenSync\([^,)]*\)|\bopenSync\([^,]*,\s*'r\+?'/;
+const TRUSTED_READS: Record<string, string> = {
+  'util/safe-read.ts': 'the primitive itself',
+  'policy/load.ts': 'policy/*.json shipped with the package',
+  'version.ts': 'the package.json of shadowcode itself',
+  'store/settings.ts': 'settings.json in the 0700 profile directory',
+  'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',
+};
+
+t.test('files a project or a user controls are read only through the bounded primitive', async (t) => {
+  const readers = files.filter((f) => FILE_READS.test(f.text.replace(/^\s*(\/\/|\*).*$/gm, ''))).map((f) => f.rel).sort();
+  t.same(readers, Object.keys(TRUSTED_READS).sort(), 'only the primitive and reads of our own files use raw file reads');
+  t.notOk(/^import[^\n]*from 'node:fs\/promises'/m.test(files.filter((f) => !TRUSTED_READS[f.rel]).map((f) => f.text).join('\n')), 'node:fs/promises is not imported around the primitive');
+});

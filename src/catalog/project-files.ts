@@ -1,14 +1,14 @@
 /*
  * Definitions a project carries: direct .yaml, .yml and .json files in
  * .shadowcode/mcp/ and .shadow/mcp/ (no recursion). Re-read and re-hashed at
- * every use. A link, or a file whose real path leaves the project, is refused
- * and reported, never followed. A project file cannot grant itself anything:
- * only `shadowcode mcp enable` does, with its hash.
+ * every use, through the bounded primitive (src/util/safe-read.ts). A link, a
+ * FIFO or device, a file over the definition cap, or a file whose real path
+ * leaves the project, is refused and reported with its code, never followed.
+ * A project file cannot grant itself anything: only `shadowcode mcp enable`
+ * does, with its hash.
  */
-import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { join } from 'node:path';
-import { insideProject } from '../util/confine.js';
 import { asScError, ScError } from '../errors.js';
+import { type DirEntry, listProjectDir, readProjectFile } from '../util/safe-read.js';
 import { type DefLimits, definitionHash, type Normalized, normalize, parseText } from './definition.js';
 
 export const PROJECT_DIRS = ['.shadowcode/mcp', '.shadow/mcp'];
@@ -18,24 +18,25 @@ export type ProjectDef = { id: string; file: string; ok: true; def: Normalized; 
 export function projectDefinitions(project: string, limits: DefLimits): ProjectDef[] {
   const out: ProjectDef[] = [];
   for (const dir of PROJECT_DIRS) {
-    let names: string[];
+    let entries: DirEntry[];
     try {
-      const st = lstatSync(join(project, dir));
-      if (!st.isDirectory()) continue;
-      names = readdirSync(join(project, dir)).filter((n) => /\.(ya?ml|json)$/.test(n)).sort();
-    } catch {
+      entries = listProjectDir(project, dir).filter((e) => /\.(ya?ml|json)$/.test(e.name));
+    } catch (err) {
+      const e = asScError(err);
+      if (e.code === 'SC_FILE_NOT_FOUND') continue;
+      // A linked or escaping definitions directory is reported, never listed through.
+      out.push({ id: `project:${dir}`, file: dir, ok: false, error: new ScError('SC_DEF_REFUSED', `${dir}: ${e.message}`) });
       continue;
     }
-    for (const name of names) {
+    for (const { name, kind } of entries) {
       const rel = `${dir}/${name}`;
       const id = `project:${rel}`;
-      const abs = join(project, rel);
       try {
-        const st = lstatSync(abs);
-        if (st.isSymbolicLink()) throw new ScError('SC_DEF_REFUSED', `${rel} is a symbolic link; project definitions must be plain files`);
-        if (!st.isFile()) continue;
-        if (!insideProject(project, realpathSync(abs))) throw new ScError('SC_DEF_REFUSED', `${rel} resolves outside the project`);
-        const def = normalize(parseText(readFileSync(abs, 'utf8'), rel, limits), rel, limits);
+        if (kind === 'link') throw new ScError('SC_DEF_REFUSED', `${rel} is a symbolic link; project definitions must be plain files`);
+        if (kind === 'dir') continue;
+        // Bounded before parsing: a FIFO or device is refused unopened, a sparse giant costs one fstat.
+        const text = readProjectFile(project, rel, { cap: limits.file_bytes, kind: 'definition', links: 'refuse' }).bytes.toString('utf8');
+        const def = normalize(parseText(text, rel, limits), rel, limits);
         out.push({ id, file: rel, ok: true, def, hash: definitionHash(def) });
       } catch (err) {
         out.push({ id, file: rel, ok: false, error: asScError(err) });

@@ -25,7 +25,7 @@ export class Engine {
     if (!this._db) {
       ensureProfileDir(this.profileDir);
       this._db = openDb(this.profileDir, this.policy.limits.cli.sqlite_busy_timeout_ms);
-      reconcileChanges(this._db);
+      reconcileChanges(this._db, this.policy.limits.jobs.checkpoint_bytes);
     }
     return this._db;
   }

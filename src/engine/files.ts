@@ -13,7 +13,7 @@
  * aborted), so the store never claims a change that did not happen.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
@@ -21,6 +21,7 @@ import { assertTicket, type GateTicket } from '../ticket.js';
 import { sha256 } from '../util/canonical-json.js';
 import { newId } from '../util/ids.js';
 import { confinedPath } from '../util/confine.js';
+import { tryReadProjectFile } from '../util/safe-read.js';
 
 export interface FileState {
   readonly exists: boolean;
@@ -29,16 +30,11 @@ export interface FileState {
   readonly sha: string | null;
 }
 
-export function readState(abs: string): FileState {
-  try {
-    const st = lstatSync(abs);
-    if (!st.isFile()) throw new ScError('SC_PATH_OUTSIDE', `${abs} is not a regular file`);
-    const content = readFileSync(abs);
-    return { exists: true, content, mode: st.mode & 0o7777, sha: sha256(content) };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { exists: false, content: null, mode: null, sha: null };
-    throw err;
-  }
+/** A project file's current state, read through the bounded primitive: a link, FIFO or device is refused, never followed. */
+export function readState(project: string, rel: string, cap: number): FileState {
+  const r = tryReadProjectFile(project, rel, { cap, kind: 'file', links: 'refuse' });
+  if (!r) return { exists: false, content: null, mode: null, sha: null };
+  return { exists: true, content: r.bytes, mode: r.mode & 0o7777, sha: sha256(r.bytes) };
 }
 
 /** Writes bytes in place of a file, atomically: a reader sees the old content or the new, never half. */
@@ -75,8 +71,13 @@ export function changeFile(ticket: GateTicket, db: Db, project: string, jobId: s
   assertTicket(ticket, 'file:write');
   if (content && content.length > maxBytes) throw new ScError('SC_LIMIT_REACHED', `a file may be at most ${maxBytes} bytes`);
   const { abs, rel } = target(project, path);
-  const before = readState(abs);
-  if (before.content && before.content.length > maxBytes) throw new ScError('SC_LIMIT_REACHED', `${rel} is larger than ${maxBytes} bytes and cannot be checkpointed`);
+  let before: FileState;
+  try {
+    before = readState(project, rel, maxBytes);
+  } catch (err) {
+    if (err instanceof ScError && err.code === 'SC_FILE_TOO_LARGE') throw new ScError('SC_LIMIT_REACHED', `${rel} is larger than ${maxBytes} bytes and cannot be checkpointed`);
+    throw err;
+  }
   const after = content ? sha256(content) : null;
   let checkpointId = '';
   let seq = 0;
@@ -101,12 +102,12 @@ export function changeFile(ticket: GateTicket, db: Db, project: string, jobId: s
 }
 
 /** Settles changes a crash left pending: the file says whether the write happened. */
-export function reconcileChanges(db: Db): number {
+export function reconcileChanges(db: Db, cap: number): number {
   const rows = sql(db, "SELECT seq, project, path, after_sha FROM changes WHERE state = 'pending'").all() as Array<{ seq: number; project: string; path: string; after_sha: string | null }>;
   for (const r of rows) {
     let sha: string | null = null;
     try {
-      sha = readState(join(r.project, r.path)).sha;
+      sha = readState(r.project, r.path, cap).sha;
     } catch {
       sha = '';
     }

@@ -60,10 +60,10 @@ function taskFiles(db: Db, project: string, taskId: string): Array<{ path: strin
   return [...last].map(([path, after]) => ({ path, after, cp: sql(db, 'SELECT * FROM checkpoints WHERE job_id = ? AND path = ?').get(taskId, path) as CheckpointRow }));
 }
 
-export function reviewTask(db: Db, project: string, taskId: string, maxBytes: number): Record<string, unknown> {
+export function reviewTask(db: Db, project: string, taskId: string, maxBytes: number, fileCap: number): Record<string, unknown> {
   taskInProject(db, project, taskId);
   const files = taskFiles(db, project, taskId).map(({ path, cp }) => {
-    const now = readState(join(project, path));
+    const now = readState(project, path, fileCap);
     const before = cp.content?.toString('utf8') ?? '';
     const after = now.content?.toString('utf8') ?? '';
     return { path, status: !cp.existed ? 'added' : now.exists ? 'modified' : 'deleted', diff: unifiedDiff(before, after, cp.existed ? `a/${path}` : '/dev/null', now.exists ? `b/${path}` : '/dev/null') };
@@ -78,12 +78,12 @@ export function reviewTask(db: Db, project: string, taskId: string, maxBytes: nu
   return { task_id: taskId, files, verification: verification.map((v) => ({ ...v, argv: JSON.parse(v.argv) as string[] })), rolled_back: rolledBack.n > 0 };
 }
 
-export function rollbackTask(ticket: GateTicket, db: Db, project: string, taskId: string): { task_id: string; restored: string[] } {
+export function rollbackTask(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
   assertTicket(ticket, 'tool:shadow_rollback');
   taskInProject(db, project, taskId);
   const files = taskFiles(db, project, taskId);
   if (files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${taskId} changed no files`);
-  const states = files.map((f) => ({ ...f, now: readState(join(project, f.path)) }));
+  const states = files.map((f) => ({ ...f, now: readState(project, f.path, fileCap) }));
   const conflicts = states.filter((s) => s.now.sha !== s.after).map((s) => s.path);
   if (conflicts.length) throw new ScError('SC_ROLLBACK_CONFLICT', `changed since task ${taskId}: ${conflicts.join(', ')}; nothing was rolled back`, { files: conflicts });
   const done: typeof states = [];

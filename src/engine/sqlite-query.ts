@@ -2,16 +2,15 @@
  * shadow_sqlite's executor: one bounded, read-only query against an existing
  * SQLite file inside the project.
  *
- *   path ─► real path inside the project ─► SQLite header ─► child process
+ *   path ─► real path inside the project, a regular file ─► SQLite header ─► child process
  *        ─► deadline: SIGKILL, SC_TIMEOUT  ─► result or SC_SQL_REFUSED/SC_SQL_FAILED
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScError } from '../errors.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { packageRoot } from '../util/paths.js';
-import { confinedPath } from '../util/confine.js';
+import { readProjectFile } from '../util/safe-read.js';
 
 export interface SqliteLimits {
   readonly sqlite_rows: number;
@@ -30,21 +29,16 @@ export interface SqliteRequest {
 const HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 /** An empty file is an empty database to SQLite; anything else must carry the header. */
-function isSqliteFile(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(HEADER.length);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return n === 0 || (n === buf.length && buf.equals(HEADER));
-  } finally {
-    closeSync(fd);
-  }
+function isSqliteHeader(head: Buffer): boolean {
+  return head.length === 0 || head.equals(HEADER);
 }
 
 export async function runSqlite(ticket: GateTicket, project: string, req: SqliteRequest, limits: SqliteLimits): Promise<unknown> {
   assertTicket(ticket, 'tool:shadow_sqlite');
-  const file = confinedPath(project, req.path, { mustExist: true, file: true });
-  if (!isSqliteFile(file)) throw new ScError('SC_SQL_FAILED', `${req.path} is not a SQLite database`);
+  // The header through the bounded primitive: a FIFO or device is refused before anything opens it for real.
+  const head = readProjectFile(project, req.path, { cap: HEADER.length, kind: 'SQLite database', overflow: 'truncate' });
+  const file = head.path;
+  if (!isSqliteHeader(head.bytes)) throw new ScError('SC_SQL_FAILED', `${req.path} is not a SQLite database`);
   const job = {
     path: file,
     action: req.action,

@@ -55,13 +55,13 @@ export async function enforce<T>(env: GateEnv, request: GateRequest, run: (ticke
       action: request.action,
       principal: request.principal,
       project: request.project?.path ?? null,
-      resource: request.resource ? redact(request.resource) : undefined,
+      resource: request.resource ? redact(request.resource, env.policy.limits.audit.string_chars) : undefined,
       requested_level: request.requested_level,
       allow: d.allow,
       reasons: d.reasons,
       ceiling: d.ceiling,
       policy_hash: env.policy.hash,
-      args: request.args ? redact(request.args) : undefined,
+      args: request.args ? redact(request.args, env.policy.limits.audit.string_chars) : undefined,
     });
   } catch (err) {
     if (err instanceof ScError) throw err;

@@ -4,12 +4,12 @@
  * Two passes in one walk: a value under a credential-looking key is replaced
  * whole, and any string containing a known secret value (registered by the
  * secret store when it hands a value out) has that value replaced. Strings are
- * truncated so an audit row cannot grow without bound.
+ * truncated to audit.string_chars (policy/limits.json) so an audit row cannot
+ * grow without bound.
  */
 import { knownSecretValues } from '../util/secret-values.js';
 
 const SENSITIVE_KEY = /(token|secret|password|passwd|passphrase|api[_-]?key|authorization|cookie|credential)/i;
-const MAX_STRING = 2048;
 const MAX_DEPTH = 8;
 export const REDACTED = '[redacted]';
 
@@ -21,17 +21,17 @@ export function scrubText(text: string): string {
   return out;
 }
 
-export function redact(value: unknown, depth = 0): unknown {
+export function redact(value: unknown, maxChars: number, depth = 0): unknown {
   if (typeof value === 'string') {
     const s = scrubText(value);
-    return s.length > MAX_STRING ? `${s.slice(0, MAX_STRING)}…[${s.length - MAX_STRING} more]` : s;
+    return s.length > maxChars ? `${s.slice(0, maxChars)}…[${s.length - maxChars} more]` : s;
   }
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) return '[nested]';
-  if (Array.isArray(value)) return value.slice(0, 64).map((v) => redact(v, depth + 1));
+  if (Array.isArray(value)) return value.slice(0, 64).map((v) => redact(v, maxChars, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>).slice(0, 64)) {
-    out[k] = SENSITIVE_KEY.test(k) && v !== null && v !== undefined && v !== '' ? REDACTED : redact(v, depth + 1);
+    out[k] = SENSITIVE_KEY.test(k) && v !== null && v !== undefined && v !== '' ? REDACTED : redact(v, maxChars, depth + 1);
   }
   return out;
 }

@@ -24,8 +24,8 @@ export async function callTool(conn: Connection, name: string, rawArgs: unknown,
       const req = conn.request(def.action(args), { args, ...(resource ? { resource } : {}) });
       return enforce(conn.gate(), req, (ticket) => def.run(conn, args, ticket, sig, req));
     });
-    return dataResult(data, cap);
+    return dataResult(data, cap, conn.engine.policy.limits.audit.string_chars);
   } catch (err) {
-    return errorResult(err);
+    return errorResult(err, conn.engine.policy.limits.audit.string_chars);
   }
 }

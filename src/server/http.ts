@@ -3,7 +3,7 @@
  *
  *   TCP (≤ 32 at once) ─► rate window (429) ─► guards: Host, Origin, query, path,
  *   bearer token, method, duplicated headers ─► gate (audited) ─► body ≤ 1 MiB in
- *   5 s ─► credentials stripped ─► SDK createMcpHandler (stateless; 2026-07-28 and
+ *   5 s, nesting ≤ body_depth ─► credentials stripped ─► SDK createMcpHandler (stateless; 2026-07-28 and
  *   legacy) ─► response ≤ 8 MiB within 60 s ─► outcome audited
  *
  * One gateway is one owner shared by every caller holding the token. Each
@@ -17,6 +17,7 @@ import { ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import { appendAudit } from '../store/audit.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
+import { invalidRequest, nestsDeeperThan, topLevel } from '../transport/envelope.js';
 import { RateWindow } from '../transport/rate.js';
 import { buildServer } from './build.js';
 import { Connection } from './connection.js';
@@ -103,6 +104,10 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
       const body = await readBody(req, L.body_bytes, L.body_deadline_ms);
       if (body === 'timeout') return void res.destroy();
       if (!Buffer.isBuffer(body)) return send(res, body.status);
+      // Bounded before anything parses it: a 100,000-deep body gets an error, not a stack overflow.
+      if (nestsDeeperThan(body, L.body_depth)) {
+        return send(res, 400, JSON.stringify(invalidRequest(topLevel(body.toString('utf8')).id ?? null, `Invalid Request: the message nests deeper than ${L.body_depth} levels`)));
+      }
       const ac = new AbortController();
       res.on('close', () => {
         if (!res.writableFinished) ac.abort();

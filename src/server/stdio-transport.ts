@@ -1,7 +1,8 @@
 /*
  * The MCP transport for `mcp serve` over stdio, on our bounded framing.
  *
- *   stdin ─► LineFramer (1 MiB frame, 32 MiB lifetime, 128 frames/s) ─► onmessage
+ *   stdin ─► LineFramer (1 MiB frame, 32 MiB lifetime, 128 frames/s, depth 64)
+ *   ─► envelope check (a malformed request is answered -32600 here) ─► onmessage
  *   send() ─► one JSON line ─► stdout, waiting for drain at most write_deadline_ms
  *
  * A fault closes the connection after one stderr line saying why. The first
@@ -11,6 +12,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { envelopeProblem, invalidRequest } from '../transport/envelope.js';
 import { LineFramer } from '../transport/framing.js';
 
 export interface StdioLimits {
@@ -20,6 +22,7 @@ export interface StdioLimits {
   readonly frames_per_second: number;
   readonly init_deadline_ms: number;
   readonly write_deadline_ms: number;
+  readonly frame_depth: number;
 }
 
 export class BoundedStdioTransport implements Transport {
@@ -47,6 +50,12 @@ export class BoundedStdioTransport implements Transport {
     this.framer = new LineFramer(
       limits,
       (msg) => {
+        // A request the SDK would drop unanswered (an unknown member, a bad id) is answered here instead.
+        const problem = envelopeProblem(msg);
+        if (problem) {
+          if (problem.answer !== undefined) void this.send(invalidRequest(problem.answer, problem.reason) as unknown as JSONRPCMessage);
+          return;
+        }
         if (typeof msg.method === 'string' && (typeof msg.id === 'string' || typeof msg.id === 'number')) {
           this.pending.add(msg.id);
           if (!this.sawRequest) {
@@ -57,6 +66,10 @@ export class BoundedStdioTransport implements Transport {
         this.onmessage?.(msg as unknown as JSONRPCMessage);
       },
       (fault, detail) => this.shut(`protocol failure (${fault}): ${detail}`),
+      // Too deep to parse: a request still gets its answer; a notification or response is dropped, as JSON-RPC wants.
+      (frame, detail) => {
+        if (frame.hasMethod && frame.hasId) void this.send(invalidRequest(frame.id ?? null, `Invalid Request: ${detail}`) as unknown as JSONRPCMessage);
+      },
     );
   }
 

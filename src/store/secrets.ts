@@ -2,15 +2,20 @@
  * The secret store: secrets.json in the profile, mode 0600, never state.db
  * (tools may read state.db, and people back it up or share it).
  *
- *   set/remove ─► (gate ticket) ─► state.db write lock ─► read file ─► modify
- *              ─► write temp 0600 ─► fsync ─► rename over secrets.json
+ *   set/remove ─► (gate ticket) ─► state.db write lock ─► sweep stale temp files
+ *              ─► read file ─► modify ─► write .secrets.json.PID.RAND.tmp 0600
+ *              ─► fsync ─► rename over secrets.json
  *
  * The database lock serialises writers across processes, so two `secret set`
- * commands at once cannot lose one another's value. Values leave this module
+ * commands at once cannot lose one another's value. A writer killed between
+ * the temp write and the rename (SIGKILL, power loss) leaves a temp file that
+ * holds every secret: opening the store removes those of dead processes, and
+ * every write, holding the lock, removes them all, so `secret remove` really
+ * removes a value. Temp files are dot-named, out of a plain listing's way. Values leave this module
  * only through reveal(), which registers them with the redactor first.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScError } from '../errors.js';
 import { registerSecretValue } from '../util/secret-values.js';
@@ -43,11 +48,44 @@ export function checkSecretName(name: string): void {
   }
 }
 
+/** Temp files of a write in progress: `.secrets.json.PID.RAND.tmp` (and the undotted name older versions used). */
+const TEMP = /^\.?secrets\.json\.(\d+)\.[0-9a-f]+\.tmp$/;
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return false; // this process has no write in flight while it sweeps
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export class SecretStore {
   readonly path: string;
 
-  constructor(profileDir: string, private readonly db: Db, private readonly limits: { value_bytes: number; count: number }) {
+  constructor(private readonly profileDir: string, private readonly db: Db, private readonly limits: { value_bytes: number; count: number }) {
     this.path = join(profileDir, 'secrets.json');
+    this.sweep(false);
+  }
+
+  /** Removes temp files a killed writer left: with everyone=false only those of dead processes (no lock held). */
+  private sweep(everyone: boolean): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.profileDir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const m = TEMP.exec(name);
+      if (!m || (!everyone && processAlive(Number(m[1])))) continue;
+      try {
+        unlinkSync(join(this.profileDir, name));
+      } catch {
+        /* already gone: another process swept it */
+      }
+    }
   }
 
   private read(): FileShape {
@@ -75,8 +113,10 @@ export class SecretStore {
     return p as FileShape;
   }
 
+  /** Called with the write lock held: no other writer has a temp file in flight, so every one found is stale. */
   private write(data: FileShape): void {
-    const tmp = `${this.path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    this.sweep(true);
+    const tmp = join(this.profileDir, `.secrets.json.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     const fd = openSync(tmp, 'wx', 0o600);
     try {
       writeSync(fd, JSON.stringify(data));

@@ -2,20 +2,23 @@
  * Bounded newline-delimited JSON-RPC framing, shared by the inbound stdio
  * server and the outbound stdio client.
  *
- *   chunk ─► lifetime cap ─► split on \n ─► per line: rate window (blank lines
- *   count) ─► frame cap ─► JSON.parse ─► object, not array ─► onFrame
+ *   chunk ─► lifetime cap ─► split on \n ─► per line: token bucket (blank lines
+ *   count) ─► frame cap ─► nesting depth (too deep: onDeep with the top-level
+ *   id and method, nothing parsed) ─► JSON.parse ─► object, not array ─► onFrame
  *
  * Any violation is fatal for the connection: the framer reports one reason and
  * ignores everything after it. A partial line at end of input is "truncated".
  * The frame cap is checked while a line is still arriving, so a peer cannot
  * make us buffer an unbounded line before we notice.
  */
-import { RateWindow } from './rate.js';
+import { nestsDeeperThan, type TopLevel, topLevel } from './envelope.js';
+import { TokenBucket } from './rate.js';
 
 export interface FrameLimits {
   readonly frame_bytes: number;
   readonly lifetime_bytes: number;
   readonly frames_per_second: number;
+  readonly frame_depth: number;
 }
 
 export type FrameFault = 'oversized' | 'lifetime' | 'flood' | 'malformed' | 'batch' | 'truncated';
@@ -25,14 +28,17 @@ export class LineFramer {
   private partial = 0;
   private total = 0;
   private failed = false;
-  private readonly rate: RateWindow;
+  private readonly rate: TokenBucket;
 
   constructor(
     private readonly limits: FrameLimits,
     private readonly onFrame: (message: Record<string, unknown>) => void,
     private readonly onFault: (fault: FrameFault, detail: string) => void,
+    /** A frame nested deeper than frame_depth: not parsed, not fatal; its top-level id and method say whether to answer. */
+    private readonly onDeep: (frame: TopLevel, detail: string) => void = () => {},
   ) {
-    this.rate = new RateWindow(limits.frames_per_second);
+    // The burst is what one window of the spec allows; the refill keeps the long-run rate.
+    this.rate = new TokenBucket(limits.frames_per_second, limits.frames_per_second);
   }
 
   get dead(): boolean {
@@ -79,10 +85,12 @@ export class LineFramer {
   }
 
   private line(buf: Buffer): void {
-    if (!this.rate.hit()) return this.fail('flood', `more than ${this.limits.frames_per_second} frames in one second`);
+    if (!this.rate.take()) return this.fail('flood', `more than ${this.limits.frames_per_second} frames in one second`);
     if (buf.length > this.limits.frame_bytes) return this.fail('oversized', `a frame is larger than ${this.limits.frame_bytes} bytes`);
     const text = buf.toString('utf8').replace(/\r$/, '');
     if (text.trim() === '') return;
+    // Checked before JSON.parse: nothing downstream then recurses deeper than the limit.
+    if (nestsDeeperThan(buf, this.limits.frame_depth)) return this.onDeep(topLevel(text), `the message nests deeper than ${this.limits.frame_depth} levels`);
     let value: unknown;
     try {
       value = JSON.parse(text);

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { detectTestCommands } from '../../src/engine/detect-tests.js';
+import { shippedPolicy } from '../../src/policy/load.js';
 import { sandbox } from '../fixtures/env.js';
 
 t.test('each ecosystem declares its own test command', async (t) => {
@@ -20,6 +21,6 @@ t.test('each ecosystem declares its own test command', async (t) => {
   for (const [files, want] of cases) {
     const sb = sandbox();
     for (const [f, text] of Object.entries(files)) writeFileSync(join(sb.project, f), text);
-    t.same(detectTestCommands(sb.project).map((c) => c.argv.join(' ')), want, Object.keys(files).join('+'));
+    t.same(detectTestCommands(sb.project, shippedPolicy().limits.files).map((c) => c.argv.join(' ')), want, Object.keys(files).join('+'));
   }
 });

@@ -52,6 +52,35 @@ t.test('writes, ATTACH, VACUUM and side-effecting pragmas are refused, and nothi
   t.equal(ok.isError, false, 'keywords inside strings and comments do not count');
 });
 
+t.test('quoting a pragma name does not get it past the guard (issue 11)', async (t) => {
+  const { call, sb } = await withDb(t);
+  const quoted = ['PRAGMA "locking_mode"=EXCLUSIVE', 'PRAGMA "mmap_size"=268435456', 'PRAGMA "hard_heap_limit"=1', 'PRAGMA "secure_delete"=1', 'PRAGMA "integrity_check"', 'PRAGMA "optimize"'];
+  // SQLite itself runs each of these on a read-only connection: only the guard stands in the way.
+  const writer = new Database(join(sb.root, 'plain.db'));
+  writer.exec('CREATE TABLE x (a)');
+  writer.close();
+  const direct = new Database(join(sb.root, 'plain.db'), { readonly: true });
+  t.teardown(() => direct.close());
+  for (const sql of quoted) t.equal(direct.prepare(sql).readonly, true, `SQLite calls ${sql} read-only`);
+  for (const sql of quoted) {
+    const r = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql });
+    t.equal(r.isError, true, sql);
+    t.equal(r.data.error.code, 'SC_SQL_REFUSED', sql);
+  }
+  const ok = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'PRAGMA "table_info"("users")' });
+  t.equal(ok.isError, false, 'an inspection pragma still runs when quoted');
+  t.same(ok.data.rows.map((r: unknown[]) => r[1]), ['id', 'name', 'avatar']);
+});
+
+t.test('a FIFO or a /dev/zero link named as the database is refused unopened', async (t) => {
+  const { call, sb } = await withDb(t);
+  const { execFileSync } = await import('node:child_process');
+  execFileSync('mkfifo', [join(sb.project, 'pipe.db')]);
+  symlinkSync('/dev/zero', join(sb.project, 'zero.db'));
+  t.equal((await call('shadow_sqlite', { action: 'tables', path: 'pipe.db' })).data.error.code, 'SC_FILE_REFUSED');
+  t.equal((await call('shadow_sqlite', { action: 'tables', path: 'zero.db' })).data.error.code, 'SC_PATH_OUTSIDE');
+});
+
 t.test('row and time limits really stop the query', async (t) => {
   const { call } = await withDb(t);
   const many = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100000) SELECT x FROM c', max_rows: 10 });

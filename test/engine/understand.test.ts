@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { isIgnored, parseGitignore } from '../../src/engine/gitignore.js';
 import { understand } from '../../src/engine/understand.js';
+import { shippedPolicy } from '../../src/policy/load.js';
 import { cli, connection, sandbox } from '../fixtures/env.js';
+
+const FILES = shippedPolicy().limits.files;
 
 function tree(root: string, files: Record<string, string>): void {
   for (const [p, text] of Object.entries(files)) {
@@ -25,7 +28,7 @@ t.test('maps languages, manifests, entry points and test commands, honouring .gi
   mkdirSync(join(sb.root, 'elsewhere'));
   writeFileSync(join(sb.root, 'elsewhere', 'x.go'), '');
   symlinkSync(join(sb.root, 'elsewhere'), join(sb.project, 'linked'));
-  const m = understand(sb.project, { understand_files: 1000, understand_depth: 12, understand_bytes: 262144 });
+  const m = understand(sb.project, { understand_files: 1000, understand_depth: 12, understand_bytes: 262144 }, FILES);
   t.same(m.languages, [
     { language: 'TypeScript', files: 3 },
     { language: 'JavaScript', files: 1 },
@@ -42,7 +45,7 @@ t.test('maps languages, manifests, entry points and test commands, honouring .gi
 t.test('the walk stops at the file limit and says so', async (t) => {
   const sb = sandbox();
   for (let i = 0; i < 30; i++) writeFileSync(join(sb.project, `f${i}.py`), '');
-  const m = understand(sb.project, { understand_files: 10, understand_depth: 12, understand_bytes: 262144 });
+  const m = understand(sb.project, { understand_files: 10, understand_depth: 12, understand_bytes: 262144 }, FILES);
   t.equal(m.truncated, true);
   t.equal(m.files_scanned, 10);
   t.match(m.truncated_reason, /stopped after 10 files/);
@@ -51,7 +54,7 @@ t.test('the walk stops at the file limit and says so', async (t) => {
 t.test('the map stays within its byte budget', async (t) => {
   const sb = sandbox();
   for (let i = 0; i < 300; i++) writeFileSync(join(sb.project, `a-rather-long-file-name-number-${i}.md`), '');
-  const m = understand(sb.project, { understand_files: 1000, understand_depth: 12, understand_bytes: 4096 });
+  const m = understand(sb.project, { understand_files: 1000, understand_depth: 12, understand_bytes: 4096 }, FILES);
   t.ok(Buffer.byteLength(JSON.stringify(m)) <= 4096);
   t.equal(m.truncated, true);
   t.match(m.truncated_reason, /shortened to fit 4096 bytes/);

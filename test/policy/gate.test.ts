@@ -79,3 +79,15 @@ t.test('a ticket for one action does not open an executor of another', async (t)
   });
   t.throws(() => assertTicket({ decisionId: 'x', action: 'cli:trust', ceiling: 'elevated', owner: 'cli' }, 'cli:trust'), /without a matching gate ticket/, 'a forged ticket is refused');
 });
+
+t.test('audited strings are cut at audit.string_chars from the policy in force', async (t) => {
+  const { db, env } = setup(t);
+  const small = { ...env.policy, limits: { ...env.policy.limits, audit: { string_chars: 100 } } } as typeof env.policy;
+  await enforce({ ...env, policy: small }, stdio({ action: 'tool:shadow_status', args: { note: 'n'.repeat(500) } }), () => undefined);
+  const [row] = readAudit(db, { kinds: ['decision'], limit: 10 });
+  t.equal((row?.body as { args: { note: string } }).args.note, `${'n'.repeat(100)}…[400 more]`);
+  const shipped = env.policy.limits.audit.string_chars;
+  await enforce(env, stdio({ action: 'tool:shadow_status', args: { note: 'm'.repeat(shipped + 1) } }), () => undefined);
+  const rows = readAudit(db, { kinds: ['decision'], limit: 10 });
+  t.ok(rows.some((r) => (r.body as { args?: { note?: string } }).args?.note === `${'m'.repeat(shipped)}…[1 more]`), 'the shipped limit applies by default');
+});

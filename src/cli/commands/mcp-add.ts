@@ -1,10 +1,9 @@
 /* shadowcode mcp add FILE: store a definition as config:NAME. Replacing one needs its current --hash. */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { normalize, parseText } from '../../catalog/definition.js';
 import { addDefinition } from '../../catalog/store.js';
-import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
+import { readUserFile } from '../../util/safe-read.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -13,18 +12,14 @@ export const command: CommandSpec = {
   description:
     'Read a definition file (YAML or JSON), validate it and store it as config:NAME. It is inert until enabled for a project. Nothing is executed or contacted. Replacing an existing definition needs --hash with its current hash (from shadowcode mcp).',
   options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the current hash of the definition being replaced' }],
-  args: [{ name: 'FILE', required: true, description: 'the definition file' }],
+  args: [{ name: 'FILE', required: true, description: 'the definition file: a regular file within the definition size cap (a FIFO or device is refused)' }],
   examples: ['shadowcode mcp add ./my-tools.yaml', 'shadowcode mcp add ./my-tools.yaml --hash 3f9c…'],
   workspace: 'ignored',
   async run(ctx, { args, options }) {
     const file = resolve(ctx.io.cwd, args[0] as string);
     const limits = ctx.policy().limits.definitions;
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new ScError('SC_FILE_NOT_FOUND', `cannot read ${args[0]}: ${(err as NodeJS.ErrnoException).code}`);
-    }
+    // A regular file only, read within the definition cap: a FIFO or /dev/zero is refused, not waited on.
+    const text = readUserFile(file, { cap: limits.file_bytes, kind: 'definition' }).bytes.toString('utf8');
     const def = normalize(parseText(text, args[0] as string, limits), args[0] as string, limits);
     const hash = options.hash as string | undefined;
     const secrets = ctx.secrets();

@@ -1,11 +1,11 @@
 /* shadowcode plugin install DIR: namespaced definitions plugin:NAME/SERVER, inert until enabled. */
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Plugin } from '../../../gen/types/plugin.js';
 import { type Normalized, normalize, parseText } from '../../catalog/definition.js';
 import { installPlugin } from '../../catalog/store.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
+import { readUserFile } from '../../util/safe-read.js';
 import { check } from '../../schema/validate.js';
 import type { CommandSpec } from '../spec.js';
 
@@ -24,9 +24,10 @@ export const command: CommandSpec = {
     const limits = ctx.policy().limits.definitions;
     const found = MANIFESTS.map((m) => {
       try {
-        return { m, text: readFileSync(join(dir, m), 'utf8') };
-      } catch {
-        return undefined;
+        return { m, text: readUserFile(join(dir, m), { cap: limits.file_bytes, kind: 'plugin manifest' }).bytes.toString('utf8') };
+      } catch (err) {
+        if (err instanceof ScError && err.code === 'SC_FILE_NOT_FOUND') return undefined;
+        throw err;
       }
     }).find(Boolean);
     if (!found) throw new ScError('SC_PLUGIN_INVALID', `${args[0]} has no ${MANIFESTS.join(', ')}`);

@@ -4,7 +4,7 @@
  * command (or pass --yes), and its output streams here as it runs.
  */
 import { Engine } from '../../engine/engine.js';
-import { detectTestCommands } from '../../engine/detect-tests.js';
+import { singleTestCommand } from '../../engine/detect-tests.js';
 import { decideApproval, getJob, jobEvents } from '../../engine/jobs.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
@@ -31,13 +31,7 @@ export const command: CommandSpec = {
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('test');
     let argv = [...args];
-    if (argv.length === 0) {
-      const found = detectTestCommands(project);
-      if (found.length !== 1) {
-        throw new ScError('SC_TEST_COMMAND_UNKNOWN', found.length ? `several test commands were detected: ${found.map((c) => c.argv.join(' ')).join('; ')}; name one after --` : 'no test command was detected; name one after --', { candidates: found.map((c) => [...c.argv]) });
-      }
-      argv = [...(found[0]?.argv ?? [])];
-    }
+    if (argv.length === 0) argv = [...singleTestCommand(project, ctx.policy().limits.files).argv];
     if (options.yes !== true && !(await confirm(ctx, argv, project))) throw new ScError('SC_APPROVAL_REQUIRED', `not approved: ${JSON.stringify(argv)}; re-run with --yes to approve it`);
     const engine = new Engine(ctx.profile.dir, ctx.policy(), ctx.io.env);
     const owner = `cli:${process.pid}`;

@@ -8,5 +8,5 @@ export const shadowReview: ToolDef<{ task_id: string }> = {
   annotations: READ_ONLY,
   action: () => 'tool:shadow_review',
   resource: (conn, a) => ({ kind: 'task', id: a.task_id, project: getJob(conn.engine.db(), a.task_id)?.project ?? conn.project }),
-  run: (conn, a) => reviewTask(conn.engine.db(), conn.project, a.task_id, conn.engine.policy.limits.jobs.review_bytes),
+  run: (conn, a) => reviewTask(conn.engine.db(), conn.project, a.task_id, conn.engine.policy.limits.jobs.review_bytes, conn.engine.policy.limits.jobs.checkpoint_bytes),
 };

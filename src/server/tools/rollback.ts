@@ -8,5 +8,5 @@ export const shadowRollback: ToolDef<{ task_id: string; confirm: true }> = {
   annotations: { ...WRITES, destructiveHint: true },
   action: () => 'tool:shadow_rollback',
   resource: (conn, a) => ({ kind: 'task', id: a.task_id, project: getJob(conn.engine.db(), a.task_id)?.project ?? conn.project }),
-  run: (conn, a, ticket) => rollbackTask(ticket, conn.engine.db(), conn.project, a.task_id),
+  run: (conn, a, ticket) => rollbackTask(ticket, conn.engine.db(), conn.project, a.task_id, conn.engine.policy.limits.jobs.checkpoint_bytes),
 };

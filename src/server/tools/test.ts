@@ -1,8 +1,7 @@
 /* shadow_test: submit an owned test job; it runs only after its exact command is approved. */
-import { detectTestCommands } from '../../engine/detect-tests.js';
+import { singleTestCommand } from '../../engine/detect-tests.js';
 import { taskInProject } from '../../engine/history.js';
 import { getJob } from '../../engine/jobs.js';
-import { ScError } from '../../errors.js';
 import { type ToolDef, WRITES } from './types.js';
 
 interface Args {
@@ -19,17 +18,7 @@ export const shadowTest: ToolDef<Args> = {
     const db = conn.engine.db();
     if (a.task_id) taskInProject(db, conn.project, a.task_id);
     let argv = a.command;
-    if (!argv) {
-      const found = detectTestCommands(conn.project);
-      if (found.length !== 1) {
-        throw new ScError(
-          'SC_TEST_COMMAND_UNKNOWN',
-          found.length === 0 ? 'no test command was detected in this project; pass command' : `several test commands were detected (${found.map((c) => c.argv.join(' ')).join('; ')}); pass command to choose one`,
-          { candidates: found.map((c) => ({ argv: [...c.argv], source: c.source })) },
-        );
-      }
-      argv = [...(found[0]?.argv ?? [])];
-    }
+    if (!argv) argv = [...singleTestCommand(conn.project, conn.engine.policy.limits.files).argv];
     const { job, approval } = conn.engine.jobs().submitTest(conn.owner, conn.project, argv, ticket.ceiling, a.task_id ?? null);
     return {
       job_id: job.id,

@@ -13,7 +13,7 @@ export const shadowUnderstand: ToolDef<Args> = {
   action: (a) => (a.save ? 'tool:shadow_understand.save' : 'tool:shadow_understand'),
   run(conn, args, ticket) {
     const l = conn.engine.policy.limits.inspection;
-    const map = understand(conn.project, l);
+    const map = understand(conn.project, l, conn.engine.policy.limits.files);
     if (!args.save) return { map, saved: false };
     const note = saveMapNote(ticket, conn.engine.db(), conn.project, mapAsNote(map, new Date().toISOString()), l.memory_note_bytes);
     return { map, saved: true, memory_hash: note.hash };
