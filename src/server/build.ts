@@ -7,12 +7,13 @@
  */
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { TOOL_SCHEMAS } from '../../gen/tools/catalog.js';
-import { asScError, ScError } from '../errors.js';
+import { asScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import { hostInputSchema } from '../schema/host-schema.js';
 import { VERSION } from '../version.js';
 import type { Connection } from './connection.js';
 import { callTool } from './dispatch.js';
+import { ANY_PARAMS, promptParams, resourceParams } from './params.js';
 import { PROMPTS } from './prompts.js';
 import { RESOURCES, readResource } from './resources.js';
 import { TOOLS } from './tools/index.js';
@@ -37,7 +38,7 @@ function toolList(): readonly ListedTool[] {
 
 function protocolError(err: unknown): ProtocolError {
   const e = asScError(err);
-  const code = e.code === 'SC_TOOL_UNKNOWN' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
+  const code = e.code === 'SC_TOOL_UNKNOWN' || e.code === 'SC_TOOL_ARGS_INVALID' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
   return new ProtocolError(code, `${e.code}: ${e.message}`, e.toJSON().error);
 }
 
@@ -50,24 +51,22 @@ export function buildServer(conn: Connection): Server {
     resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: 'application/json' })),
   }));
   server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
-  server.setRequestHandler('resources/read', async (req, ctx) => {
+  // Our own params check (src/server/params.ts): a malformed read is -32602 with our message.
+  server.setRequestHandler('resources/read', { params: ANY_PARAMS }, async (params, ctx) => {
     try {
-      return { contents: [await readResource(conn, req.params.uri, ctx.mcpReq.signal)] };
+      return { contents: [await readResource(conn, resourceParams(params).uri, ctx.mcpReq.signal)] };
     } catch (err) {
       throw protocolError(err);
     }
   });
   server.setRequestHandler('prompts/list', () => ({ prompts: PROMPTS.map((p) => ({ name: p.name, description: p.description, arguments: [...p.arguments] })) }));
-  server.setRequestHandler('prompts/get', async (req) => {
-    const p = PROMPTS.find((x) => x.name === req.params.name);
+  server.setRequestHandler('prompts/get', { params: ANY_PARAMS }, async (params) => {
     try {
-      if (!p) throw protocolError(new ScError('SC_TOOL_UNKNOWN', `no prompt ${JSON.stringify(req.params.name.slice(0, 128))}`));
-      const args = (req.params.arguments ?? {}) as Record<string, string | undefined>;
-      for (const a of p.arguments) if (a.required && !args[a.name]) throw protocolError(new ScError('SC_TOOL_ARGS_INVALID', `prompt ${p.name} needs ${a.name}`));
+      const { prompt: p, arguments: args } = promptParams(params, PROMPTS);
       const text = await enforce(conn.gate(), conn.request(`prompt:${p.name}`, { args }), () => p.render(conn.project, args));
       return { description: p.description, messages: [{ role: 'user' as const, content: { type: 'text' as const, text } }] };
     } catch (err) {
-      throw err instanceof ProtocolError ? err : protocolError(err);
+      throw protocolError(err);
     }
   });
   return server;
