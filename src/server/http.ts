@@ -77,7 +77,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
   assertTicket(ticket, 'cli:serve.http');
   const L = o.engine.policy.limits.http_server;
   const conn = new Connection({ transport: 'http', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine });
-  const handler = createMcpHandler(() => buildServer(conn), { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: L.body_bytes, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
+  const handler = createMcpHandler(() => buildServer(conn), { legacy: 'stateless', maxRequestBodySize: L.body_bytes, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
   const rate = new RateWindow(L.requests_per_second);
   let cfg: GuardConfig | undefined;
   const gate = conn.gate();

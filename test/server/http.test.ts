@@ -221,3 +221,27 @@ t.test('mcp register --url output connects to the running gateway for each clien
     await c.close();
   }
 });
+
+t.test('stderr carries only our own lines, from start to stop and on a failed start; modern answers are plain JSON', async (t) => {
+  const { gw, sb } = await gateway(t);
+  t.equal(gw.stderr(), `shadowcode: gateway ready at ${gw.url} for ${sb.project} (read-only)\n`, 'the ready line and nothing before it');
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+  const types: string[] = [];
+  const recording = async (url: any, init: any) => {
+    const r = await fetch(url, init);
+    types.push(r.headers.get('content-type') ?? '');
+    return r;
+  };
+  const c = new Client({ name: 'json-check', version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
+  await c.connect(new StreamableHTTPClientTransport(new URL(gw.url), { requestInit: { headers: auth() }, fetch: recording as never }));
+  await c.listTools();
+  await c.callTool({ name: 'shadow_status', arguments: {} });
+  await c.close();
+  t.ok(types.length >= 2 && types.every((x) => x.startsWith('application/json')), `every modern answer is application/json (${types.join(', ')})`);
+  const busy = await spawnCli(sb, ['--workspace', sb.project, 'mcp', 'serve', '--http', `127.0.0.1:${gw.port}`, '--token-env', 'T'], '', { T: TOKEN });
+  t.equal(busy.code, 1);
+  t.equal(busy.stderr, `shadowcode: cannot listen on 127.0.0.1:${gw.port}: EADDRINUSE [SC_HTTP_LISTEN_FAILED]\n`, 'a failed start prints its reason only');
+  t.equal(await gw.stop(), 0);
+  for (const line of gw.stderr().split('\n').filter(Boolean)) t.match(line, /^shadowcode: /, line);
+  t.notMatch(gw.stderr(), /responseMode|drops mid-call/);
+});
