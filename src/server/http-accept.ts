@@ -69,6 +69,8 @@ export function acceptConnections(ticket: GateTicket, http: HttpServer, L: Front
         tcp.once('error', reject);
         tcp.listen(port, host, () => {
           tcp.off('error', reject);
+          // From here an error is a failed accept (descriptors ran out): that one connection is lost, the gateway goes on.
+          tcp.on('error', () => undefined);
           resolve(tcp.address() as AddressInfo);
         });
       }),
