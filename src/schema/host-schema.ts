@@ -17,8 +17,8 @@
 
 type Json = Record<string, unknown>;
 
-/** Keywords a host refuses at the top of an input schema, plus our own metadata ($schema, $id). */
-export const TOP_LEVEL_REFUSED = ['allOf', 'anyOf', 'oneOf', 'if', 'then', 'else', 'not', 'enum', 'const', '$schema', '$id', '$ref', '$defs'] as const;
+/** Top-level keys not served: what hosts refuse, our own metadata, and what the tool object itself carries. */
+const NOT_SERVED = ['allOf', 'anyOf', 'oneOf', 'if', 'then', 'else', 'not', 'enum', 'const', '$schema', '$id', '$ref', '$defs', 'title', 'description'];
 
 /** `a`, `a or b`, `a, b or c` */
 function orList(items: readonly string[]): string {
@@ -36,7 +36,10 @@ function conditional(tool: string, rule: unknown): { on: string; value: unknown;
   const keys = props ? Object.keys(props) : [];
   const on = keys[0];
   const thenKeys = r.then ? Object.keys(r.then) : [];
-  if (keys.length !== 1 || on === undefined || !('const' in (props?.[on] ?? {})) || r.else !== undefined || thenKeys.join() !== 'required') {
+  // Without `required: [on]` in the `if`, the rule would also hold when the property is absent.
+  const ifKeys = r.if ? Object.keys(r.if).sort().join() : '';
+  const guarded = ifKeys === 'properties,required' && (r.if?.required as unknown[]).length === 1 && (r.if?.required as unknown[])[0] === on;
+  if (keys.length !== 1 || on === undefined || !('const' in (props?.[on] ?? {})) || !guarded || r.else !== undefined || thenKeys.join() !== 'required') {
     fail(tool, 'an allOf entry other than "if one property has a value, then these are required"');
   }
   return { on, value: props?.[on]?.const, required: r.then?.required as string[] };
@@ -88,7 +91,7 @@ export function hostInputSchema(tool: string, full: Json): Json {
 
   const served: Json = { type: 'object', properties, required: [...((full.required ?? []) as string[])] };
   for (const [k, v] of Object.entries(full)) {
-    if (!(k in served) && !(TOP_LEVEL_REFUSED as readonly string[]).includes(k) && k !== 'title' && k !== 'description') served[k] = v;
+    if (!(k in served) && !NOT_SERVED.includes(k)) served[k] = v;
   }
   return served;
 }

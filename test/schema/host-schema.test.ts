@@ -48,7 +48,8 @@ t.test('a top-level shape it cannot restate is an error, never silently dropped'
   t.throws(() => hostInputSchema('x', { ...base, oneOf: [{ required: ['a'] }, { required: ['b'] }] }), /top-level oneOf/);
   t.throws(() => hostInputSchema('x', { ...base, not: { required: ['a'] } }), /top-level not/);
   t.throws(() => hostInputSchema('x', { ...base, allOf: [{ required: ['a'] }] }), /an allOf entry other than/);
-  t.throws(() => hostInputSchema('x', { ...base, allOf: [{ if: { properties: { a: { const: 1 } } }, then: { required: ['b'] }, else: { required: ['a'] } }] }), /an allOf entry other than/);
+  t.throws(() => hostInputSchema('x', { ...base, allOf: [{ if: { properties: { a: { const: 1 } }, required: ['a'] }, then: { required: ['b'] }, else: { required: ['a'] } }] }), /an allOf entry other than/);
+  t.throws(() => hostInputSchema('x', { ...base, allOf: [{ if: { properties: { a: { const: 1 } } }, then: { required: ['b'] } }] }), /an allOf entry other than/, 'an if that also holds when a is absent');
   t.throws(() => hostInputSchema('x', { ...base, anyOf: [{ required: ['a', 'b'] }, { required: ['b'] }] }), /an anyOf entry other than/);
   t.throws(() => hostInputSchema('x', { ...base, anyOf: [{ required: ['c'] }, { required: ['b'] }] }), /names c, which is not a property/);
 });
