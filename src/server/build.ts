@@ -1,62 +1,72 @@
 /*
  * The MCP server for one connection: the official SDK's low-level Server with
- * our handlers. Input schemas are served exactly as written in schemas/tools/;
- * every call and read is dispatched through the gate.
+ * our handlers. tools/list serves each tool's host-safe input schema, derived
+ * once per process from schemas/tools/ (src/schema/host-schema.ts); calls are
+ * still validated against the full schema. Every call and read is dispatched
+ * through the gate.
  */
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { TOOL_SCHEMAS } from '../../gen/tools/catalog.js';
-import { asScError, ScError } from '../errors.js';
+import { asScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
+import { hostInputSchema } from '../schema/host-schema.js';
 import { VERSION } from '../version.js';
 import type { Connection } from './connection.js';
 import { callTool } from './dispatch.js';
+import { ANY_PARAMS, promptParams, resourceParams } from './params.js';
 import { PROMPTS } from './prompts.js';
 import { RESOURCES, readResource } from './resources.js';
 import { TOOLS } from './tools/index.js';
+import type { ToolAnnotations } from './tools/types.js';
 
 const INSTRUCTIONS =
   'shadowcode is a gateway to one project. Read shadow_status first: it says whether this connection may change anything. Denied calls come back as tool errors naming the policy rule.';
 
-function toolList() {
-  return [...TOOLS.values()].map((t) => {
-    const schema = TOOL_SCHEMAS[t.name as keyof typeof TOOL_SCHEMAS];
-    return { name: t.name, title: schema.title, description: schema.description, inputSchema: schema as unknown as { type: 'object' } & Record<string, unknown>, annotations: t.annotations };
-  });
+type ListedTool = { name: string; title: string; description: string; inputSchema: { type: 'object' } & Record<string, unknown>; annotations: ToolAnnotations };
+let listed: readonly ListedTool[] | undefined;
+
+/** Built on first use and kept: the HTTP gateway builds a server per request. */
+function toolList(): readonly ListedTool[] {
+  return (listed ??= Object.freeze(
+    [...TOOLS.values()].map((t) => {
+      const schema = TOOL_SCHEMAS[t.name as keyof typeof TOOL_SCHEMAS];
+      const inputSchema = hostInputSchema(t.name, schema) as ListedTool['inputSchema'];
+      return { name: t.name, title: schema.title, description: schema.description, inputSchema, annotations: t.annotations };
+    }),
+  ));
 }
 
 function protocolError(err: unknown): ProtocolError {
   const e = asScError(err);
-  const code = e.code === 'SC_TOOL_UNKNOWN' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
+  const code = e.code === 'SC_TOOL_UNKNOWN' || e.code === 'SC_TOOL_ARGS_INVALID' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
   return new ProtocolError(code, `${e.code}: ${e.message}`, e.toJSON().error);
 }
 
 export function buildServer(conn: Connection): Server {
   const server = new Server({ name: 'shadowcode', version: VERSION }, { capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} }, instructions: INSTRUCTIONS });
   const tools = toolList();
-  server.setRequestHandler('tools/list', () => ({ tools }));
+  server.setRequestHandler('tools/list', () => ({ tools: tools as ListedTool[] }));
   server.setRequestHandler('tools/call', (req, ctx) => callTool(conn, req.params.name, req.params.arguments, ctx.mcpReq.signal));
   server.setRequestHandler('resources/list', () => ({
     resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: 'application/json' })),
   }));
   server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
-  server.setRequestHandler('resources/read', async (req, ctx) => {
+  // Our own params check (src/server/params.ts): a malformed read is -32602 with our message.
+  server.setRequestHandler('resources/read', { params: ANY_PARAMS }, async (params, ctx) => {
     try {
-      return { contents: [await readResource(conn, req.params.uri, ctx.mcpReq.signal)] };
+      return { contents: [await readResource(conn, resourceParams(params).uri, ctx.mcpReq.signal)] };
     } catch (err) {
       throw protocolError(err);
     }
   });
   server.setRequestHandler('prompts/list', () => ({ prompts: PROMPTS.map((p) => ({ name: p.name, description: p.description, arguments: [...p.arguments] })) }));
-  server.setRequestHandler('prompts/get', async (req) => {
-    const p = PROMPTS.find((x) => x.name === req.params.name);
+  server.setRequestHandler('prompts/get', { params: ANY_PARAMS }, async (params) => {
     try {
-      if (!p) throw protocolError(new ScError('SC_TOOL_UNKNOWN', `no prompt ${JSON.stringify(req.params.name.slice(0, 128))}`));
-      const args = (req.params.arguments ?? {}) as Record<string, string | undefined>;
-      for (const a of p.arguments) if (a.required && !args[a.name]) throw protocolError(new ScError('SC_TOOL_ARGS_INVALID', `prompt ${p.name} needs ${a.name}`));
+      const { prompt: p, arguments: args } = promptParams(params, PROMPTS);
       const text = await enforce(conn.gate(), conn.request(`prompt:${p.name}`, { args }), () => p.render(conn.project, args));
       return { description: p.description, messages: [{ role: 'user' as const, content: { type: 'text' as const, text } }] };
     } catch (err) {
-      throw err instanceof ProtocolError ? err : protocolError(err);
+      throw protocolError(err);
     }
   });
   return server;

@@ -5,7 +5,7 @@
 import { ScError } from '../errors.js';
 import { isIpLiteral, isLoopbackIp } from '../policy/net.js';
 import { registerSecretValue } from '../util/secret-values.js';
-import { BEARER_TOKEN } from './http-guards.js';
+import { BEARER_TOKEN, normalOrigin } from './http-guards.js';
 
 export interface Bind {
   readonly host: string; // as passed to listen(): 127.0.0.1 or ::1
@@ -50,6 +50,11 @@ export function proxyAllowances(values: readonly string[]): { hosts: string[]; o
 export function loopbackHosts(bind: Bind, port: number): string[] {
   const ip = bind.host.includes(':') ? `[${bind.host}]` : bind.host;
   return [`${ip}:${port}`, `localhost:${port}`];
+}
+
+/** The gateway's own origins, as a page served from it would send them: `http://127.0.0.1:8765`, `http://localhost:8765`. */
+export function loopbackOrigins(bind: Bind, port: number): string[] {
+  return loopbackHosts(bind, port).map((h) => normalOrigin(`http://${h}`));
 }
 
 export function resolveToken(name: string, env: NodeJS.ProcessEnv, fromStore: (name: string) => string | undefined, limits: { min_length: number; max_length: number }): string {

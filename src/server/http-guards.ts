@@ -4,7 +4,7 @@
  * the request line and headers, so each refusal is tested on its own.
  *
  *   Host (403) ─► Origin (403) ─► query (400) ─► path (404) ─► bearer token (401)
- *   ─► method (405) ─► duplicated or forwarded headers (400)
+ *   ─► method (405) ─► duplicated or forwarded headers (400); after the body: a batch (400)
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -12,12 +12,14 @@ import type { IncomingHttpHeaders } from 'node:http';
 export interface Refusal {
   readonly status: 400 | 401 | 403 | 404 | 405 | 413 | 429;
   readonly reason: string;
+  /** A JSON-RPC error to send as the body, where the caller can act on it. */
+  readonly body?: string;
 }
 
 export interface GuardConfig {
   /** Host values accepted, lower-case, with the port: `127.0.0.1:8765`, `localhost:8765`, or proxy hosts. */
   readonly hosts: ReadonlySet<string>;
-  /** Exact Origin values accepted; empty means any Origin is refused. */
+  /** Exact Origin values accepted, normalised (normalOrigin): the gateway's own origin, or its proxy hosts' https ones. */
   readonly origins: ReadonlySet<string>;
   readonly tokenDigest: Buffer;
 }
@@ -37,15 +39,31 @@ export function checkHost(headers: IncomingHttpHeaders, cfg: GuardConfig): Refus
   return host && cfg.hosts.has(host) ? null : { status: 403, reason: 'host not allowed' };
 }
 
-/** `https://host:443` is the same origin as `https://host`. */
-function normalOrigin(origin: string): string {
-  return origin.toLowerCase().replace(/^(https:\/\/[^/:]+):443$/, '$1');
+/** Lower-cased, with the scheme's default port dropped: `https://host:443` is `https://host`, `http://h:80` is `http://h`. */
+export function normalOrigin(origin: string): string {
+  const o = origin.toLowerCase();
+  const m = /^(https?):\/\/(\[[0-9a-f:.]+\]|[^/:[\]]+)(?::(\d+))?$/.exec(o);
+  if (!m) return o;
+  const dflt = m[1] === 'https' ? '443' : '80';
+  return m[3] === undefined || m[3] === dflt ? `${m[1]}://${m[2]}` : `${m[1]}://${m[2]}:${Number(m[3])}`;
 }
 
 export function checkOrigin(headers: IncomingHttpHeaders, cfg: GuardConfig): Refusal | null {
   const origin = headers.origin;
   if (origin === undefined) return null;
   return cfg.origins.has(normalOrigin(origin)) ? null : { status: 403, reason: 'origin not allowed' };
+}
+
+/**
+ * One JSON-RPC message per request: no revision served on HTTP accepts a batch, and
+ * the SDK's legacy leg would run every message in one. Refused before anything runs.
+ */
+export function checkBody(body: Buffer): Refusal | null {
+  let i = 0;
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x09 || body[i] === 0x0a || body[i] === 0x0d)) i++;
+  if (body[i] !== 0x5b) return null;
+  const error = { code: -32600, message: 'Invalid Request: JSON-RPC batches are not accepted; send one message per HTTP request' };
+  return { status: 400, reason: 'batch', body: JSON.stringify({ jsonrpc: '2.0', id: null, error }) };
 }
 
 export function checkTarget(url: string): Refusal | null {

@@ -1,16 +1,16 @@
 /*
  * `mcp serve --http`: the authenticated loopback Streamable HTTP gateway.
  *
- *   TCP (≤ 32 at once) ─► rate window (429) ─► guards: Host, Origin, query, path,
- *   bearer token, method, duplicated headers ─► gate (audited) ─► body ≤ 1 MiB in
- *   5 s, nesting ≤ body_depth ─► credentials stripped ─► SDK createMcpHandler (stateless; 2026-07-28 and
+ *   TCP front (≤ 32 open, then 503; one request each: http-accept.ts) ─► rate window
+ *   (429) ─► guards: Host, Origin, query, path, bearer token, method, duplicated
+ *   headers ─► gate (audited) ─► body ≤ 1 MiB in 5 s, nesting ≤ body_depth, one message (a batch is 400)
+ *   ─► credentials stripped ─► SDK createMcpHandler (stateless; 2026-07-28 and
  *   legacy) ─► response ≤ 8 MiB within 60 s ─► outcome audited
  *
  * One gateway is one owner shared by every caller holding the token. Each
  * connection carries one request.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { Engine } from '../engine/engine.js';
 import { ScError } from '../errors.js';
@@ -21,8 +21,9 @@ import { invalidRequest, nestsDeeperThan, topLevel } from '../transport/envelope
 import { RateWindow } from '../transport/rate.js';
 import { buildServer } from './build.js';
 import { Connection } from './connection.js';
-import { type Bind, loopbackHosts, proxyAllowances } from './http-config.js';
-import { checkBearer, checkHeaders, checkHost, checkMethod, checkOrigin, checkTarget, digest, forwardableHeaders, type GuardConfig, type Refusal } from './http-guards.js';
+import { acceptConnections } from './http-accept.js';
+import { type Bind, loopbackHosts, loopbackOrigins, proxyAllowances } from './http-config.js';
+import { checkBearer, checkBody, checkHeaders, checkHost, checkMethod, checkOrigin, checkTarget, digest, forwardableHeaders, type GuardConfig, type Refusal } from './http-guards.js';
 
 export interface HttpGatewayOptions {
   readonly engine: Engine;
@@ -78,7 +79,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
   assertTicket(ticket, 'cli:serve.http');
   const L = o.engine.policy.limits.http_server;
   const conn = new Connection({ transport: 'http', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine });
-  const handler = createMcpHandler(() => buildServer(conn), { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: L.body_bytes, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
+  const handler = createMcpHandler(() => buildServer(conn), { legacy: 'stateless', maxRequestBodySize: L.body_bytes, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
   const rate = new RateWindow(L.requests_per_second);
   let cfg: GuardConfig | undefined;
   const gate = conn.gate();
@@ -108,6 +109,8 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
       if (nestsDeeperThan(body, L.body_depth)) {
         return send(res, 400, JSON.stringify(invalidRequest(topLevel(body.toString('utf8')).id ?? null, `Invalid Request: the message nests deeper than ${L.body_depth} levels`)));
       }
+      const unread = checkBody(body);
+      if (unread) return send(res, unread.status, unread.body);
       const ac = new AbortController();
       res.on('close', () => {
         if (!res.writableFinished) ac.abort();
@@ -144,7 +147,9 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
     });
   };
 
-  const server = createServer({ headersTimeout: L.header_deadline_ms, requestTimeout: L.header_deadline_ms + L.body_deadline_ms, connectionsCheckingInterval: 250, keepAliveTimeout: 1, maxHeaderSize: L.header_bytes }, (req, res) => {
+  // Deadlines for headers and the body, and the connection cap, are the front's and readBody's.
+  const server = createServer({ keepAliveTimeout: 1, maxHeaderSize: L.header_bytes }, (req, res) => {
+    if (!front.claim(req)) return;
     if (!cfg) return send(res, 503);
     if (!rate.hit()) return send(res, 429);
     serve(req, res, cfg).catch((err) => {
@@ -152,18 +157,17 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
       send(res, 500);
     });
   });
-  server.maxConnections = L.connections;
   server.on('clientError', (_err, socket) => socket.destroy());
+  const front = acceptConnections(ticket, server, L);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new ScError('SC_HTTP_LISTEN_FAILED', `cannot listen on ${o.bind.host}:${o.bind.port}: ${err.code ?? err.message}`)));
-    server.listen(o.bind.port, o.bind.host, () => resolve());
+  const { port } = await front.listen(o.bind.port, o.bind.host).catch((err: NodeJS.ErrnoException) => {
+    throw new ScError('SC_HTTP_LISTEN_FAILED', `cannot listen on ${o.bind.host}:${o.bind.port}: ${err.code ?? err.message}`);
   });
-  const port = (server.address() as AddressInfo).port;
   const proxy = proxyAllowances(o.allowedHosts);
   cfg = {
     hosts: new Set(o.allowedHosts.length ? proxy.hosts : loopbackHosts(o.bind, port)),
-    origins: new Set(proxy.origins),
+    // Only the gateway's own origin: no page is served from it, and the token is still required.
+    origins: new Set(o.allowedHosts.length ? proxy.origins : loopbackOrigins(o.bind, port)),
     tokenDigest: digest(o.token),
   };
   const ip = o.bind.host.includes(':') ? `[${o.bind.host}]` : o.bind.host;
@@ -172,12 +176,8 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
     port,
     owner: conn.owner,
     close: async () => {
-      const closed = new Promise<void>((r) => server.close(() => r()));
       // In-flight requests get the request deadline to finish; idle sockets go now.
-      server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), L.request_deadline_ms).unref();
-      await closed;
-      clearTimeout(force);
+      await front.close(L.request_deadline_ms);
       await handler.close();
       await o.engine.releaseOwner(conn.owner);
     },

@@ -3,7 +3,8 @@
  *
  *   stdin ─► LineFramer (1 MiB frame, 32 MiB lifetime, 128 frames/s, depth 64)
  *   ─► envelope check (a malformed request is answered -32600 here) ─► onmessage
- *   send() ─► one JSON line ─► stdout, waiting for drain at most write_deadline_ms
+ *   send() ─► one JSON line ─► stdout; when it is full, every send waits on one shared
+ *             drain, for at most write_deadline_ms
  *
  * A fault closes the connection after one stderr line saying why. The first
  * request must arrive within init_deadline_ms. At end of input, requests already
@@ -36,6 +37,8 @@ export class BoundedStdioTransport implements Transport {
   private initTimer: NodeJS.Timeout | undefined;
   private readonly pending = new Set<string | number>();
   private ending = false;
+  private draining: Promise<void> | undefined;
+  private releaseDrain: (() => void) | undefined;
   private resolveClosed!: (reason: string) => void;
   /** Resolves with the reason once the connection is over, for whatever cause. */
   readonly done: Promise<string>;
@@ -101,18 +104,26 @@ export class BoundedStdioTransport implements Transport {
     const flushed = this.output.write(line);
     if (this.ending && this.pending.size === 0) this.output.write('', () => this.shut('end of input'));
     if (flushed) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.output.off('drain', drained);
-        this.shut(`the client did not read a response within ${this.limits.write_deadline_ms} ms`);
-        resolve();
-      }, this.limits.write_deadline_ms);
-      const drained = () => {
+    await this.drained();
+  }
+
+  /** One wait for 'drain', shared by every send that found stdout full: one listener and one deadline, however many wait. */
+  private drained(): Promise<void> {
+    return (this.draining ??= new Promise<void>((resolve) => {
+      const done = () => {
         clearTimeout(timer);
+        this.output.off('drain', done);
+        this.draining = undefined;
+        this.releaseDrain = undefined;
         resolve();
       };
-      this.output.once('drain', drained);
-    });
+      const timer = setTimeout(() => {
+        done();
+        this.shut(`the client did not read a response within ${this.limits.write_deadline_ms} ms`);
+      }, this.limits.write_deadline_ms);
+      this.releaseDrain = done;
+      this.output.on('drain', done);
+    }));
   }
 
   async close(): Promise<void> {
@@ -124,6 +135,7 @@ export class BoundedStdioTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.initTimer);
+    this.releaseDrain?.();
     this.input.off('data', this.onData);
     this.input.off('end', this.onEnd);
     // Release the input so a peer that stopped mid-stream cannot keep the process alive.

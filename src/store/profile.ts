@@ -28,6 +28,11 @@ function dataHome(env: NodeJS.ProcessEnv): string {
   return xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.local', 'share');
 }
 
+/** Where the profile is when neither --profile nor SHADOWCODE_HOME says otherwise. */
+export function defaultProfileDir(env: NodeJS.ProcessEnv): string {
+  return join(dataHome(env), 'shadowcode');
+}
+
 export function resolveProfile(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): ProfileChoice {
   if (flag !== undefined) {
     if (flag.includes('/') || flag === '.' || flag === '..') return { dir: resolve(cwd, flag), explicit: resolve(cwd, flag) };
@@ -37,7 +42,7 @@ export function resolveProfile(flag: string | undefined, env: NodeJS.ProcessEnv,
     return { dir: join(dataHome(env), 'shadowcode', 'profiles', flag), explicit: flag };
   }
   if (env.SHADOWCODE_HOME) return { dir: resolve(cwd, env.SHADOWCODE_HOME), explicit: undefined };
-  return { dir: join(dataHome(env), 'shadowcode'), explicit: undefined };
+  return { dir: defaultProfileDir(env), explicit: undefined };
 }
 
 export function ensureProfileDir(dir: string): void {

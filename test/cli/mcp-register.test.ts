@@ -13,7 +13,8 @@ t.test('each format, spawned exactly as registered, completes a handshake and to
   for (const client of ['generic', 'codex', 'claude', 'cursor'] as const) {
     const r = await spawnCli(sb, ['--workspace', sb.project, '--profile', sb.profile, 'mcp', 'register', '--client', client, '--name', `sc-${client}`]);
     t.equal(r.code, 0, r.stderr);
-    t.match(r.stderr, /^# Merge this sc-\w+ entry into .*; keep your other servers\.\n$/);
+    t.equal(r.stderr.split('\n')[1], `# The entry selects the profile in use, ${sb.profile}, with --profile: it is not the default profile.`);
+    t.match(r.stderr, /^# Merge this sc-\w+ entry into .*; keep your other servers\.\n# The entry selects[^\n]*\n$/);
     const entry = client === 'codex' ? (parseToml(r.stdout) as any).mcp_servers[`sc-${client}`] : JSON.parse(r.stdout).mcpServers[`sc-${client}`];
     t.equal(entry.command, process.execPath, 'the real node executable');
     t.same(entry.args, [join(ROOT, 'bin', 'shadowcode.js'), '--workspace', sb.project, '--profile', sb.profile, 'mcp', 'serve']);
@@ -34,6 +35,53 @@ t.test('each format, spawned exactly as registered, completes a handshake and to
       t.equal((s.structuredContent as any).engine.profile, sb.profile);
       await c.close();
     }
+  }
+});
+
+t.test('a profile chosen by SHADOWCODE_HOME travels in the entry as --profile DIR, and the launched server uses it', async (t) => {
+  const sb = sandbox();
+  t.ok(sb.env.SHADOWCODE_HOME, 'the profile comes from SHADOWCODE_HOME only');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  for (const client of ['codex', 'claude'] as const) {
+    const r = await spawnCli(sb, ['--workspace', sb.project, 'mcp', 'register', '--client', client]);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stderr, `# The entry selects the profile in use, ${sb.profile}, with --profile: it is not the default profile.`);
+    const entry = client === 'codex' ? (parseToml(r.stdout) as any).mcp_servers.shadowcode : JSON.parse(r.stdout).mcpServers.shadowcode;
+    t.same(entry.args, [join(ROOT, 'bin', 'shadowcode.js'), '--workspace', sb.project, '--profile', sb.profile, 'mcp', 'serve']);
+    // Spawned exactly as printed, by a client whose environment has no SHADOWCODE_HOME.
+    const env = { PATH: process.env.PATH ?? '', HOME: sb.root };
+    const c =
+      client === 'codex'
+        ? await (async () => {
+            const v1 = new V1Client({ name: 'as-codex', version: '1' });
+            await v1.connect(new V1Transport({ command: entry.command, args: entry.args, env }));
+            return v1 as unknown as { callTool(p: unknown): Promise<any>; close(): Promise<void> };
+          })()
+        : await (async () => {
+            const v2 = new Client({ name: 'as-claude', version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
+            await v2.connect(new StdioClientTransport({ command: entry.command, args: entry.args, env }), { timeout: 15000 });
+            return v2 as unknown as { callTool(p: unknown): Promise<any>; close(): Promise<void> };
+          })();
+    const s = (await c.callTool({ name: 'shadow_status', arguments: {} })).structuredContent;
+    await c.close();
+    t.equal(s.engine.profile, sb.profile, `${client}: the registered profile is the one in use`);
+    t.equal(s.project.trusted, true, `${client}: so the project trusted there shows trusted`);
+  }
+  const json = JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'mcp', 'register'])).stdout);
+  t.equal(json.profile, sb.profile, '--json names it too');
+});
+
+t.test('the default profile is not named in the entry', async (t) => {
+  const sb = sandbox();
+  const data = join(sb.root, 'data');
+  const env = { PATH: sb.env.PATH, HOME: sb.root, TMPDIR: sb.env.TMPDIR, XDG_DATA_HOME: data };
+  for (const argv of [[], ['--profile', join(data, 'shadowcode')]]) {
+    const r = await cli({ ...sb, env }, ['--json', ...argv, '--workspace', sb.project, 'mcp', 'register']);
+    t.equal(r.code, 0, r.stderr);
+    const reg = JSON.parse(r.stdout);
+    t.same(reg.args.slice(1), ['--workspace', sb.project, 'mcp', 'serve'], argv.join(' ') || 'no flag');
+    t.equal(reg.profile, undefined);
+    t.notMatch(r.stderr, /--profile/);
   }
 });
 

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { parseAllowedHost, parseBind, proxyAllowances, resolveToken } from '../../src/server/http-config.js';
-import { checkBearer, checkHeaders, checkHost, checkMethod, checkOrigin, checkTarget, digest, forwardableHeaders } from '../../src/server/http-guards.js';
+import { loopbackOrigins, parseAllowedHost, parseBind, proxyAllowances, resolveToken } from '../../src/server/http-config.js';
+import { checkBearer, checkBody, checkHeaders, checkHost, checkMethod, checkOrigin, checkTarget, digest, forwardableHeaders, normalOrigin } from '../../src/server/http-guards.js';
 
 const cfg = { hosts: new Set(['127.0.0.1:8765', 'localhost:8765']), origins: new Set<string>(), tokenDigest: digest('x'.repeat(40)) };
 
@@ -12,9 +12,25 @@ t.test('Host must be the bound IP or localhost with the real port', async (t) =>
   }
 });
 
-t.test('any Origin is refused on the loopback gateway', async (t) => {
-  t.equal(checkOrigin({}, cfg), null);
-  for (const origin of ['http://127.0.0.1:8765', 'null', 'https://example.com', '']) t.equal(checkOrigin({ origin }, cfg)?.status, 403, origin);
+t.test("only the gateway's own origin, normalised, is accepted", async (t) => {
+  const own = { ...cfg, origins: new Set(loopbackOrigins({ host: '127.0.0.1', port: 0 }, 8765)) };
+  t.same([...own.origins], ['http://127.0.0.1:8765', 'http://localhost:8765']);
+  t.same(loopbackOrigins({ host: '::1', port: 0 }, 80), ['http://[::1]', 'http://localhost'], 'the default port is dropped');
+  t.equal(checkOrigin({}, own), null, 'no Origin: not a browser');
+  for (const origin of ['http://127.0.0.1:8765', 'http://LOCALHOST:8765']) t.equal(checkOrigin({ origin }, own), null, origin);
+  for (const origin of ['http://127.0.0.1:8766', 'https://127.0.0.1:8765', 'http://127.0.0.1:8765/', 'http://127.0.0.1', 'null', 'https://example.com', '', 'http://user@127.0.0.1:8765']) {
+    t.equal(checkOrigin({ origin }, own)?.status, 403, origin);
+  }
+  t.equal(normalOrigin('https://Mcp.Example.com:443'), 'https://mcp.example.com');
+  t.equal(normalOrigin('http://h:80'), 'http://h');
+  t.equal(normalOrigin('http://h:8080'), 'http://h:8080');
+  t.equal(normalOrigin('https://h:80'), 'https://h:80');
+});
+
+t.test('a body that is a JSON array is refused as a batch', async (t) => {
+  for (const body of ['[]', '  [{"jsonrpc":"2.0"}]', '\r\n\t[1]']) t.match(checkBody(Buffer.from(body)), { status: 400, reason: 'batch' }, JSON.stringify(body));
+  t.match(JSON.parse(checkBody(Buffer.from('[]'))!.body!), { jsonrpc: '2.0', id: null, error: { code: -32600 } });
+  for (const body of ['{"jsonrpc":"2.0","id":1,"method":"ping"}', '', '  {"a":[1]}', 'x[']) t.equal(checkBody(Buffer.from(body)), null, JSON.stringify(body));
 });
 
 t.test('only POST /mcp without a query', async (t) => {

@@ -10,6 +10,7 @@ import { checkPersistent, installedEntry, launchCommand } from '../../register/l
 import { type ClientName, httpRegistration, stdioRegistration } from '../../register/snippet.js';
 import { checkGatewayUrl } from '../../register/url.js';
 import { check } from '../../schema/validate.js';
+import { defaultProfileDir } from '../../store/profile.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -51,11 +52,15 @@ export const command: CommandSpec = {
       const workspace = ctx.requireWorkspace('mcp register');
       const { node, entry } = installedEntry();
       checkPersistent([node, entry], ctx.io.env, rules.temporary_path_markers);
-      reg = stdioRegistration(client, name, launchCommand(node, entry, { workspace, profile: ctx.profile.explicit, allowWrite, allowApprovals }), rules);
+      // The client starts the server without our environment: a profile other than the default travels as --profile DIR.
+      const profile = ctx.profile.dir === defaultProfileDir(ctx.io.env) ? undefined : ctx.profile.dir;
+      reg = stdioRegistration(client, name, launchCommand(node, entry, { workspace, profile, allowWrite, allowApprovals }), rules);
+      if (profile !== undefined) reg = { ...reg, profile };
     }
     check<Registration>('registration', reg, 'SC_INTERNAL', 'registration output');
     await enforce(ctx.gate(), ctx.request('cli:register', { args: { client, name, transport: reg.transport, allow_write: allowWrite, allow_approvals: allowApprovals } }), () => undefined);
     ctx.io.stderr.write(`# Merge this ${reg.name} entry into ${reg.merge_into.join(' or ')}; keep your other servers.\n`);
+    if (reg.profile !== undefined) ctx.io.stderr.write(`# The entry selects the profile in use, ${reg.profile}, with --profile: it is not the default profile.\n`);
     return { data: reg, text: reg.text };
   },
 };
