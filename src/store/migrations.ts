@@ -149,4 +149,17 @@ export const MIGRATIONS: readonly string[] = [
     installed_at TEXT NOT NULL
   );
   `,
+  `
+  CREATE TABLE catalog_pins (
+    project       TEXT NOT NULL,
+    definition_id TEXT NOT NULL,
+    pinned_hash   TEXT NOT NULL,
+    pinned_body   TEXT NOT NULL,
+    pinned_at     TEXT NOT NULL,
+    seen_hash     TEXT NOT NULL,
+    seen_body     TEXT NOT NULL,
+    seen_at       TEXT NOT NULL,
+    PRIMARY KEY (project, definition_id)
+  );
+  `,
 ];

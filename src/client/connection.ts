@@ -1,0 +1,152 @@
+/*
+ * One live connection to an external MCP server, over a transport opened under
+ * an mcp:connect decision.
+ *
+ *   connectServer(ticket, transport, opts)
+ *     ─► permit (connections_per_process, held through cleanup)
+ *     ─► SDK v2 Client: no capabilities; PeerGuard declines elicitation and
+ *        refuses sampling/roots; negotiation 'auto' (2026-07-28 first, then
+ *        legacy initialize), one deadline for initialize
+ *     ─► discoverTools (catalog limits, one shared deadline)
+ *   call(ticket 'mcp:call', name, args) ─► one tools/call with the timeout, never
+ *        retried; isError, structuredContent and content pass through unchanged;
+ *        an input-required or task continuation is refused
+ *   close() ─► transport cleanup (group TERM/KILL/reap, or session DELETE) ─► permit back
+ *
+ * After a failure the connection is closed and cannot offer its old catalog.
+ */
+import { Client, type Transport } from '@modelcontextprotocol/client';
+import { asScError, ScError } from '../errors.js';
+import { assertTicket, type GateTicket } from '../ticket.js';
+import { VERSION } from '../version.js';
+import { type CatalogLimits, discoverTools } from './discovery.js';
+import { PeerGuard, type PeerRequests } from './peer-guard.js';
+
+export interface Closable extends Transport {
+  /** Closes and waits for the transport's own cleanup; idempotent. */
+  cleanup(): Promise<{ readonly outcome: string }>;
+  /** The transport's own account of why it failed, more exact than the SDK's. */
+  readonly failure?: ScError | undefined;
+}
+
+export interface ConnectOptions {
+  readonly id: string;
+  readonly timeoutMs: number;
+  readonly catalog: CatalogLimits;
+  readonly maxConnections: number;
+  readonly signal: AbortSignal;
+}
+
+export interface CloseReport {
+  readonly outcome: string;
+  readonly peer: PeerRequests;
+}
+
+let active = 0;
+
+/** Connections of this process that still hold a permit (through cleanup). */
+export function activeConnections(): number {
+  return active;
+}
+
+function mapError(err: unknown, transport: Closable, what: string, timeoutMs: number): ScError {
+  if (transport.failure) return transport.failure;
+  if (err instanceof ScError) return err;
+  const e = err as { code?: unknown; message?: string; name?: string };
+  const msg = String(e?.message ?? err).split('\n')[0]?.slice(0, 300) ?? '';
+  if (e?.code === 'REQUEST_TIMEOUT' || e?.code === -32001 || /timed? ?out/i.test(msg)) return new ScError('SC_TIMEOUT', `${what} did not finish within ${timeoutMs} ms`);
+  if (e?.name === 'AbortError' || /abort/i.test(msg)) return new ScError('SC_MCP_CALL_FAILED', `${what} was cancelled`);
+  return new ScError(what === 'initialize' ? 'SC_MCP_CONNECT_FAILED' : 'SC_MCP_CALL_FAILED', `${what} failed: ${msg}`);
+}
+
+export class McpConnection {
+  private closing: Promise<CloseReport> | undefined;
+  private dead: ScError | undefined;
+
+  private constructor(
+    readonly id: string,
+    private readonly client: Client,
+    private readonly guard: PeerGuard,
+    private readonly transport: Closable,
+    readonly tools: readonly Record<string, unknown>[],
+    readonly era: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  static async open(ticket: GateTicket, transport: Closable, opts: ConnectOptions): Promise<McpConnection> {
+    assertTicket(ticket, 'mcp:connect');
+    if (active >= opts.maxConnections) {
+      await transport.cleanup().catch(() => {});
+      throw new ScError('SC_LIMIT_REACHED', `this process already holds ${active} MCP client connections, the most allowed (${opts.maxConnections})`);
+    }
+    active++;
+    const guard = new PeerGuard(transport);
+    const client = new Client({ name: 'shadowcode', version: VERSION }, {
+      capabilities: {},
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: opts.timeoutMs, maxRetries: 0 } },
+      listMaxPages: opts.catalog.pages,
+      inputRequired: { autoFulfill: false },
+    });
+    client.onerror = () => {};
+    let conn: McpConnection | undefined;
+    try {
+      try {
+        await client.connect(guard, { timeout: opts.timeoutMs, maxTotalTimeout: opts.timeoutMs, signal: opts.signal });
+      } catch (err) {
+        throw mapError(err, transport, 'initialize', opts.timeoutMs);
+      }
+      let tools: Record<string, unknown>[];
+      try {
+        tools = await discoverTools(client, opts.catalog, opts.timeoutMs, opts.signal);
+      } catch (err) {
+        throw mapError(err, transport, 'tool discovery', opts.timeoutMs);
+      }
+      conn = new McpConnection(opts.id, client, guard, transport, tools, client.getProtocolEra() ?? 'legacy', opts.timeoutMs);
+      return conn;
+    } catch (err) {
+      await transport.cleanup().catch(() => {});
+      active--;
+      throw asScError(err);
+    }
+  }
+
+  get failure(): ScError | undefined {
+    return this.dead ?? this.transport.failure;
+  }
+
+  /** One tools/call; what the server answered, unchanged. Never retried. */
+  async call(ticket: GateTicket, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> {
+    assertTicket(ticket, 'mcp:call');
+    if (this.closing || this.failure) throw this.failure ?? new ScError('SC_MCP_CALL_FAILED', `the connection to ${this.id} is closed; start a new task to reconnect`);
+    let res: Record<string, unknown>;
+    try {
+      res = (await this.client.request({ method: 'tools/call', params: { name, arguments: args } }, { timeout: this.timeoutMs, maxTotalTimeout: this.timeoutMs, signal })) as Record<string, unknown>;
+    } catch (err) {
+      const e = mapError(err, this.transport, `${name}`, this.timeoutMs);
+      if (this.transport.failure) this.dead = e;
+      throw e;
+    }
+    // Continuations would have us supply input or poll unattended; neither is offered.
+    if (res.resultType === 'input_required' || (res.task && !Array.isArray(res.content))) {
+      throw new ScError('SC_MCP_CALL_FAILED', `${name} asked for a continuation (input or a background task), which this client does not offer`);
+    }
+    return res;
+  }
+
+  /** Closes the connection and waits for its cleanup. Idempotent. */
+  close(): Promise<CloseReport> {
+    this.closing ??= (async () => {
+      let outcome = 'unknown';
+      try {
+        outcome = (await this.transport.cleanup()).outcome;
+      } catch {
+        outcome = 'failed';
+      } finally {
+        active--;
+      }
+      await this.client.close().catch(() => {});
+      return { outcome, peer: { ...this.guard.seen } };
+    })();
+    return this.closing;
+  }
+}

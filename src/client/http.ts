@@ -1,0 +1,319 @@
+/*
+ * The Streamable HTTP transport of the outbound client: the SDK v2 transport
+ * over a fetch of ours that enforces every HTTP rule before the SDK parses a byte.
+ *
+ *   openHttp(ticket 'mcp:connect', spec) ─► StreamableHTTPClientTransport
+ *     (no retries, no resumption, no auth provider) with boundedFetch:
+ *       only the reviewed endpoint URL ─► bearer added here, only https or loopback
+ *       ─► no redirects (3xx fails) ─► at most `ordinary_requests` POSTs in flight
+ *       ─► response: header and session-id sizes ─► JSON body ≤ body_bytes, or
+ *          SSE: each raw event ≤ body_bytes, id ≤ event_id_bytes, events/s
+ *          (blank and comment lines count) ─► lifetime bytes
+ *       ─► error bodies reduced to code (+ supported versions); auth challenges dropped
+ *       ─► a 404 once a session exists: the session expired; the call fails, nothing is repeated
+ *       ─► a second initialize is refused (no silent re-initialization)
+ *   cleanup() ─► DELETE the legacy session (deadline) ─► abort open streams ─► close
+ *
+ * Node's fetch reads no proxy variables, so no inherited proxy is used.
+ */
+import { type JSONRPCMessage, StreamableHTTPClientTransport, type Transport, type TransportSendOptions } from '@modelcontextprotocol/client';
+import type { Limits } from '../../gen/types/limits.js';
+import { ScError } from '../errors.js';
+import { isLoopbackHost } from '../policy/net.js';
+import { TokenBucket } from '../transport/rate.js';
+import { assertTicket, type GateTicket } from '../ticket.js';
+
+export interface HttpSpec {
+  readonly url: string;
+  readonly bearer: string | undefined;
+  readonly bearerName: string | undefined;
+  readonly limits: Limits['http_client'];
+  readonly lifetimeBytes: number;
+  readonly timeoutMs: number;
+}
+
+export function openHttp(ticket: GateTicket, spec: HttpSpec): HttpTransport {
+  assertTicket(ticket, 'mcp:connect');
+  if (spec.bearerName && spec.bearer === undefined) throw new ScError('SC_SECRET_NOT_FOUND', `api_key_env ${spec.bearerName} is neither a stored secret nor set in the environment`);
+  const u = new URL(spec.url);
+  if (spec.bearer !== undefined && u.protocol !== 'https:' && !isLoopbackHost(u.hostname)) throw new ScError('SC_DEF_INVALID', 'a bearer credential is sent only over https outside loopback');
+  return new HttpTransport(spec);
+}
+
+const headerBytes = (h: Headers): number => {
+  let n = 0;
+  h.forEach((v, k) => (n += k.length + v.length + 4));
+  return n;
+};
+
+export class HttpTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  private readonly inner: StreamableHTTPClientTransport;
+  private readonly endpoint: URL;
+  private readonly master = new AbortController();
+  private fault: ScError | undefined;
+  private closing: Promise<{ outcome: string }> | undefined;
+  private hadSession = false;
+  private initialized = false;
+  private received = 0;
+  private inflight = 0;
+  private readonly waiting: Array<() => void> = [];
+  private readonly events: TokenBucket;
+
+  constructor(private readonly spec: HttpSpec) {
+    this.endpoint = new URL(spec.url);
+    this.events = new TokenBucket(spec.limits.events_per_second, spec.limits.events_per_second);
+    this.inner = new StreamableHTTPClientTransport(this.endpoint, {
+      fetch: (url, init) => this.fetch(url, init),
+      requestInit: { redirect: 'manual' },
+      reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+    });
+  }
+
+  get failure(): ScError | undefined {
+    return this.fault;
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  readonly hasPerRequestStream = true;
+
+  setProtocolVersion(v: string): void {
+    this.inner.setProtocolVersion(v);
+  }
+
+  private fail(err: ScError): ScError {
+    if (!this.fault) {
+      this.fault = err;
+      this.onerror?.(err);
+      void this.cleanup();
+    }
+    return this.fault;
+  }
+
+  async start(): Promise<void> {
+    this.inner.onmessage = (m) => this.onmessage?.(m);
+    this.inner.onerror = (e) => this.onerror?.(e);
+    this.inner.onclose = () => this.onclose?.();
+    await this.inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.fault) return Promise.reject(this.fault);
+    return this.inner.send(message, options);
+  }
+
+  async close(): Promise<void> {
+    await this.cleanup();
+  }
+
+  cleanup(): Promise<{ outcome: string }> {
+    this.closing ??= (async () => {
+      let outcome = 'closed';
+      if (this.inner.sessionId && !this.fault?.detail?.expired) {
+        try {
+          await this.inner.terminateSession();
+          outcome = 'session_deleted';
+        } catch {
+          outcome = 'session_delete_failed';
+        }
+      }
+      this.master.abort();
+      await this.inner.close().catch(() => {});
+      return { outcome };
+    })();
+    return this.closing;
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.inflight < this.spec.limits.ordinary_requests) {
+      this.inflight++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.inflight++;
+  }
+
+  private release(): void {
+    this.inflight--;
+    this.waiting.shift()?.();
+  }
+
+  private count(n: number): void {
+    this.received += n;
+    if (this.received > this.spec.lifetimeBytes) throw this.fail(new ScError('SC_MCP_PROTOCOL', `more than ${this.spec.lifetimeBytes} bytes received over this connection`));
+  }
+
+  private async fetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+    if (this.fault) throw this.fault;
+    const target = new URL(String(url));
+    // The bearer, and every request, go only to the endpoint the user reviewed.
+    if (target.href !== this.endpoint.href) throw this.fail(new ScError('SC_MCP_PROTOCOL', 'a request to a URL other than the reviewed endpoint was refused'));
+    const method = (init.method ?? 'GET').toUpperCase();
+    if (method === 'POST' && typeof init.body === 'string' && /"method"\s*:\s*"initialize"/.test(init.body)) {
+      if (this.initialized) throw this.fail(new ScError('SC_MCP_PROTOCOL', 'the connection would initialize a second time; a lost session fails instead'));
+      this.initialized = true;
+    }
+    const headers = new Headers(init.headers);
+    headers.delete('authorization');
+    if (headerBytes(headers) > this.spec.limits.protocol_header_bytes) throw new ScError('SC_LIMIT_REACHED', `request headers are larger than ${this.spec.limits.protocol_header_bytes} bytes`);
+    if (this.spec.bearer !== undefined) headers.set('authorization', `Bearer ${this.spec.bearer}`);
+    const signals = [this.master.signal, ...(init.signal ? [init.signal] : [])];
+    if (method === 'DELETE') signals.push(AbortSignal.timeout(this.spec.limits.session_delete_deadline_ms));
+    else if (method === 'POST') signals.push(AbortSignal.timeout(this.spec.timeoutMs));
+    const ordinary = method === 'POST';
+    if (ordinary) await this.acquire();
+    let released = !ordinary;
+    const done = () => {
+      if (!released) (released = true), this.release();
+    };
+    try {
+      const res = await fetch(target, { ...init, method, headers, redirect: 'manual', signal: AbortSignal.any(signals) });
+      return await this.admit(res, method, done);
+    } catch (err) {
+      done();
+      if (this.fault) throw this.fault;
+      if (err instanceof ScError) throw err;
+      const name = (err as Error).name;
+      if (name === 'TimeoutError') throw new ScError('SC_TIMEOUT', `the server did not answer within ${method === 'DELETE' ? this.spec.limits.session_delete_deadline_ms : this.spec.timeoutMs} ms`);
+      // Transport errors name no peer detail: host, status and body stay out of diagnostics.
+      throw new ScError('SC_MCP_CONNECT_FAILED', `the server could not be reached (${(err as { cause?: { code?: string } }).cause?.code ?? name})`);
+    }
+  }
+
+  private async admit(res: Response, method: string, done: () => void): Promise<Response> {
+    const lim = this.spec.limits;
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel().catch(() => {});
+      throw this.fail(new ScError('SC_MCP_PROTOCOL', `the server answered with a redirect (${res.status}); redirects are not followed`));
+    }
+    if (headerBytes(res.headers) > lim.protocol_header_bytes) throw this.fail(new ScError('SC_MCP_PROTOCOL', `response headers are larger than ${lim.protocol_header_bytes} bytes`));
+    const sid = res.headers.get('mcp-session-id');
+    if (sid !== null) {
+      if (Buffer.byteLength(sid) > lim.session_id_bytes) throw this.fail(new ScError('SC_MCP_PROTOCOL', `the session id is longer than ${lim.session_id_bytes} bytes`));
+      this.hadSession = true;
+    }
+    if (res.status === 404 && this.hadSession && method !== 'DELETE') {
+      await res.body?.cancel().catch(() => {});
+      throw this.fail(new ScError('SC_MCP_PROTOCOL', 'the server no longer knows this session (404); the call failed and is not repeated', { expired: true }));
+    }
+    const headers = new Headers(res.headers);
+    headers.delete('www-authenticate');
+    if (res.status >= 400) {
+      const body = await this.readBounded(res, lim.body_bytes).finally(done);
+      return new Response(this.reduceError(body), { status: res.status, headers });
+    }
+    const type = res.headers.get('content-type') ?? '';
+    if (!res.body) {
+      done();
+      return new Response(null, { status: res.status, headers });
+    }
+    if (type.includes('text/event-stream')) return new Response(this.guardSse(res.body, done), { status: res.status, headers });
+    const body = await this.readBounded(res, lim.body_bytes).finally(done);
+    return new Response(new Uint8Array(body), { status: res.status, headers });
+  }
+
+  /** A peer's error answer without its text: a JSON-RPC error keeps its code (and a version list), nothing else. */
+  private reduceError(body: Buffer): string | null {
+    try {
+      const v = JSON.parse(body.toString('utf8')) as { id?: unknown; error?: { code?: unknown; data?: { supported?: unknown } } };
+      if (typeof v?.error?.code !== 'number') return null;
+      const supported = Array.isArray(v.error.data?.supported) ? v.error.data.supported.filter((s) => typeof s === 'string' && s.length < 32).slice(0, 16) : undefined;
+      return JSON.stringify({ jsonrpc: '2.0', id: v.id ?? null, error: { code: v.error.code, message: 'the server refused the request', ...(supported ? { data: { supported } } : {}) } });
+    } catch {
+      return null;
+    }
+  }
+
+  private async readBounded(res: Response, cap: number): Promise<Buffer> {
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const parts: Uint8Array[] = [];
+    let n = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      n += value.byteLength;
+      this.count(value.byteLength);
+      if (n > cap) {
+        await reader.cancel().catch(() => {});
+        throw this.fail(new ScError('SC_MCP_PROTOCOL', `a response body is larger than ${cap} bytes`));
+      }
+      parts.push(value);
+    }
+    return Buffer.concat(parts);
+  }
+
+  /** Passes an SSE stream through unchanged while bounding each raw event, each id, and the event rate. */
+  private guardSse(body: ReadableStream<Uint8Array>, done: () => void): ReadableStream<Uint8Array> {
+    const lim = this.spec.limits;
+    let line = 0;
+    let lineStart: number[] = [];
+    let event = 0;
+    const check = (first: number[], len: number): ScError | undefined => {
+      // A blank line ends an event, a ':' line is a comment: both count, so neither can flood.
+      const blank = len === 0 || (len === 1 && first[0] === 0x0d);
+      if ((blank || first[0] === 0x3a) && !this.events.take()) return new ScError('SC_MCP_PROTOCOL', `more than ${lim.events_per_second} SSE events in one second`);
+      if (blank) event = 0;
+      const isId = first[0] === 0x69 && first[1] === 0x64 && first[2] === 0x3a;
+      if (isId && len > lim.event_id_bytes + 3) return new ScError('SC_MCP_PROTOCOL', `an SSE event id is longer than ${lim.event_id_bytes} bytes`);
+      return undefined;
+    };
+    const reader = body.getReader();
+    const scan = (chunk: Uint8Array): ScError | undefined => {
+      for (let i = 0; i < chunk.length; i++) {
+        const b = chunk[i] as number;
+        if (b === 0x0a) {
+          const bad = check(lineStart, line);
+          if (bad) return bad;
+          line = 0;
+          lineStart = [];
+          continue;
+        }
+        if (lineStart.length < 3) lineStart.push(b);
+        line++;
+        event++;
+        if (event > lim.body_bytes) return new ScError('SC_MCP_PROTOCOL', `an SSE event is larger than ${lim.body_bytes} bytes`);
+      }
+      return undefined;
+    };
+    // Pull-driven: nothing is read from the peer faster than the SDK consumes it.
+    return new ReadableStream<Uint8Array>({
+      pull: async (ctl) => {
+        let r: ReadableStreamReadResult<Uint8Array>;
+        try {
+          r = await reader.read();
+        } catch (err) {
+          done();
+          return ctl.error(this.fault ?? err);
+        }
+        if (r.done) {
+          done();
+          return ctl.close();
+        }
+        try {
+          this.count(r.value.byteLength);
+        } catch (err) {
+          done();
+          await reader.cancel().catch(() => {});
+          return ctl.error(err);
+        }
+        const bad = scan(r.value);
+        if (bad) {
+          done();
+          await reader.cancel().catch(() => {});
+          return ctl.error(this.fail(bad));
+        }
+        ctl.enqueue(r.value);
+      },
+      cancel: async (reason) => {
+        done();
+        await reader.cancel(reason).catch(() => {});
+      },
+    });
+  }
+}

@@ -1,0 +1,88 @@
+/*
+ * Opening one granted server through the gate.
+ *
+ *   gate 'mcp:connect' {definition id, hash, transport, endpoint_kind}
+ *     ─► stdio: env built now (env_refs resolved now) ─► supervised child
+ *        http:  bounded fetch, bearer resolved now
+ *     ─► McpConnection (initialize + discovery under the limits)
+ *     ─► catalog canonicalized, hashed, recorded with the grant (pins.ts)
+ *
+ * The caller decides what a changed catalog means (tasks refuse it); the pin
+ * row is updated either way so `shadowcode mcp tools` can show the diff.
+ */
+import type { Limits } from '../../gen/types/limits.js';
+import type { GateRequest } from '../../gen/types/gate-request.js';
+import { isLoopbackHost } from '../policy/net.js';
+import { enforce, type GateEnv } from '../policy/gate.js';
+import type { Policy } from '../policy/load.js';
+import type { Db } from '../store/db.js';
+import { type CanonicalTool, canonicalCatalog } from './catalog.js';
+import { McpConnection } from './connection.js';
+import { connectionEnv, resolveRef, type SecretSource } from './env.js';
+import { openHttp } from './http.js';
+import { type PinState, recordCatalog } from './pins.js';
+import { openStdio } from './stdio.js';
+import type { Target } from './targets.js';
+
+export interface Opened {
+  readonly conn: McpConnection;
+  readonly catalog: CanonicalTool[];
+  readonly catalog_hash: string;
+  readonly pinned_hash: string;
+  readonly pin: PinState;
+}
+
+export interface OpenDeps {
+  readonly env: NodeJS.ProcessEnv;
+  readonly secrets: SecretSource;
+  readonly policy: Policy;
+  readonly db: Db;
+  readonly gateEnv: GateEnv;
+}
+
+export function endpointKind(t: Target): 'loopback' | 'remote' {
+  if (t.def.transport !== 'http' || !t.def.url) return 'loopback';
+  return isLoopbackHost(new URL(t.def.url).hostname) ? 'loopback' : 'remote';
+}
+
+/** The definition's timeout_sec, held inside the policy's bounds, in ms. */
+export function timeoutMs(t: Target, limits: Limits): number {
+  const s = Math.min(limits.catalog.timeout_sec_max, Math.max(limits.catalog.timeout_sec_min, t.def.timeout_sec));
+  return Math.round(s * 1000);
+}
+
+export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'action' | 'resource' | 'args'>, project: string, t: Target, signal: AbortSignal): Promise<Opened> {
+  const limits = deps.policy.limits;
+  const endpoint_kind = endpointKind(t);
+  const req: GateRequest = { ...request, action: 'mcp:connect', resource: { kind: 'mcp_server', id: t.id, hash: t.hash, endpoint_kind }, args: { definition: t.id, transport: t.def.transport, endpoint_kind } };
+  return enforce(deps.gateEnv, req, async (ticket) => {
+    const ms = timeoutMs(t, limits);
+    const transport =
+      t.def.transport === 'stdio'
+        ? openStdio(ticket, {
+            argv: t.def.command as string[],
+            cwd: project,
+            env: connectionEnv(deps.policy.environment, deps.env, t.id, t.def.env, t.def.env_refs, deps.secrets),
+            graceMs: limits.stdio_client.kill_grace_ms,
+            frames: limits.stdio_client,
+            stderrBytes: limits.stdio_client.stderr_capture_bytes,
+          })
+        : openHttp(ticket, {
+            url: t.def.url as string,
+            bearer: t.def.api_key_env ? resolveRef(t.def.api_key_env, deps.secrets, deps.env) : undefined,
+            bearerName: t.def.api_key_env,
+            limits: limits.http_client,
+            lifetimeBytes: limits.stdio_client.lifetime_bytes,
+            timeoutMs: ms,
+          });
+    const conn = await McpConnection.open(ticket, transport, { id: t.id, timeoutMs: ms, catalog: limits.catalog, maxConnections: limits.stdio_client.connections_per_process, signal });
+    try {
+      const catalog = canonicalCatalog(conn.tools);
+      const rec = recordCatalog(ticket, deps.db, project, t.id, catalog);
+      return { conn, catalog, catalog_hash: rec.hash, pinned_hash: rec.pinned_hash, pin: rec.state };
+    } catch (err) {
+      await conn.close();
+      throw err;
+    }
+  });
+}
