@@ -7,7 +7,7 @@ import { build } from 'esbuild';
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 await build({
-  entryPoints: { cli: 'src/cli/main.ts', 'sqlite-child': 'src/engine/sqlite-child.ts', 'job-runner': 'src/engine/runner-child.ts' },
+  entryPoints: { cli: 'src/cli/main.ts', 'sqlite-child': 'src/engine/sqlite-child.ts', 'job-runner': 'src/engine/runner-child.ts', 'runner-supervisor': 'src/agent/runners/supervisor.ts' },
   outdir: 'dist',
   bundle: true,
   splitting: true,
