@@ -22,7 +22,7 @@ import type { Policy } from '../../policy/load.js';
 import type { Db } from '../../store/db.js';
 import { getProject } from '../../store/projects.js';
 import type { SecretStore } from '../../store/secrets.js';
-import type { GateTicket } from '../../ticket.js';
+import { assertTicket, type GateTicket } from '../../ticket.js';
 import type { TaskContext, TaskOutcome, Usage } from '../types.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
@@ -103,6 +103,7 @@ export async function runCli(entry: RunnerEntry, deps: RunnerDeps, ctx: TaskCont
 }
 
 async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerDeps, ctx: TaskContext, limits: Limits, readOnly: boolean, drive: (run: Run) => Promise<Driven>): Promise<TaskOutcome> {
+  assertTicket(ticket, 'runner:spawn');
   checkExecutable(entry.command);
   const servers = serversForRun(deps.db, ctx.project, deps.policy, deps.settings, readOnly);
   const clip = (text: string) => (text.length > limits.event_text_chars ? `${text.slice(0, limits.event_text_chars)}… (${text.length - limits.event_text_chars} more characters)` : text);
