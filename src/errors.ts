@@ -70,6 +70,11 @@ export const ERRORS = {
   SC_PROJECT_UNTRUSTED: { exit: EXIT.error, summary: 'The project is not trusted.' },
   SC_PLUGIN_INVALID: { exit: EXIT.error, summary: 'A plugin manifest is malformed, or its definitions are not by reference.' },
   SC_PLUGIN_NOT_FOUND: { exit: EXIT.error, summary: 'No plugin with that name is installed.' },
+  SC_MODEL_FAILED: { exit: EXIT.error, summary: 'The model provider answered with an error or a malformed stream (its status and a redacted message are given).' },
+  SC_MODEL_RESPONSE_TOO_LARGE: { exit: EXIT.error, summary: 'A model answer is larger than models.response_bytes in policy/limits.json.' },
+  SC_MODEL_URL_INVALID: { exit: EXIT.usage, summary: 'A model base URL is not plain http(s): no credentials, query or fragment.' },
+  SC_MODEL_KEY_INSECURE: { exit: EXIT.error, summary: 'A model key would be sent over plain http to a host that is not loopback.' },
+  SC_MODEL_CREDENTIAL_MISSING: { exit: EXIT.error, summary: 'The environment variable or secret a model key is read from is not set.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 

@@ -19,7 +19,7 @@ function imports(text: string): string[] {
 }
 
 // Lowest first. An import may point to its own layer or any layer below it.
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'server', 'cli'];
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli'];
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;
   return LAYERS.includes(top) ? top : 'base';
