@@ -17,7 +17,7 @@ import { ensureProfileDir } from '../store/profile.js';
 import { SecretStore } from '../store/secrets.js';
 import { readSettings } from '../store/settings.js';
 import type { RemoteEngine } from './daemon/remote.js';
-import { type JobSpec, type OwnerSpec, type Submitted, submitJob } from './engine-submit.js';
+import { admitJob, type JobSpec, type OwnerSpec, type Submitted } from './engine-submit.js';
 import { reconcileChanges } from './files.js';
 import { type JobRow, Jobs } from './jobs.js';
 
@@ -63,7 +63,7 @@ export class Engine {
   /** Submits a job for an owner: to the shared engine when one is in use, else to this process's queue. */
   async submitJob(owner: OwnerSpec, spec: JobSpec): Promise<Submitted> {
     if (this.remote) return this.remote.submit(owner, spec);
-    return submitJob(this.jobs(), owner.label, owner.project, spec);
+    return admitJob({ policy: this.policy, db: () => this.db() }, this.jobs(), { kind: owner.transport, owner: owner.label }, owner.project, owner.project, spec);
   }
 
   /** Cancels one of the owner's jobs wherever it is; the caller has checked that the owner holds it. */

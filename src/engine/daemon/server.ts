@@ -20,16 +20,15 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { EngineFrame } from '../../../gen/types/engine-frame.js';
 import type { EngineReply } from '../../../gen/types/engine-reply.js';
 import { asScError, type ErrorCode, ScError } from '../../errors.js';
-import { enforce, type GateEnv } from '../../policy/gate.js';
+import type { GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
 import { sql } from '../../store/db.js';
 import { ensureProfileDir } from '../../store/profile.js';
-import { getProject } from '../../store/projects.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { newId } from '../../util/ids.js';
 import { VERSION } from '../../version.js';
 import { Engine } from '../engine.js';
-import { type JobSpec, submitJob } from '../engine-submit.js';
+import { admitJob, type JobSpec, type Submitter } from '../engine-submit.js';
 import { addEvent, getJob } from '../jobs.js';
 import type { EngineInfo } from './client.js';
 import { engineFiles, type EngineFiles, newNonce, proof, proofMatches, SOCKET_PATH_BYTES, writeToken } from './files.js';
@@ -169,28 +168,12 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
     return st.cleaning;
   };
 
-  const projectOf = (path: string) => {
-    const p = getProject(engine.db(), path);
-    return { path: p.path, trusted: p.trusted, level: p.level };
+  const admit = async (who: Submitter, project: string, spec: JobSpec, confinedTo: string) => {
+    const r = await admitJob(gate, engine.jobs(), who, project, confinedTo, spec);
+    // Marks the job as this engine's: if the engine dies, the next one settles it.
+    addEvent(engine.db(), r.job.id, 'engine', { pid: process.pid });
+    return r;
   };
-
-  const admit = (principal: { kind: 'stdio' | 'http' | 'cli'; owner: string }, project: string, spec: JobSpec, confinedTo: string) =>
-    enforce(
-      gate,
-      {
-        action: 'engine:submit',
-        principal: { kind: principal.kind, owner: principal.owner, allow_write: spec.ceiling !== 'read_only', allow_approvals: false },
-        project: projectOf(confinedTo),
-        requested_level: spec.ceiling,
-        resource: { kind: 'job', owner: principal.owner, project },
-        args: { kind: spec.kind, project },
-      },
-      (t) => {
-        const r = submitJob(engine.jobs(), principal.owner, project, { ...spec, ceiling: t.ceiling });
-        addEvent(engine.db(), r.job.id, 'engine', { pid: process.pid });
-        return r;
-      },
-    );
 
   const status = () => {
     const db = engine.db();
