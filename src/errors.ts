@@ -75,6 +75,8 @@ export const ERRORS = {
   SC_MODEL_URL_INVALID: { exit: EXIT.usage, summary: 'A model base URL is not plain http(s): no credentials, query or fragment.' },
   SC_MODEL_KEY_INSECURE: { exit: EXIT.error, summary: 'A model key would be sent over plain http to a host that is not loopback.' },
   SC_MODEL_CREDENTIAL_MISSING: { exit: EXIT.error, summary: 'The environment variable or secret a model key is read from is not set.' },
+  SC_MODEL_NOT_FOUND: { exit: EXIT.error, summary: 'No model with that id is configured.' },
+  SC_MODEL_EXISTS: { exit: EXIT.error, summary: 'A model with that id is already configured; remove it first.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 

@@ -34,7 +34,7 @@ export const command: CommandSpec = {
     );
     const lines = [
       project
-        ? `project   ${project.path}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}`
+        ? `project   ${project.path}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}\nnetwork   ${project.network ? 'allowed: tasks may reach remote models and servers' : 'off: loopback models and servers only'}`
         : 'project   none selected (use --workspace DIR)',
       `profile   ${data.profile.path}`,
       `versions  shadowcode ${data.versions.shadowcode}, node ${data.versions.node}, sqlite ${data.versions.sqlite}`,
