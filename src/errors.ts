@@ -77,6 +77,8 @@ export const ERRORS = {
   SC_MODEL_URL_INVALID: { exit: EXIT.usage, summary: 'A model base URL is not plain http(s): no credentials, query or fragment.' },
   SC_MODEL_KEY_INSECURE: { exit: EXIT.error, summary: 'A model key would be sent over plain http to a host that is not loopback.' },
   SC_MODEL_CREDENTIAL_MISSING: { exit: EXIT.error, summary: 'The environment variable or secret a model key is read from is not set.' },
+  SC_MODEL_NOT_FOUND: { exit: EXIT.error, summary: 'No model with that id is configured.' },
+  SC_MODEL_EXISTS: { exit: EXIT.error, summary: 'A model with that id is already configured; remove it first.' },
   SC_ENGINE_NOT_RUNNING: { exit: EXIT.error, summary: 'No shared engine is running for this profile.' },
   SC_ENGINE_START_FAILED: { exit: EXIT.error, summary: 'The shared engine could not start, or did not answer within its start deadline.' },
   SC_ENGINE_UNAVAILABLE: { exit: EXIT.error, summary: 'The shared engine went away, or its socket closed, while a request was in flight.' },
