@@ -15,6 +15,7 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'approvals approve', summary: 'Approve one pending action', load: () => import('./approvals-approve.js') },
   { name: 'approvals deny', summary: 'Deny one pending action', load: () => import('./approvals-deny.js') },
   { name: 'audit verify', summary: 'Check the audit log hash chain and report the first break', load: () => import('./audit-verify.js') },
+  { name: 'help', summary: 'Show help for shadowcode, a command group or one command', load: () => import('./help.js') },
   { name: 'mcp', summary: 'Show external MCP server definitions and their grants for the project', load: () => import('./mcp.js') },
   { name: 'mcp add', summary: 'Store an external MCP server definition (YAML or JSON)', load: () => import('./mcp-add.js') },
   { name: 'mcp disable', summary: "Withdraw a definition's grant from the project", load: () => import('./mcp-disable.js') },
