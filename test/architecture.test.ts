@@ -19,7 +19,7 @@ function imports(text: string): string[] {
 }
 
 // Lowest first. An import may point to its own layer or any layer below it.
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'server', 'cli'];
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli'];
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;
   return LAYERS.includes(top) ? top : 'base';
@@ -108,8 +108,10 @@ const TRUSTED_READS: Record<string, string> = {
   'policy/load.ts': 'policy/*.json shipped with the package',
   'version.ts': 'the package.json of shadowcode itself',
   'catalog/definition.ts': 'schemas/definition.schema.json shipped with the package, for the known keys',
+  'boot.ts': 'dist/cli.cjs of shadowcode itself and its code cache in the user\'s own cache directory',
   'store/settings.ts': 'settings.json in the 0700 profile directory',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',
+  'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',
 };
 
 t.test('files a project or a user controls are read only through the bounded primitive', async (t) => {

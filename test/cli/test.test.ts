@@ -14,12 +14,12 @@ t.test('refuses to run in an untrusted project, naming the rule and the command 
   const sb = project('echo ran');
   const r = await cli(sb, [...ws(sb), 'test', '--yes']);
   t.equal(r.code, 3);
-  t.match(r.stderr, /did not run: job:run denied by engine-needs-trust/);
+  t.match(r.stderr, /did not run: [a-z:]+ denied by engine-[a-z-]*needs-trust/);
   t.match(r.stderr, new RegExp(`trust the project first: shadowcode --workspace ${sb.project} trust \\[SC_POLICY_DENIED\\]`));
   t.notMatch(r.stdout, /ran/, 'nothing ran');
   const j = await cli(sb, ['--json', ...ws(sb), 'test', '--yes']);
   t.equal(JSON.parse(j.stdout).error.code, 'SC_POLICY_DENIED');
-  t.match(JSON.parse(j.stdout).error.detail, { job_id: /^job_/, action: 'job:run' });
+  t.match(JSON.parse(j.stdout).error, { decision_id: /./, detail: { reasons: [/needs-trust/] } });
 });
 
 t.test('says "command not found" for a missing executable, in text and in --json', async (t) => {

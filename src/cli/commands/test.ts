@@ -3,13 +3,15 @@
  * model. The person at the terminal is the approver: they confirm the exact
  * command (or pass --yes), and its output streams here as it runs.
  */
-import { Engine } from '../../engine/engine.js';
+import { randomBytes } from 'node:crypto';
+import type { OwnerSpec } from '../../engine/engine-submit.js';
 import { singleTestCommand } from '../../engine/detect-tests.js';
 import { decideApproval, getJob, jobEvents } from '../../engine/jobs.js';
 import { EXIT, ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { getProject } from '../../store/projects.js';
 import { encodeCursor } from '../../util/cursor.js';
+import { openEngine } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 
 async function confirm(ctx: Parameters<CommandSpec['run']>[0], argv: string[], cwd: string): Promise<boolean> {
@@ -75,17 +77,26 @@ export const command: CommandSpec = {
       if (!ctx.io.stdin.isTTY) throw new ScError('SC_APPROVAL_REQUIRED', `stdin is not a terminal, so nobody can approve ${JSON.stringify(argv)} at a prompt; pass --yes to approve it`);
       if (!(await confirm(ctx, argv, project))) throw new ScError('SC_APPROVAL_REQUIRED', `not approved: ${JSON.stringify(argv)}; nothing ran (answer y, or pass --yes)`);
     }
-    const engine = new Engine(ctx.profile.dir, ctx.policy(), ctx.io.env);
-    const owner = `cli:${process.pid}`;
+    // The shared engine's queue when one runs; this invocation owns the job either way, so ^C cancels it.
+    const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     const tail = new Tail(ctx.policy().limits.cli.output_tail_bytes);
     let exit: ExitBody | undefined;
     let refusal: { message: string; code?: string } | undefined;
     try {
+      // A refusal, at submission or when the job is about to run, says which rule and what to do about it.
+      const refused = (message: string, detail: Record<string, unknown> | undefined): ScError => {
+        const trusted = getProject(engine.db(), project).trusted;
+        return new ScError('SC_POLICY_DENIED', `${JSON.stringify(argv)} did not run: ${message}${trusted ? '' : `; trust the project first: shadowcode --workspace ${project} trust`}`, detail);
+      };
       const { job, approval } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:test', { requested_level: 'workspace', args: { argv } }), (t) =>
-        engine.jobs().submitTest(owner, project, argv, t.ceiling === 'read_only' ? 'workspace' : t.ceiling, null),
-      );
+        engine.submitJob(owner, { kind: 'test', argv, ceiling: t.ceiling === 'read_only' ? 'workspace' : t.ceiling, task_id: null }),
+      ).catch((err: unknown) => {
+        throw err instanceof ScError && err.code === 'SC_POLICY_DENIED' ? refused(err.message, err.detail) : err;
+      });
+      if (!approval) throw new ScError('SC_INTERNAL', 'a test job was submitted without its approval');
       decideApproval(engine.db(), approval.id, 'approved', 'cli');
-      engine.jobs().sync();
+      await engine.notifyDecision(approval.id, owner.label);
       let after: string | undefined;
       const drain = () => {
         for (;;) {
@@ -108,10 +119,7 @@ export const command: CommandSpec = {
         drain();
         if (cur && ['succeeded', 'failed', 'cancelled'].includes(cur.state)) {
           drain();
-          if (refusal?.code === 'SC_POLICY_DENIED') {
-            const trusted = getProject(engine.db(), project).trusted;
-            throw new ScError('SC_POLICY_DENIED', `${JSON.stringify(argv)} did not run: ${refusal.message}${trusted ? '' : `; trust the project first: shadowcode --workspace ${project} trust`}`, { job_id: cur.id, action: 'job:run' });
-          }
+          if (refusal?.code === 'SC_POLICY_DENIED') throw refused(refusal.message, { job_id: cur.id, action: 'job:run' });
           const ok = cur.state === 'succeeded';
           const reason = ok ? undefined : refusal ? refusal.message : whyFailed(argv, exit, cur.state);
           const summary = ok
@@ -124,6 +132,7 @@ export const command: CommandSpec = {
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
+      await engine.releaseOwner(owner.label);
       await engine.shutdown();
     }
   },
