@@ -18,6 +18,7 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'engine start', summary: "Start the profile's shared engine (one per profile)", load: () => import('./engine-start.js') },
   { name: 'engine status', summary: "Show whether the profile's shared engine runs, its owners, jobs and background processes", load: () => import('./engine-status.js') },
   { name: 'engine stop', summary: "Stop the profile's shared engine, cancelling its jobs", load: () => import('./engine-stop.js') },
+  { name: 'help', summary: 'Show help for shadowcode, a command group or one command', load: () => import('./help.js') },
   { name: 'mcp', summary: 'Show external MCP server definitions and their grants for the project', load: () => import('./mcp.js') },
   { name: 'mcp add', summary: 'Store an external MCP server definition (YAML or JSON)', load: () => import('./mcp-add.js') },
   { name: 'mcp disable', summary: "Withdraw a definition's grant from the project", load: () => import('./mcp-disable.js') },
