@@ -70,6 +70,12 @@ export const ERRORS = {
   SC_PROJECT_UNTRUSTED: { exit: EXIT.error, summary: 'The project is not trusted.' },
   SC_PLUGIN_INVALID: { exit: EXIT.error, summary: 'A plugin manifest is malformed, or its definitions are not by reference.' },
   SC_PLUGIN_NOT_FOUND: { exit: EXIT.error, summary: 'No plugin with that name is installed.' },
+  SC_MODEL_NOT_FOUND: { exit: EXIT.error, summary: 'No configured model with that id, or no model given and no default set.' },
+  SC_MODEL_TURN_INCOMPLETE: { exit: EXIT.error, summary: "The model's answer stopped at its output limit (or a content filter) before it was complete." },
+  SC_EDIT_NO_MATCH: { exit: EXIT.error, summary: 'edit_file: the old text is not in the file; the closest region is shown.' },
+  SC_EDIT_AMBIGUOUS: { exit: EXIT.error, summary: 'edit_file: the old text occurs more than once and replace_all was not set.' },
+  SC_APPROVAL_DENIED: { exit: EXIT.denied, summary: 'A person denied the exact action, or its task was cancelled first; it did not run.' },
+  SC_CANCELLED: { exit: EXIT.error, summary: 'The task or job was cancelled before it finished.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 
