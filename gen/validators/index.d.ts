@@ -32,6 +32,7 @@ export declare const validateToolShadowMemory: GeneratedValidator;
 export declare const validateToolShadowModels: GeneratedValidator;
 export declare const validateToolShadowReview: GeneratedValidator;
 export declare const validateToolShadowRollback: GeneratedValidator;
+export declare const validateToolShadowRun: GeneratedValidator;
 export declare const validateToolShadowSessions: GeneratedValidator;
 export declare const validateToolShadowSqlite: GeneratedValidator;
 export declare const validateToolShadowStatus: GeneratedValidator;

@@ -30,6 +30,7 @@ export { default as validateToolShadowMemory } from './tool-shadow_memory.js';
 export { default as validateToolShadowModels } from './tool-shadow_models.js';
 export { default as validateToolShadowReview } from './tool-shadow_review.js';
 export { default as validateToolShadowRollback } from './tool-shadow_rollback.js';
+export { default as validateToolShadowRun } from './tool-shadow_run.js';
 export { default as validateToolShadowSessions } from './tool-shadow_sessions.js';
 export { default as validateToolShadowSqlite } from './tool-shadow_sqlite.js';
 export { default as validateToolShadowStatus } from './tool-shadow_status.js';

@@ -95,6 +95,12 @@ export function jobEvents(db: Db, jobId: string, opts: { limit: number; cursor?:
   return { items, next_cursor: rows.length > opts.limit && last ? encodeCursor([last.seq]) : null };
 }
 
+/** An agent task's final answer ({state, summary, reason, usage, steps}), or null while it runs. */
+export function jobAnswer(db: Db, jobId: string): unknown {
+  const r = sql(db, "SELECT body FROM job_events WHERE job_id = ? AND kind = 'answer' ORDER BY seq DESC LIMIT 1").get(jobId) as { body: string } | undefined;
+  return r ? (JSON.parse(r.body) as unknown) : null;
+}
+
 export function listJobs(db: Db, project: string, owner: string, opts: { limit: number; cursor?: string }): Page<JobRow> {
   const after = opts.cursor ? decodeCursor(opts.cursor, 2) : undefined;
   const rows = (
