@@ -68,7 +68,8 @@ export const AGENT_TOOL_SCHEMAS = Object.freeze({
         "maxLength": 4096,
         "description": "Directory relative to the project root; empty or . for the root."
       }
-    }
+    },
+    "required": []
   },
   "read_file": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
