@@ -76,6 +76,11 @@ export const ERRORS = {
   SC_EDIT_AMBIGUOUS: { exit: EXIT.error, summary: 'edit_file: the old text occurs more than once and replace_all was not set.' },
   SC_APPROVAL_DENIED: { exit: EXIT.denied, summary: 'A person denied the exact action, or its task was cancelled first; it did not run.' },
   SC_CANCELLED: { exit: EXIT.error, summary: 'The task or job was cancelled before it finished.' },
+  SC_MODEL_FAILED: { exit: EXIT.error, summary: 'The model provider answered with an error or a malformed stream (its status and a redacted message are given).' },
+  SC_MODEL_RESPONSE_TOO_LARGE: { exit: EXIT.error, summary: 'A model answer is larger than models.response_bytes in policy/limits.json.' },
+  SC_MODEL_URL_INVALID: { exit: EXIT.usage, summary: 'A model base URL is not plain http(s): no credentials, query or fragment.' },
+  SC_MODEL_KEY_INSECURE: { exit: EXIT.error, summary: 'A model key would be sent over plain http to a host that is not loopback.' },
+  SC_MODEL_CREDENTIAL_MISSING: { exit: EXIT.error, summary: 'The environment variable or secret a model key is read from is not set.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 

@@ -141,7 +141,7 @@ export class NativeLoop implements TaskRunner {
       const system = systemPrompt(ctx);
       const messages: Message[] = [{ role: 'user', content: ctx.prompt }];
       const trimmed = new Set<number>();
-      const window = this.provider.contextTokens > 0 ? this.provider.contextTokens : l.context_tokens_default;
+      const window = this.provider.contextTokens > 0 ? this.provider.contextTokens : this.deps.policy.limits.models.default_context_tokens;
       let failedTurns = 0;
       for (;;) {
         const halt = stopped();
@@ -279,8 +279,8 @@ export class NativeLoop implements TaskRunner {
       principal: { kind: 'engine' as const, owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
       project: { path: p.path, trusted: p.trusted, level: p.level, ...(p as { network?: boolean }).network !== undefined ? { network: (p as { network?: boolean }).network as boolean } : {} },
       requested_level: ctx.ceiling,
-      resource: { kind: this.provider.endpoint.loopback ? 'loopback' : 'remote', id: this.provider.id, owner: ctx.owner, project: ctx.project },
-      args: { model: this.provider.id, endpoint_kind: this.provider.endpoint.loopback ? 'loopback' : 'remote', host },
+      resource: { kind: 'model', id: this.provider.id, owner: ctx.owner, project: ctx.project, model: this.provider.id, endpoint_kind: this.provider.endpoint.loopback ? ('loopback' as const) : ('remote' as const), host: host.slice(0, 256) },
+      args: { job_id: ctx.jobId },
     };
   }
 }

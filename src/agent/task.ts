@@ -9,14 +9,18 @@
  * at submission, and never logged.
  */
 import type { Settings } from '../../gen/types/settings.js';
+import type { Engine } from '../engine/engine.js';
+import type { SettingsModel } from '../engine/models.js';
 import { ScError } from '../errors.js';
 import type { GateEnv } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
 import type { SecretStore } from '../store/secrets.js';
-import type { TaskContext, TaskToolSource } from './types.js';
+import { NativeLoop } from './loop.js';
+import { createProvider } from './providers/index.js';
+import type { TaskContext, TaskRunner, TaskToolSource } from './types.js';
 
-export type SettingsModel = NonNullable<Settings['models']>[number];
+export type { SettingsModel };
 
 /** What a runner is built from. */
 export interface TaskDeps {
@@ -37,4 +41,24 @@ export function resolveModelEntry(settings: Settings, id: string | null | undefi
   const entry = models.find((m) => m.id === want);
   if (!entry) throw new ScError('SC_MODEL_NOT_FOUND', `no configured model ${JSON.stringify(want)}; shadowcode model list shows them`);
   return entry;
+}
+
+/** The runner for one task: the native loop over the entry's model provider. */
+export function runnerFor(entry: SettingsModel, deps: TaskDeps): TaskRunner {
+  return new NativeLoop(createProvider(entry, deps), { policy: deps.policy, db: () => deps.db, gateEnv: deps.gateEnv, env: deps.env, ...(deps.toolSource ? { toolSource: deps.toolSource } : {}) });
+}
+
+/**
+ * Lets the engine's jobs run agent tasks. Settings are read again when each task
+ * starts, so a model added or removed since submission is seen; a missing model
+ * fails that task with SC_MODEL_NOT_FOUND.
+ */
+export function attachAgentRuntime(engine: Engine, extra: Pick<TaskDeps, 'toolSource'> = {}): void {
+  const jobs = engine.jobs();
+  if (jobs.hasAgentRunners) return;
+  jobs.useAgentRunners((spec) => {
+    const settings = engine.freshSettings();
+    const entry = resolveModelEntry(settings, spec.modelId);
+    return runnerFor(entry, { env: engine.env, secrets: engine.secrets(), policy: engine.policy, db: engine.db(), gateEnv: { policy: engine.policy, db: () => engine.db() }, ...extra });
+  });
 }

@@ -19,6 +19,16 @@ function runCli(sb: ReturnType<typeof sandbox>, argv: string[]) {
   return { child, out: () => out, err: () => err, exit };
 }
 
+/** Alive and not a zombie: a killed child whose reaper has not collected it yet has already stopped running. */
+function running(pid: number): boolean {
+  if (!alive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
 
 t.test('run --json prints one event per line and finishes after an approval from another shell', async (t) => {
@@ -69,6 +79,6 @@ t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t)
   const pids = pidsOf(join(sb.project, 'pids'));
   r.child.kill('SIGINT');
   t.equal(await r.exit, 130, 'cancelled');
-  t.ok(!pids.some(alive), 'the command and its child were gone before the CLI exited');
+  t.ok(!pids.some(running), 'the command and its child were gone before the CLI exited');
   t.match(r.out(), /SC_CANCELLED|cancelled/);
 });

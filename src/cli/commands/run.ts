@@ -65,7 +65,7 @@ export const command: CommandSpec = {
     };
     process.on('SIGINT', interrupt);
     try {
-      const entry = resolveModelEntry(engine.settings(), options.model as string | undefined);
+      const entry = resolveModelEntry(engine.freshSettings(), options.model as string | undefined);
       attachAgentRuntime(engine);
       job = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
         engine.jobs().submitAgent({

@@ -26,7 +26,7 @@ export const shadowRun: ToolDef<Args> = {
   requestedLevel: (a) => a.permission_level ?? 'read_only',
   run(conn, a, ticket, _signal, request) {
     const engine = conn.engine;
-    const entry = resolveModelEntry(engine.settings(), a.model);
+    const entry = resolveModelEntry(engine.freshSettings(), a.model);
     attachAgentRuntime(engine);
     const ceiling: Level = a.mode === 'build' ? ticket.ceiling : 'read_only';
     const job = engine.jobs().submitAgent({ project: conn.project, owner: conn.owner, ceiling, prompt: a.prompt, mode: a.mode, modelId: entry.id, principal: request.principal });
