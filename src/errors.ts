@@ -81,6 +81,15 @@ export const ERRORS = {
   SC_MODEL_URL_INVALID: { exit: EXIT.usage, summary: 'A model base URL is not plain http(s): no credentials, query or fragment.' },
   SC_MODEL_KEY_INSECURE: { exit: EXIT.error, summary: 'A model key would be sent over plain http to a host that is not loopback.' },
   SC_MODEL_CREDENTIAL_MISSING: { exit: EXIT.error, summary: 'The environment variable or secret a model key is read from is not set.' },
+  SC_ENGINE_NOT_RUNNING: { exit: EXIT.error, summary: 'No shared engine is running for this profile.' },
+  SC_ENGINE_START_FAILED: { exit: EXIT.error, summary: 'The shared engine could not start, or did not answer within its start deadline.' },
+  SC_ENGINE_UNAVAILABLE: { exit: EXIT.error, summary: 'The shared engine went away, or its socket closed, while a request was in flight.' },
+  SC_ENGINE_PEER_REFUSED: { exit: EXIT.denied, summary: 'The engine socket or token is not private to this user, or the other side failed authentication.' },
+  SC_ENGINE_BUSY: { exit: EXIT.error, summary: 'The engine has as many sockets open as policy/limits.json allows.' },
+  SC_ENGINE_OWNERS_FULL: { exit: EXIT.error, summary: 'The profile already has the most ownership sockets open; control requests still work.' },
+  SC_ENGINE_PROTOCOL: { exit: EXIT.error, summary: 'A frame on the engine socket is malformed, out of order or abandoned; the socket is closed.' },
+  SC_ENGINE_PROJECT_MISMATCH: { exit: EXIT.error, summary: "A frame names a project other than its ownership socket's; the socket is closed." },
+  SC_ENGINE_TIMEOUT: { exit: EXIT.error, summary: 'The engine did not answer a submission, a cleanup or a control request within its deadline.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 

@@ -110,8 +110,10 @@ const TRUSTED_READS: Record<string, string> = {
   'util/safe-read.ts': 'the primitive itself',
   'policy/load.ts': 'policy/*.json shipped with the package',
   'version.ts': 'the package.json of shadowcode itself',
+  'boot.ts': 'dist/cli.cjs of shadowcode itself and its code cache in the user\'s own cache directory',
   'store/settings.ts': 'settings.json in the 0700 profile directory',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',
+  'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',
 };
 
 t.test('files a project or a user controls are read only through the bounded primitive', async (t) => {

@@ -14,6 +14,7 @@
  * behind by a process that died are marked cancelled the next time an engine
  * opens the profile: their queue died with it, so they never start.
  */
+import { EventEmitter } from 'node:events';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from '../agent/types.js';
 import { asScError, ScError } from '../errors.js';
@@ -159,6 +160,12 @@ export interface JobsConfig {
   readonly db: () => Db;
   readonly policy: Policy;
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * False in the shared engine: every decider tells it through its socket (notifyDecision),
+   * so nothing needs to poll. A temporary engine polls, since a CLI in another process
+   * cannot reach it.
+   */
+  readonly poll?: boolean;
 }
 
 /** What an agent task is asked to do, as submitted. */
@@ -201,10 +208,10 @@ export class Jobs {
   private closed = false;
   private readonly agentQueue: Array<AgentSpec & { id: string }> = [];
   private readonly agents = new Map<string, AgentHandle>();
-  private readonly approvalWake = new Map<string, () => void>();
   private readonly endedOwners = new Set<string>();
   private agentRetry: NodeJS.Timeout | undefined;
   private runners: AgentRunnerFactory | undefined;
+  private readonly decisions = new EventEmitter().setMaxListeners(0);
 
   constructor(private readonly c: JobsConfig) {
     reapOrphans(c.db());
@@ -234,15 +241,64 @@ export class Jobs {
     return { job: getJob(db, id) as JobRow, approval: getApproval(db, approvalId) as ApprovalRow };
   }
 
+  /** Calls fn when approval `approvalId` is decided (pushed by notifyDecision). Returns the unsubscribe. */
+  onDecision(approvalId: string, fn: () => void): () => void {
+    this.decisions.on(approvalId, fn);
+    return () => this.decisions.off(approvalId, fn);
+  }
+
+  /** An approval was decided in the store, here or by another process: act on it now. */
+  notifyDecision(approvalId: string): void {
+    this.decisions.emit(approvalId);
+    this.sync();
+  }
+
+  /**
+   * Waits until approval `approvalId` is no longer pending and returns its state. Woken by
+   * notifyDecision; a temporary engine also re-reads the store every approval_poll_ms,
+   * because a decision made by the CLI in another process is not pushed to it.
+   */
+  waitDecision(approvalId: string, signal?: AbortSignal): Promise<ApprovalRow['state']> {
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => {
+        off();
+        if (timer) clearInterval(timer);
+        signal?.removeEventListener('abort', abort);
+      };
+      const check = () => {
+        const a = getApproval(this.c.db(), approvalId);
+        if (!a) {
+          done();
+          reject(new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(approvalId)}`));
+        } else if (a.state !== 'pending') {
+          done();
+          resolve(a.state);
+        }
+      };
+      const abort = () => {
+        done();
+        reject(signal?.reason instanceof Error ? signal.reason : new ScError('SC_TIMEOUT', 'stopped waiting for an approval'));
+      };
+      const off = this.onDecision(approvalId, check);
+      if (signal?.aborted) return abort();
+      signal?.addEventListener('abort', abort, { once: true });
+      if (this.c.poll !== false) {
+        timer = setInterval(check, this.limits.jobs.approval_poll_ms);
+        timer.unref();
+      }
+      check();
+    });
+  }
+
   private ensurePolling(): void {
-    if (this.poller || this.closed) return;
+    if (this.poller || this.closed || this.c.poll === false) return;
     this.poller = setInterval(() => this.sync(), this.limits.jobs.approval_poll_ms);
     this.poller.unref();
   }
 
   /** Picks up decisions made anywhere (a connection here, or the CLI in another process). */
   sync(): void {
-    for (const wake of [...this.approvalWake.values()]) wake();
     const db = this.c.db();
     for (const id of [...this.waiting]) {
       const a = sql(db, "SELECT state FROM approvals WHERE job_id = ? AND kind = 'command' ORDER BY created_at DESC LIMIT 1").get(id) as { state: string } | undefined;
@@ -474,22 +530,11 @@ export class Jobs {
       setState(db, jobId, 'waiting_approval');
     }).immediate();
     try {
-      for (;;) {
-        const a = getApproval(db, id);
-        if (a && a.state !== 'pending') return a.state;
-        if (signal.aborted) return 'cancelled';
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            clearTimeout(timer);
-            signal.removeEventListener('abort', done);
-            this.approvalWake.delete(id);
-            resolve();
-          };
-          const timer = setTimeout(done, this.limits.jobs.approval_poll_ms);
-          signal.addEventListener('abort', done, { once: true });
-          this.approvalWake.set(id, done);
-        });
-      }
+      // Woken by notifyDecision (pushed in the shared engine); a temporary engine also polls the store.
+      return (await this.waitDecision(id, signal)) as ApprovalOutcome;
+    } catch (err) {
+      if (signal.aborted) return 'cancelled';
+      throw err;
     } finally {
       sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'engine' WHERE id = ? AND state = 'pending'").run(now(), id);
       if (getJob(db, jobId)?.state === 'waiting_approval') setState(db, jobId, 'running');

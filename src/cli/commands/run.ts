@@ -10,13 +10,15 @@
  * task and waits for its cleanup (the command's process group too) before exiting.
  */
 import { attachAgentRuntime, resolveModelEntry } from '../../agent/task.js';
-import { Engine } from '../../engine/engine.js';
+import { randomBytes } from 'node:crypto';
+import type { OwnerSpec } from '../../engine/engine-submit.js';
 import { decideApproval, getJob, jobAnswer, jobEvents, type JobRow } from '../../engine/jobs.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Level } from '../../ticket.js';
 import { encodeCursor } from '../../util/cursor.js';
 import type { Ctx } from '../context.js';
+import { openEngine } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
@@ -57,22 +59,20 @@ export const command: CommandSpec = {
     if (!prompt) throw new ScError('SC_USAGE', 'run needs a PROMPT, e.g. shadowcode --workspace . run "fix the failing test"');
     const mode = (options.mode as 'plan' | 'review' | 'build' | undefined) ?? 'build';
     const level = (options.level as Level | undefined) ?? 'read_only';
-    const engine = new Engine(ctx.profile.dir, ctx.policy(), ctx.io.env);
-    const owner = `cli:${process.pid}`;
+    // The shared engine's queue when one runs; this invocation owns the task either way, so ^C cancels it.
+    const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     let job: JobRow | undefined;
     const interrupt = () => {
-      if (job) void engine.jobs().cancel(job.id);
+      if (job) void engine.cancelJob(owner, job.id);
     };
     process.on('SIGINT', interrupt);
     try {
       const entry = resolveModelEntry(engine.freshSettings(), options.model as string | undefined);
       attachAgentRuntime(engine);
-      job = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
-        engine.jobs().submitAgent({
-          project, owner, ceiling: mode === 'build' ? t.ceiling : 'read_only', prompt, mode, modelId: entry.id,
-          principal: { kind: 'cli', owner, allow_write: true, allow_approvals: true },
-        }),
-      );
+      ({ job } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
+        engine.submitJob(owner, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
+      ));
       const id = job.id;
       const started = Date.now();
       const tty = ctx.io.stderr === process.stderr && process.stderr.isTTY === true;
@@ -108,7 +108,7 @@ export const command: CommandSpec = {
               } catch (err) {
                 if (!(err instanceof ScError && err.code === 'SC_APPROVAL_NOT_PENDING')) throw err;
               }
-              engine.jobs().sync();
+              await engine.notifyDecision(body.approval_id, owner.label);
             } else line(`The task asks to ${what}; approve with: shadowcode --workspace ${project} approvals approve ${body.approval_id} (or deny)`);
           }
           status();

@@ -24,12 +24,13 @@ export const shadowRun: ToolDef<Args> = {
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   action: () => 'tool:shadow_run',
   requestedLevel: (a) => a.permission_level ?? 'read_only',
-  run(conn, a, ticket, _signal, request) {
+  async run(conn, a, ticket) {
     const engine = conn.engine;
     const entry = resolveModelEntry(engine.freshSettings(), a.model);
     attachAgentRuntime(engine);
     const ceiling: Level = a.mode === 'build' ? ticket.ceiling : 'read_only';
-    const job = engine.jobs().submitAgent({ project: conn.project, owner: conn.owner, ceiling, prompt: a.prompt, mode: a.mode, modelId: entry.id, principal: request.principal });
+    // To the shared engine when one runs (it has its own agent runtime), else to this process's queue.
+    const { job } = await engine.submitJob(conn.ownerSpec, { kind: 'agent', prompt: a.prompt, mode: a.mode, model_id: entry.id, ceiling });
     return {
       job_id: job.id,
       state: job.state,
