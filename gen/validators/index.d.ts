@@ -6,6 +6,8 @@ export declare const validateCatalogView: GeneratedValidator;
 export declare const validateClients: GeneratedValidator;
 export declare const validateDecisionCase: GeneratedValidator;
 export declare const validateDefinition: GeneratedValidator;
+export declare const validateEngineFrame: GeneratedValidator;
+export declare const validateEngineReply: GeneratedValidator;
 export declare const validateEnvironment: GeneratedValidator;
 export declare const validateError: GeneratedValidator;
 export declare const validateGateRequest: GeneratedValidator;

@@ -4,6 +4,8 @@ export { default as validateCatalogView } from './catalog-view.js';
 export { default as validateClients } from './clients.js';
 export { default as validateDecisionCase } from './decision-case.js';
 export { default as validateDefinition } from './definition.js';
+export { default as validateEngineFrame } from './engine-frame.js';
+export { default as validateEngineReply } from './engine-reply.js';
 export { default as validateEnvironment } from './environment.js';
 export { default as validateError } from './error.js';
 export { default as validateGateRequest } from './gate-request.js';

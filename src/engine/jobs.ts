@@ -10,6 +10,7 @@
  * behind by a process that died are marked cancelled the next time an engine
  * opens the profile: their queue died with it, so they never start.
  */
+import { EventEmitter } from 'node:events';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import { ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
@@ -147,6 +148,12 @@ export interface JobsConfig {
   readonly db: () => Db;
   readonly policy: Policy;
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * False in the shared engine: every decider tells it through its socket (notifyDecision),
+   * so nothing needs to poll. A temporary engine polls, since a CLI in another process
+   * cannot reach it.
+   */
+  readonly poll?: boolean;
 }
 
 export class Jobs {
@@ -156,6 +163,7 @@ export class Jobs {
   private readonly cancelling = new Set<string>();
   private poller: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly decisions = new EventEmitter().setMaxListeners(0);
 
   constructor(private readonly c: JobsConfig) {
     reapOrphans(c.db());
@@ -185,8 +193,58 @@ export class Jobs {
     return { job: getJob(db, id) as JobRow, approval: getApproval(db, approvalId) as ApprovalRow };
   }
 
+  /** Calls fn when approval `approvalId` is decided (pushed by notifyDecision). Returns the unsubscribe. */
+  onDecision(approvalId: string, fn: () => void): () => void {
+    this.decisions.on(approvalId, fn);
+    return () => this.decisions.off(approvalId, fn);
+  }
+
+  /** An approval was decided in the store, here or by another process: act on it now. */
+  notifyDecision(approvalId: string): void {
+    this.decisions.emit(approvalId);
+    this.sync();
+  }
+
+  /**
+   * Waits until approval `approvalId` is no longer pending and returns its state. Woken by
+   * notifyDecision; a temporary engine also re-reads the store every approval_poll_ms,
+   * because a decision made by the CLI in another process is not pushed to it.
+   */
+  waitDecision(approvalId: string, signal?: AbortSignal): Promise<ApprovalRow['state']> {
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => {
+        off();
+        if (timer) clearInterval(timer);
+        signal?.removeEventListener('abort', abort);
+      };
+      const check = () => {
+        const a = getApproval(this.c.db(), approvalId);
+        if (!a) {
+          done();
+          reject(new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(approvalId)}`));
+        } else if (a.state !== 'pending') {
+          done();
+          resolve(a.state);
+        }
+      };
+      const abort = () => {
+        done();
+        reject(signal?.reason instanceof Error ? signal.reason : new ScError('SC_TIMEOUT', 'stopped waiting for an approval'));
+      };
+      const off = this.onDecision(approvalId, check);
+      if (signal?.aborted) return abort();
+      signal?.addEventListener('abort', abort, { once: true });
+      if (this.c.poll !== false) {
+        timer = setInterval(check, this.limits.jobs.approval_poll_ms);
+        timer.unref();
+      }
+      check();
+    });
+  }
+
   private ensurePolling(): void {
-    if (this.poller || this.closed) return;
+    if (this.poller || this.closed || this.c.poll === false) return;
     this.poller = setInterval(() => this.sync(), this.limits.jobs.approval_poll_ms);
     this.poller.unref();
   }

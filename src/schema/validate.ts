@@ -17,6 +17,8 @@ const byKey = {
   clients: gen.validateClients,
   'decision-case': gen.validateDecisionCase,
   definition: gen.validateDefinition,
+  'engine-frame': gen.validateEngineFrame,
+  'engine-reply': gen.validateEngineReply,
   environment: gen.validateEnvironment,
   error: gen.validateError,
   'gate-request': gen.validateGateRequest,

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import type { Engine } from '../engine/engine.js';
+import type { OwnerSpec } from '../engine/engine-submit.js';
 import { type GateEnv, type PendingRequest } from '../policy/gate.js';
 import { getProject } from '../store/projects.js';
 import { OperationLimiter } from './operations.js';
@@ -44,6 +45,11 @@ export class Connection {
 
   get project(): string {
     return this.opts.project;
+  }
+
+  /** This connection as the owner of its jobs, for the engine. */
+  get ownerSpec(): OwnerSpec {
+    return { label: this.owner, transport: this.opts.transport, project: this.project };
   }
 
   gate(): GateEnv {

@@ -3,12 +3,14 @@
  * model. The person at the terminal is the approver: they confirm the exact
  * command (or pass --yes), and its output streams here as it runs.
  */
-import { Engine } from '../../engine/engine.js';
+import { randomBytes } from 'node:crypto';
+import type { OwnerSpec } from '../../engine/engine-submit.js';
 import { singleTestCommand } from '../../engine/detect-tests.js';
 import { decideApproval, getJob, jobEvents } from '../../engine/jobs.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { encodeCursor } from '../../util/cursor.js';
+import { openEngine } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 
 async function confirm(ctx: Parameters<CommandSpec['run']>[0], argv: string[], cwd: string): Promise<boolean> {
@@ -33,14 +35,16 @@ export const command: CommandSpec = {
     let argv = [...args];
     if (argv.length === 0) argv = [...singleTestCommand(project, ctx.policy().limits.files).argv];
     if (options.yes !== true && !(await confirm(ctx, argv, project))) throw new ScError('SC_APPROVAL_REQUIRED', `not approved: ${JSON.stringify(argv)}; re-run with --yes to approve it`);
-    const engine = new Engine(ctx.profile.dir, ctx.policy(), ctx.io.env);
-    const owner = `cli:${process.pid}`;
+    // The shared engine's queue when one runs; this invocation owns the job either way, so ^C cancels it.
+    const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     try {
       const { job, approval } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:test', { requested_level: 'workspace', args: { argv } }), (t) =>
-        engine.jobs().submitTest(owner, project, argv, t.ceiling === 'read_only' ? 'workspace' : t.ceiling, null),
+        engine.submitJob(owner, { kind: 'test', argv, ceiling: t.ceiling === 'read_only' ? 'workspace' : t.ceiling, task_id: null }),
       );
+      if (!approval) throw new ScError('SC_INTERNAL', 'a test job was submitted without its approval');
       decideApproval(engine.db(), approval.id, 'approved', 'cli');
-      engine.jobs().sync();
+      await engine.notifyDecision(approval.id, owner.label);
       let after: string | undefined;
       const drain = () => {
         for (;;) {
@@ -66,6 +70,7 @@ export const command: CommandSpec = {
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
+      await engine.releaseOwner(owner.label);
       await engine.shutdown();
     }
   },

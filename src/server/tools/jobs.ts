@@ -36,7 +36,7 @@ export const shadowJobs: ToolDef<Args> = {
       case 'approvals':
         return { approvals: pendingApprovals(db, { project: conn.project, jobId: a.job_id as string }) };
       case 'cancel':
-        return { job: await conn.engine.jobs().cancel(a.job_id as string) };
+        return { job: await conn.engine.cancelJob(conn.ownerSpec, a.job_id as string) };
     }
   },
 };
