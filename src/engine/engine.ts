@@ -12,6 +12,7 @@
  */
 import type { Settings } from '../../gen/types/settings.js';
 import type { Policy } from '../policy/load.js';
+import { flushAudit } from '../store/audit.js';
 import { type Db, openDb } from '../store/db.js';
 import { ensureProfileDir } from '../store/profile.js';
 import { SecretStore } from '../store/secrets.js';
@@ -105,6 +106,13 @@ export class Engine {
   }
 
   close(): void {
+    if (this._db) {
+      try {
+        flushAudit(this._db);
+      } catch {
+        // Closing goes on; what could not be written is lost with the process, as on a crash.
+      }
+    }
     this._db?.close();
     this._db = undefined;
   }

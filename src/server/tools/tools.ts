@@ -40,7 +40,7 @@ export const shadowTools: ToolDef = {
       name,
       title: TOOL_SCHEMAS[name as keyof typeof TOOL_SCHEMAS]?.title ?? name,
       actions: actions.map((action) => {
-        const d = explain(policy, conn.request(action, { resource: { kind: 'self', owner: conn.owner, project: conn.project } }));
+        const d = explain(policy, conn.requestNow(action, { resource: { kind: 'self', owner: conn.owner, project: conn.project } }));
         return { action, allowed: d.allow, ...(d.allow ? {} : { denied_by: d.reasons }) };
       }),
     }));
