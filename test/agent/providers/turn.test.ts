@@ -224,3 +224,24 @@ t.test('a refused connection fails with SC_MODEL_FAILED and no status', async (t
   t.equal(err.detail.status, null);
   t.match(err.message, /connection failed \(ECONNREFUSED\)/);
 });
+
+for (const f of FORMATS) {
+  t.test(`${f.format}: an error event inside a 200 stream fails the turn with its redacted message`, async (t) => {
+    const fake = await startFakeModel({ format: f.format, script: [{ text: 'partial', stream_error: 'Overloaded, try later' }] });
+    t.teardown(() => fake.close());
+    const p = provider(t, { id: 'm1', provider: f.provider, model: 'x', base_url: f.base(fake.url) });
+    const err = await p.turn(await modelTicket(t), request()).catch((e) => e);
+    t.equal(err.code, 'SC_MODEL_FAILED');
+    t.equal(err.detail.status, 200);
+    t.match(err.message, /the stream reported an error: Overloaded, try later/);
+  });
+
+  t.test(`${f.format}: a 200 answer that is not an event stream is refused`, async (t) => {
+    const fake = await startFakeModel({ format: f.format, script: [{ text: 'hi', content_type: 'application/json' }] });
+    t.teardown(() => fake.close());
+    const p = provider(t, { id: 'm1', provider: f.provider, model: 'x', base_url: f.base(fake.url) });
+    const err = await p.turn(await modelTicket(t), request()).catch((e) => e);
+    t.equal(err.code, 'SC_MODEL_FAILED');
+    t.match(err.message, /not an event stream \(content-type application\/json\)/);
+  });
+}
