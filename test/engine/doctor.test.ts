@@ -59,3 +59,19 @@ t.test('the model probe asks each endpoint once, only when asked, without creden
   t.match(d.model_probes, [{ id: 'up', status: 'ok', detail: 'HTTP 200' }, { id: 'down', status: 'fail', detail: 'connection failed' }]);
   t.same(seen, [{ url: '/v1/models', auth: undefined }]);
 });
+
+t.test('the model probe skips a remote endpoint while the project has no network permission', async (t) => {
+  const sb = sandbox();
+  const { call, close, engine } = await connection(sb);
+  t.teardown(close);
+  engine.db();
+  writeFileSync(join(sb.profile, 'settings.json'), JSON.stringify({ models: [
+    { id: 'far', provider: 'openai-compatible', model: 'm', base_url: 'http://192.0.2.1/v1' },
+    { id: 'odd', provider: 'openai-compatible', model: 'm', base_url: 'http://u:p@127.0.0.1:9/v1' },
+  ] }));
+  const d = (await call('shadow_doctor', { probe_models: true })).data;
+  t.match(d.model_probes, [
+    { id: 'far', status: 'skipped', detail: /no network permission/ },
+    { id: 'odd', status: 'skipped', detail: /base URL is refused/ },
+  ]);
+});
