@@ -70,6 +70,8 @@ export const ERRORS = {
   SC_PROJECT_UNTRUSTED: { exit: EXIT.error, summary: 'The project is not trusted.' },
   SC_PLUGIN_INVALID: { exit: EXIT.error, summary: 'A plugin manifest is malformed, or its definitions are not by reference.' },
   SC_PLUGIN_NOT_FOUND: { exit: EXIT.error, summary: 'No plugin with that name is installed.' },
+  SC_RUNNER_NOT_FOUND: { exit: EXIT.error, summary: 'The configured coding CLI executable does not exist or cannot be run.' },
+  SC_RUNNER_FAILED: { exit: EXIT.error, summary: 'The coding CLI exited with an error, broke its stream format, or crossed a runner limit.' },
   SC_MODEL_FAILED: { exit: EXIT.error, summary: 'The model provider answered with an error or a malformed stream (its status and a redacted message are given).' },
   SC_MODEL_RESPONSE_TOO_LARGE: { exit: EXIT.error, summary: 'A model answer is larger than models.response_bytes in policy/limits.json.' },
   SC_MODEL_URL_INVALID: { exit: EXIT.usage, summary: 'A model base URL is not plain http(s): no credentials, query or fragment.' },

@@ -15,8 +15,12 @@ import type { SecretStore } from '../store/secrets.js';
 
 export type SettingsModel = NonNullable<Settings['models']>[number];
 
+/** The providers that are coding CLIs (src/agent/runners), not HTTP endpoints. */
+export type RunnerProviderName = 'claude-code' | 'codex' | 'acp';
+export type NativeProviderName = Exclude<SettingsModel['provider'], RunnerProviderName>;
+
 /** Where each provider listens when no base_url is configured. */
-export const DEFAULT_BASE_URL: Record<SettingsModel['provider'], string> = {
+export const DEFAULT_BASE_URL: Record<NativeProviderName, string> = {
   'openai-compatible': 'https://api.openai.com/v1',
   anthropic: 'https://api.anthropic.com',
   ollama: 'http://127.0.0.1:11434/v1',
@@ -45,7 +49,9 @@ export interface Endpoint {
 }
 
 export function endpointOf(m: Pick<SettingsModel, 'provider' | 'base_url'>): Endpoint {
-  const url = checkBaseUrl(m.base_url ?? DEFAULT_BASE_URL[m.provider]);
+  const fallback = (DEFAULT_BASE_URL as Record<string, string | undefined>)[m.provider];
+  if (m.base_url === undefined && fallback === undefined) throw new ScError('SC_INTERNAL', `${m.provider} is a coding CLI runner, not an HTTP endpoint`);
+  const url = checkBaseUrl(m.base_url ?? (fallback as string));
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   return { url, loopback: isLoopbackHost(url.hostname), host };
 }
@@ -55,8 +61,8 @@ export interface ModelView {
   readonly provider: string;
   readonly model: string;
   readonly base_url: string | null;
-  /** loopback works with network permission off; remote needs it. `invalid` for a base URL that would be refused. */
-  readonly endpoint: 'loopback' | 'remote' | 'invalid';
+  /** loopback works with network permission off; remote needs it. `invalid` for a base URL that would be refused; `cli` for a coding-CLI runner. */
+  readonly endpoint: 'loopback' | 'remote' | 'invalid' | 'cli';
   readonly api_key_env: string | null;
   readonly api_key_secret: string | null;
   readonly credential: 'present' | 'missing' | 'not_needed';
@@ -82,7 +88,12 @@ export function credentialPresent(name: string, env: NodeJS.ProcessEnv, secrets:
   return (env[name] !== undefined && env[name] !== '') || secrets.has(name);
 }
 
+function isRunner(p: SettingsModel['provider']): p is RunnerProviderName {
+  return !(p in DEFAULT_BASE_URL);
+}
+
 function endpointKind(m: SettingsModel): ModelView['endpoint'] {
+  if (isRunner(m.provider)) return 'cli';
   try {
     return endpointOf(m).loopback ? 'loopback' : 'remote';
   } catch {
@@ -95,7 +106,7 @@ export function listModels(settings: Settings, env: NodeJS.ProcessEnv, secrets: 
     id: m.id,
     provider: m.provider,
     model: m.model,
-    base_url: safeUrl(m.base_url ?? DEFAULT_BASE_URL[m.provider]),
+    base_url: safeUrl(m.base_url ?? (isRunner(m.provider) ? undefined : DEFAULT_BASE_URL[m.provider])),
     endpoint: endpointKind(m),
     api_key_env: m.api_key_env ?? null,
     api_key_secret: m.api_key_secret ?? null,

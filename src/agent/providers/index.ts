@@ -60,6 +60,8 @@ export function resolveModel(entry: SettingsModel, deps: Pick<ProviderDeps, 'env
 }
 
 export function createProvider(entry: SettingsModel, deps: ProviderDeps): ModelProvider {
+  // INVARIANT: coding-CLI entries go to createRunner (src/agent/runners), never here.
+  if (entry.provider === 'claude-code' || entry.provider === 'codex' || entry.provider === 'acp') throw new ScError('SC_INTERNAL', `${entry.provider} is a CLI runner, not a model provider`);
   const { ep, key } = resolveModel(entry, deps);
   const m = deps.policy.limits.models;
   const cfg: ProviderConfig = {
