@@ -98,6 +98,12 @@ export class Engine {
     return (this._settings ??= readSettings(this.profileDir));
   }
 
+  /** settings.json as it is now (a task reads its model when it starts, not when the server did). */
+  freshSettings(): Settings {
+    this._settings = readSettings(this.profileDir);
+    return this._settings;
+  }
+
   close(): void {
     this._db?.close();
     this._db = undefined;

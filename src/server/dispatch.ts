@@ -21,7 +21,8 @@ export async function callTool(conn: Connection, name: string, rawArgs: unknown,
     const args = checkToolArgs<Record<string, unknown>>(name, rawArgs ?? {});
     const data = await conn.ops.run(signal, async (sig) => {
       const resource = def.resource?.(conn, args);
-      const req = conn.request(def.action(args), { args, ...(resource ? { resource } : {}) });
+      const level = def.requestedLevel?.(args);
+      const req = conn.request(def.action(args), { args, ...(resource ? { resource } : {}), ...(level ? { requested_level: level } : {}) });
       return enforce(conn.gate(), req, (ticket) => def.run(conn, args, ticket, sig, req));
     });
     return dataResult(data, cap, conn.engine.policy.limits.audit.string_chars);

@@ -43,10 +43,10 @@ t.test('trust refuses a missing workspace, a nonexistent one, a file, and an unk
   t.equal(missing.code, 2);
   t.equal(JSON.parse(missing.stdout).error.code, 'SC_WORKSPACE_REQUIRED');
   const none = await cli(sb, ['--workspace', join(sb.root, 'nope'), 'trust']);
-  t.equal(none.code, 1);
+  t.equal(none.code, 2, 'a missing directory is a bad value');
   t.match(none.stderr, /workspace .* does not exist \[SC_WORKSPACE_INVALID\]/);
   const file = await cli(sb, ['--workspace', join(sb.root, 'profile'), 'status']);
-  t.equal(file.code, 1, 'profile dir does not exist yet');
+  t.equal(file.code, 2, 'the profile dir does not exist yet, so it is a missing workspace too');
   const bad = await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'root']);
   t.equal(bad.code, 2);
   t.match(bad.stderr, /--level must be one of read_only, workspace, elevated; got "root" \[SC_BAD_VALUE\]/);
