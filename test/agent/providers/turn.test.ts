@@ -245,3 +245,20 @@ for (const f of FORMATS) {
     t.match(err.message, /not an event stream \(content-type application\/json\)/);
   });
 }
+
+t.test('an endpoint that accepts the connection but never completes TLS hits the connect deadline', async (t) => {
+  const { createServer } = await import('node:net');
+  const held: import('node:net').Socket[] = [];
+  const srv = createServer((s) => void held.push(s)); // accepts TCP, never speaks TLS
+  await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+  t.teardown(() => {
+    for (const s of held) s.destroy();
+    srv.close();
+  });
+  const port = (srv.address() as { port: number }).port;
+  const p = provider(t, { id: 'tls', provider: 'openai-compatible', model: 'x', base_url: `https://127.0.0.1:${port}/v1` }, { limits: { connect_ms: 300 } });
+  const err = await p.turn(await modelTicket(t), request()).catch((e) => e);
+  t.equal(err.code, 'SC_TIMEOUT');
+  t.match(err.message, /no connection within 300 ms/);
+  t.equal(err.detail.deadline_ms, 300);
+});
