@@ -21,6 +21,7 @@ export const command: CommandSpec = {
     const id = args[0] as string;
     const entry = (readSettings(ctx.profile.dir).models ?? []).find((m) => m.id === id);
     if (!entry) throw new ScError('SC_MODEL_NOT_FOUND', `no model named ${id.slice(0, 64)}; see shadowcode model list`);
+    if (entry.provider === 'claude-code' || entry.provider === 'codex' || entry.provider === 'acp') throw new ScError('SC_BAD_VALUE', `${id} is a coding-CLI runner (${entry.provider}); it has no HTTP endpoint to probe`);
     const secrets = ctx.secrets();
     const r = await enforce(ctx.gate(), ctx.request('cli:model.probe', { args: { id } }), (t) => probeModel(t, entry, { env: ctx.io.env, secrets, limits: ctx.policy().limits.models }));
     return { data: r, text: `model ${r.id}: ${r.ok ? 'ok' : 'FAILED'} (${r.detail}) at ${r.url} [${r.endpoint}]`, exitCode: r.ok ? 0 : 1 };
