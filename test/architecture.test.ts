@@ -19,8 +19,11 @@ function imports(text: string): string[] {
 }
 
 // Lowest first. An import may point to its own layer or any layer below it.
+// The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; its contract
+// types (agent/types.ts, which import only the ticket) are shared by every layer, so they are base.
 const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli'];
 function layerOf(rel: string): string {
+  if (rel.replace(/\.js$/, '.ts') === 'agent/types.ts') return 'base';
   const top = rel.split('/')[0] as string;
   return LAYERS.includes(top) ? top : 'base';
 }
@@ -126,6 +129,7 @@ const TRUSTED_READS: Record<string, string> = {
   'util/safe-read.ts': 'the primitive itself',
   'policy/load.ts': 'policy/*.json shipped with the package',
   'version.ts': 'the package.json of shadowcode itself',
+  'catalog/definition.ts': 'schemas/definition.schema.json shipped with the package, for the known keys',
   'boot.ts': 'dist/cli.cjs of shadowcode itself and its code cache in the user\'s own cache directory',
   'store/settings.ts': 'settings.json in the 0700 profile directory',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',

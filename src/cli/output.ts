@@ -8,6 +8,7 @@ import { scrubText } from '../policy/redact.js';
 import type { Output } from './spec.js';
 
 export function renderOutput(out: Output, json: boolean, stdout: Writable): void {
+  if (json && out.streamed) return;
   const text = json ? `${JSON.stringify(out.data, null, 2)}\n` : out.text.endsWith('\n') || out.text === '' ? out.text : `${out.text}\n`;
   stdout.write(scrubText(text));
 }

@@ -99,6 +99,12 @@ export class Engine {
     return (this._settings ??= readSettings(this.profileDir));
   }
 
+  /** settings.json as it is now (a task reads its model when it starts, not when the server did). */
+  freshSettings(): Settings {
+    this._settings = readSettings(this.profileDir);
+    return this._settings;
+  }
+
   close(): void {
     if (this._db) {
       try {

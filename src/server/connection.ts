@@ -34,7 +34,7 @@ export class Connection {
     this.principal = Object.freeze({ kind: opts.transport, owner: this.owner, allow_write: opts.allowWrite, allow_approvals: opts.allowApprovals });
     const project = (db: Parameters<typeof getProject>[0]) => {
       const p = getProject(db, this.project);
-      return { path: p.path, trusted: p.trusted, level: p.level };
+      return { path: p.path, trusted: p.trusted, level: p.level, network: p.network };
     };
     this.env = Object.freeze({ policy: opts.engine.policy, db: () => this.engine.db(), project });
   }

@@ -38,7 +38,8 @@ export function prepareCall(conn: Connection, name: string, rawArgs: unknown): P
   if (!def) throw new ScError('SC_TOOL_UNKNOWN', `no tool named ${JSON.stringify(name.slice(0, 128))}; tools/list shows what exists`);
   const args = checkToolArgs<Record<string, unknown>>(name, rawArgs ?? {});
   const resource = def.resource?.(conn, args);
-  return { name, def, args, request: conn.request(def.action(args), { args, ...(resource ? { resource } : {}) }) };
+  const level = def.requestedLevel?.(args);
+  return { name, def, args, request: conn.request(def.action(args), { args, ...(resource ? { resource } : {}), ...(level ? { requested_level: level } : {}) }) };
 }
 
 export async function callTool(conn: Connection, name: string, rawArgs: unknown, signal?: AbortSignal, admitted?: AdmittedCall): Promise<CallToolResult> {

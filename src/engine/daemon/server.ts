@@ -70,6 +70,8 @@ export interface ServeOptions {
   readonly policy: Policy;
   readonly env: NodeJS.ProcessEnv;
   readonly log: (line: string) => void;
+  /** Called once with the engine before it serves (the CLI attaches the agent runtime here: the engine layer knows no models). */
+  readonly prepare?: (engine: Engine) => void;
 }
 
 /** Jobs a previous shared engine was running when it died can never finish: their queue went with it. */
@@ -125,6 +127,7 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
   const settled = settleEngineOrphans(engine);
   if (settled) o.log(`shadowcode engine: ${settled} job(s) of a previous engine recorded as cancelled`);
   engine.jobs();
+  o.prepare?.(engine);
   const gate: GateEnv = { policy: o.policy, db: () => engine.db() };
   const info: EngineInfo = { pid: process.pid, version: VERSION, started_at: new Date().toISOString() };
   const peers = new Set<Peer>();
