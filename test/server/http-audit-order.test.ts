@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { cli, sandbox, sleep, spawnCli, until } from '../fixtures/env.js';
-import { auth, type Gateway, JSON_HEADERS, raw, startGateway } from '../fixtures/http.js';
+import { auth, type Gateway, httpClient, type HttpFlavor, JSON_HEADERS, raw, startGateway } from '../fixtures/http.js';
 
 const call = (gw: Gateway, name: string, args: Record<string, unknown>) => {
   const body = JSON.stringify({
@@ -65,7 +65,9 @@ t.test('the tool answers only after both decision rows commit, in one transactio
   await until(() => rows().slice(before).filter((row) => row.kind === 'http_outcome').length === 2);
   // The warm-up request's outcome may ride with this commit, ahead of its decisions.
   const mine = rows().slice(before);
-  const [req, tool] = mine.filter((row) => row.kind === 'decision');
+  const decisions = mine.filter((row) => row.kind === 'decision');
+  t.equal(decisions.length, 2, 'the call is decided once, with its request, not again by the SDK path');
+  const [req, tool] = decisions;
   t.equal(JSON.parse(req!.body).action, 'http:request');
   t.equal(JSON.parse(tool!.body).action, 'tool:shadow_status');
   t.equal(tool!.seq, req!.seq + 1);
@@ -86,4 +88,21 @@ t.test('outcome rows left waiting are written when the gateway stops', async (t)
   t.equal(outcomes.length, 2, 'one outcome per request');
   const v = await spawnCli(sb, ['audit', 'verify', '--json']);
   t.equal(JSON.parse(v.stdout).ok, true);
+});
+
+t.test('with every client era, a tool call is decided once, in the same commit as its HTTP request', async (t) => {
+  const { gw, rows } = await setup(t);
+  for (const flavor of ['v2-modern', 'v2-legacy', 'v1'] as HttpFlavor[]) {
+    const c = await httpClient(gw.url, flavor);
+    const before = rows().length;
+    const r = await c.callTool({ name: 'shadow_status', arguments: {} });
+    await c.close();
+    t.notOk(r.isError, flavor);
+    const decisions = rows().slice(before).filter((row) => row.kind === 'decision').map((row) => ({ ...row, body: JSON.parse(row.body) }));
+    const tools = decisions.filter((d) => d.body.action === 'tool:shadow_status');
+    t.equal(tools.length, 1, `${flavor}: one decision for the call`);
+    const req = decisions.find((d) => d.seq === tools[0]!.seq - 1);
+    t.equal(req?.body.action, 'http:request', `${flavor}: right after its request's decision`);
+    t.equal(req?.at, tools[0]!.at, `${flavor}: in one commit`);
+  }
 });
