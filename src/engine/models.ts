@@ -15,8 +15,12 @@ import type { SecretStore } from '../store/secrets.js';
 
 export type SettingsModel = NonNullable<Settings['models']>[number];
 
+/** The providers that are coding CLIs (src/agent/runners), not HTTP endpoints. */
+export type RunnerProviderName = 'claude-code' | 'codex' | 'acp';
+export type NativeProviderName = Exclude<SettingsModel['provider'], RunnerProviderName>;
+
 /** Where each provider listens when no base_url is configured. */
-export const DEFAULT_BASE_URL: Record<SettingsModel['provider'], string> = {
+export const DEFAULT_BASE_URL: Record<NativeProviderName, string> = {
   'openai-compatible': 'https://api.openai.com/v1',
   anthropic: 'https://api.anthropic.com',
   ollama: 'http://127.0.0.1:11434/v1',
@@ -45,7 +49,9 @@ export interface Endpoint {
 }
 
 export function endpointOf(m: Pick<SettingsModel, 'provider' | 'base_url'>): Endpoint {
-  const url = checkBaseUrl(m.base_url ?? DEFAULT_BASE_URL[m.provider]);
+  const fallback = (DEFAULT_BASE_URL as Record<string, string | undefined>)[m.provider];
+  if (m.base_url === undefined && fallback === undefined) throw new ScError('SC_INTERNAL', `${m.provider} is a coding CLI runner, not an HTTP endpoint`);
+  const url = checkBaseUrl(m.base_url ?? (fallback as string));
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   return { url, loopback: isLoopbackHost(url.hostname), host };
 }

@@ -44,6 +44,8 @@ function resolveKey(entry: SettingsModel, deps: ProviderDeps): string | null {
 }
 
 export function createProvider(entry: SettingsModel, deps: ProviderDeps): ModelProvider {
+  // INVARIANT: coding-CLI entries go to createRunner (src/agent/runners), never here.
+  if (entry.provider === 'claude-code' || entry.provider === 'codex' || entry.provider === 'acp') throw new ScError('SC_INTERNAL', `${entry.provider} is a CLI runner, not a model provider`);
   const ep = endpointOf(entry);
   const key = resolveKey(entry, deps);
   if (key !== null && !ep.loopback && ep.url.protocol !== 'https:') {
