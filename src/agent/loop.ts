@@ -278,7 +278,7 @@ export class NativeLoop implements TaskRunner {
     return {
       action: 'model:request',
       principal: { kind: 'engine' as const, owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level, ...(p as { network?: boolean }).network !== undefined ? { network: (p as { network?: boolean }).network as boolean } : {} },
+      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
       requested_level: ctx.ceiling,
       resource: { kind: 'model', id: this.provider.id, owner: ctx.owner, project: ctx.project, model: this.provider.id, endpoint_kind: this.provider.endpoint.loopback ? ('loopback' as const) : ('remote' as const), host: host.slice(0, 256) },
       args: { job_id: ctx.jobId },
