@@ -2,4 +2,5 @@
 // Results go to bench/results/ (not committed); `node bench/report.mjs --write` puts them in README.md.
 await import('./stdio.mjs');
 await import('./http.mjs');
+await import('./agent.mjs');
 await import('./report.mjs');

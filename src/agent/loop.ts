@@ -206,7 +206,7 @@ export class NativeLoop implements TaskRunner {
           const halt4 = stopped();
           if (halt4) return halt4;
           this.answer(ctx, messages, call, result, Date.now() - t1);
-          if (call.name === 'finish' && !result.is_error && NATIVE_TOOLS.has('finish')) summary = result.content;
+          if (call.name === 'finish' && !result.is_error) summary = result.content;
         }
         if (summary !== null) return { state: 'succeeded', summary, usage: { ...usage }, steps };
       }
@@ -232,7 +232,8 @@ export class NativeLoop implements TaskRunner {
     const parsed = parseArgs(call.arguments);
     const native = NATIVE_TOOLS.get(call.name);
     const offered = native && (ctx.mode === 'build' || !native.writes);
-    if (!offered && !(source?.has(call.name) ?? false)) {
+    // A native name is never handed to the extra source: a plan task's write_file stays refused.
+    if (!offered && (native !== undefined || !(source?.has(call.name) ?? false))) {
       const why = native ? `${call.name} is not offered in ${ctx.mode} mode, which cannot change the project` : `there is no tool named ${JSON.stringify(call.name.slice(0, 128))}`;
       return { content: `SC_TOOL_UNKNOWN: ${why}; use one of the tools offered`, is_error: true };
     }
@@ -277,7 +278,7 @@ export class NativeLoop implements TaskRunner {
     return {
       action: 'model:request',
       principal: { kind: 'engine' as const, owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level, ...(p as { network?: boolean }).network !== undefined ? { network: (p as { network?: boolean }).network as boolean } : {} },
+      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
       requested_level: ctx.ceiling,
       resource: { kind: 'model', id: this.provider.id, owner: ctx.owner, project: ctx.project, model: this.provider.id, endpoint_kind: this.provider.endpoint.loopback ? ('loopback' as const) : ('remote' as const), host: host.slice(0, 256) },
       args: { job_id: ctx.jobId },

@@ -3,7 +3,7 @@
  *
  *   shadow_run / shadowcode run ─► jobs.submitAgent(spec) ─► (queued) ─► start
  *   ─► agentRunners(engine, deps)(spec) ─► the model entry (spec.modelId or the default)
- *   ─► runnerFor(entry, deps): a vendor CLI runner, or NativeLoop over the entry's provider
+ *   ─► runnerFor(entry, deps): a coding-CLI runner (claude-code, codex, acp), or NativeLoop over the entry's provider
  *
  * Credentials are resolved by the provider factory when the task starts, never
  * at submission, and never logged.
@@ -18,6 +18,7 @@ import type { Db } from '../store/db.js';
 import type { SecretStore } from '../store/secrets.js';
 import { NativeLoop } from './loop.js';
 import { createProvider } from './providers/index.js';
+import { createRunner, isRunnerProvider } from './runners/index.js';
 import type { TaskContext, TaskRunner, TaskToolSource } from './types.js';
 
 export type { SettingsModel };
@@ -29,6 +30,8 @@ export interface TaskDeps {
   readonly policy: Policy;
   readonly db: Db;
   readonly gateEnv: GateEnv;
+  /** The profile's settings as the task started (runners read what they may share). */
+  readonly settings?: Settings;
   /** The outbound MCP client's tools for one task (src/client/task-tools.ts), or null for none. */
   readonly toolSource?: (ctx: TaskContext) => TaskToolSource | null;
 }
@@ -43,8 +46,9 @@ export function resolveModelEntry(settings: Settings, id: string | null | undefi
   return entry;
 }
 
-/** The runner for one task: the native loop over the entry's model provider. */
+/** The runner for one task: a coding CLI for a runner provider, else the native loop over the entry's model provider. */
 export function runnerFor(entry: SettingsModel, deps: TaskDeps): TaskRunner {
+  if (isRunnerProvider(entry.provider)) return createRunner(entry, { env: deps.env, secrets: deps.secrets, policy: deps.policy, db: deps.db, gateEnv: deps.gateEnv, ...(deps.settings ? { settings: deps.settings } : {}) });
   return new NativeLoop(createProvider(entry, deps), { policy: deps.policy, db: () => deps.db, gateEnv: deps.gateEnv, env: deps.env, ...(deps.toolSource ? { toolSource: deps.toolSource } : {}) });
 }
 
@@ -59,6 +63,6 @@ export function attachAgentRuntime(engine: Engine, extra: Pick<TaskDeps, 'toolSo
   jobs.useAgentRunners((spec) => {
     const settings = engine.freshSettings();
     const entry = resolveModelEntry(settings, spec.modelId);
-    return runnerFor(entry, { env: engine.env, secrets: engine.secrets(), policy: engine.policy, db: engine.db(), gateEnv: { policy: engine.policy, db: () => engine.db() }, ...extra });
+    return runnerFor(entry, { env: engine.env, secrets: engine.secrets(), policy: engine.policy, db: engine.db(), gateEnv: { policy: engine.policy, db: () => engine.db() }, settings, ...extra });
   });
 }

@@ -203,6 +203,16 @@ t.test('a failing model request fails the task with its code; a cancelled one is
   t.equal(cancelled.state, 'cancelled', 'cancel waits for the loop to stop');
 });
 
+t.test('a remote model is not asked without the project\'s network permission', async (t) => {
+  const model = scripted([{ text: 'never' }], { remote: true });
+  const b = await agentBench(() => model);
+  t.teardown(() => b.close());
+  const job = b.submit('ask far away');
+  t.equal((await b.settle(job.id)).state, 'failed');
+  t.equal(model.requests.length, 0, 'no request was made');
+  t.match(answerOf(b, job.id).reason, { code: 'SC_POLICY_DENIED', message: /remote-model-needs-network/ });
+});
+
 t.test('parseArgs and capText', async (t) => {
   t.same(parseArgs(''), { ok: true, value: {} });
   t.same(parseArgs('  '), { ok: true, value: {} });

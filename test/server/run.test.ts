@@ -1,5 +1,5 @@
-// shadow_run end to end: the official SDK clients (v2 and v1) over stdio and
-// HTTP start a build task against the fake model server in both wire formats;
+// shadow_run end to end: the official SDK clients (v2 and v1), each over stdio
+// and over HTTP, start a build task against the fake model server in both wire formats;
 // the task reads a file, edits it and asks to run a command, the client
 // approves it with shadow_approve, the command runs for real, the task
 // finishes, and shadow_review, shadow_why and shadow_rollback work on it.
@@ -19,14 +19,14 @@ const build = (split: number): Step[] => [
   { tool_calls: [{ id: 'c4', name: 'finish', arguments: JSON.stringify({ summary: 'greet.txt now says hello, world; checked with cat' }) }], finish: 'tool_calls', split },
 ];
 
-type Via = 'stdio-v2' | 'stdio-v1' | 'http-v2';
+type Via = 'stdio-v2' | 'stdio-v1' | 'http-v2' | 'http-v1';
 
 async function open(t: any, sb: ReturnType<typeof sandbox>, via: Via) {
   const flags = ['--allow-write', '--allow-approvals'];
-  if (via === 'http-v2') {
+  if (via === 'http-v2' || via === 'http-v1') {
     const gw = await startGateway(sb, flags);
     t.teardown(() => gw.stop());
-    const c = await httpClient(gw.url, 'v2-modern');
+    const c = await httpClient(gw.url, via === 'http-v1' ? 'v1' : 'v2-modern');
     t.teardown(() => c.close());
     return c;
   }
@@ -36,7 +36,7 @@ async function open(t: any, sb: ReturnType<typeof sandbox>, via: Via) {
 }
 
 for (const format of ['openai', 'anthropic'] as Format[]) {
-  for (const via of ['stdio-v2', 'stdio-v1', 'http-v2'] as Via[]) {
+  for (const via of ['stdio-v2', 'stdio-v1', 'http-v2', 'http-v1'] as Via[]) {
     t.test(`${format} model over ${via}: read, edit, approved command, finish, review, why, rollback`, async (t) => {
       const sb = sandbox('run');
       await cli(sb, ['--workspace', sb.project, 'trust']);

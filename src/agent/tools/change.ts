@@ -5,11 +5,15 @@
  * this task before it writes. The checkpoint is a job event.
  */
 import { changeFile, createParents, type WriteResult } from '../../engine/files.js';
+import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { ToolEnv } from './types.js';
 
 export async function writeProjectFile(env: ToolEnv, tool: string, path: string, content: Buffer, parents: boolean): Promise<WriteResult & { created_dirs: string[] }> {
   const { ctx } = env;
+  const max = env.policy.limits.agent.write_bytes;
+  // Refused before anything is made, so a too-large write leaves no new directory behind.
+  if (content.length > max) throw new ScError('SC_LIMIT_REACHED', `a file a task writes may be at most ${max} bytes; this is ${content.length}`);
   const req = env.request('file:write', { resource: { kind: 'file', id: path.slice(0, 512), owner: ctx.owner, project: ctx.project }, args: { path, bytes: content.length, tool } });
   const why = `${tool} in task ${ctx.jobId}: ${ctx.prompt.replace(/\s+/g, ' ').slice(0, 120)}`;
   const r = await enforce(env.gate, req, (ticket) => {
