@@ -17,6 +17,7 @@ import { ensureProfileDir } from '../store/profile.js';
 import { SecretStore } from '../store/secrets.js';
 import { readSettings } from '../store/settings.js';
 import type { RemoteEngine } from './daemon/remote.js';
+import { Background } from './engine-background.js';
 import { admitJob, type JobSpec, type OwnerSpec, type Submitted } from './engine-submit.js';
 import { reconcileChanges } from './files.js';
 import { type JobRow, Jobs } from './jobs.js';
@@ -28,6 +29,7 @@ export class Engine {
   private _secrets: SecretStore | undefined;
   private _settings: Settings | undefined;
   private _jobs: Jobs | undefined;
+  private _background: Background | undefined;
   private remote: RemoteEngine | undefined;
 
   constructor(readonly profileDir: string, readonly policy: Policy, readonly env: NodeJS.ProcessEnv, private readonly role: 'temporary' | 'daemon' = 'temporary') {}
@@ -60,6 +62,14 @@ export class Engine {
     return (this._jobs ??= new Jobs({ db: () => this.db(), policy: this.policy, env: this.env, poll: this.role !== 'daemon' }));
   }
 
+  /**
+   * Background processes of this engine's tasks, which outlive the task that started
+   * them until stopped or until this engine shuts down.
+   */
+  background(): Background {
+    return (this._background ??= new Background({ policy: this.policy, db: () => this.db() }, this.env));
+  }
+
   /** Submits a job for an owner: to the shared engine when one is in use, else to this process's queue. */
   async submitJob(owner: OwnerSpec, spec: JobSpec): Promise<Submitted> {
     if (this.remote) return this.remote.submit(owner, spec);
@@ -87,6 +97,7 @@ export class Engine {
   async shutdown(): Promise<void> {
     await this.remote?.close();
     await this._jobs?.close();
+    await this._background?.stopAll();
     this.close();
   }
 
