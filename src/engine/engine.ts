@@ -11,6 +11,7 @@
  * Everything is opened on first use.
  */
 import type { Settings } from '../../gen/types/settings.js';
+import { ScError } from '../errors.js';
 import type { Policy } from '../policy/load.js';
 import { type Db, openDb } from '../store/db.js';
 import { ensureProfileDir } from '../store/profile.js';
@@ -74,6 +75,15 @@ export class Engine {
   async submitJob(owner: OwnerSpec, spec: JobSpec): Promise<Submitted> {
     if (this.remote) return this.remote.submit(owner, spec);
     return admitJob({ policy: this.policy, db: () => this.db() }, this.jobs(), { kind: owner.transport, owner: owner.label }, owner.project, owner.project, spec);
+  }
+
+  /**
+   * A detached job (`run --detach`): owned by no connection, it survives the command
+   * that submitted it, so it needs the shared engine; a temporary one would die with it.
+   */
+  async submitDetached(project: string, spec: JobSpec): Promise<Submitted> {
+    if (!this.remote) throw new ScError('SC_ENGINE_NOT_RUNNING', 'a detached job needs the shared engine: run shadowcode engine start first');
+    return this.remote.detach(project, spec);
   }
 
   /** Cancels one of the owner's jobs wherever it is; the caller has checked that the owner holds it. */
