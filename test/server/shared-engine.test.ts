@@ -8,6 +8,7 @@ import { getJob } from '../../src/engine/jobs.js';
 import { openDb } from '../../src/store/db.js';
 import { alive, cli, sandbox, sleep, until } from '../fixtures/env.js';
 import { startEngine } from '../fixtures/engine.js';
+import { httpClient, startGateway } from '../fixtures/http.js';
 import { connect, type Peer } from '../fixtures/mcp.js';
 
 const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
@@ -80,4 +81,28 @@ t.test('an approval from the CLI reaches the job through the engine at once', as
   await until(() => existsSync(join(sb.project, 'approved-ran')));
   const ev = (await c.callTool({ name: 'shadow_jobs', arguments: { action: 'events', job_id: sub.job_id } })).structuredContent;
   t.ok(ev.events.some((e: { kind: string }) => e.kind === 'engine'), 'the job ran in the shared engine');
+});
+
+t.test('an HTTP gateway is one owner on the shared engine; stopping it cancels its job only', async (t) => {
+  const sb = sandbox('shared');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const engine = await startEngine(t, sb);
+  const gw = await startGateway(sb, ['--allow-write', '--allow-approvals']);
+  t.teardown(() => gw.child.kill('SIGKILL'));
+  const c = await httpClient(gw.url, 'v2-modern');
+  t.match((await c.callTool({ name: 'shadow_status', arguments: {} })).structuredContent.engine, { mode: 'shared', pid: engine.pid });
+  t.match(gw.stderr(), /jobs run in the shared engine/);
+  const job = await submitApproved(c as unknown as Peer, long(9));
+  await until(() => pidsOf(join(sb.project, 'pids-9')).length === 2);
+  const pids = pidsOf(join(sb.project, 'pids-9'));
+  const stdio = await connect(sb, 'v1', ['--allow-write']);
+  t.teardown(() => stdio.close());
+  const other = (await stdio.callTool({ name: 'shadow_test', arguments: { command: ['true'] } })).structuredContent.job_id;
+  t.equal(await gw.stop(), 0, 'SIGTERM stops the gateway after its cleanup');
+  const db = openDb(sb.profile, 5000);
+  t.equal(getJob(db, job)?.state, 'cancelled', "the gateway's job is cancelled");
+  await until(() => !pids.some(alive), 5000);
+  t.notOk(pids.some(alive), 'and its command is gone');
+  t.equal(getJob(db, other)?.state, 'waiting_approval', "another owner's job is untouched");
+  db.close();
 });
