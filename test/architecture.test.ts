@@ -19,7 +19,7 @@ function imports(text: string): string[] {
 }
 
 // Lowest first. An import may point to its own layer or any layer below it.
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'server', 'cli'];
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli'];
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;
   return LAYERS.includes(top) ? top : 'base';
@@ -76,7 +76,7 @@ const CAPABILITIES = [/^import (?!type\b)[^\n]*from 'node:(child_process|net|htt
 
 // Separate programs the gated executors start (the job supervisor, the SQLite query child). They run
 // only as child processes: nothing in src/ may import them, and the build must emit them as entries.
-const CHILD_PROGRAMS = ['engine/runner-child.ts', 'engine/sqlite-child.ts'];
+const CHILD_PROGRAMS = ['engine/runner-child.ts', 'engine/sqlite-child.ts', 'agent/runners/supervisor.ts'];
 
 t.test('child programs are started by executors, never imported', async (t) => {
   const build = readFileSync(join(ROOT, 'scripts', 'build.mjs'), 'utf8');
@@ -107,6 +107,7 @@ const TRUSTED_READS: Record<string, string> = {
   'util/safe-read.ts': 'the primitive itself',
   'policy/load.ts': 'policy/*.json shipped with the package',
   'version.ts': 'the package.json of shadowcode itself',
+  'boot.ts': 'dist/cli.cjs of shadowcode itself and its code cache in the user\'s own cache directory',
   'store/settings.ts': 'settings.json in the 0700 profile directory',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',
   'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',

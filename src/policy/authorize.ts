@@ -63,6 +63,7 @@ function attributes(req: GateRequest, ceiling: Level): Attrs {
   if (req.resource?.owner !== undefined) a['resource.owner'] = req.resource.owner;
   if (req.resource?.project !== undefined) a['resource.project'] = req.resource.project;
   if (req.resource?.kind !== undefined) a['resource.kind'] = req.resource.kind;
+  if (req.resource?.endpoint_kind !== undefined) a['resource.endpoint_kind'] = req.resource.endpoint_kind;
   return a;
 }
 
