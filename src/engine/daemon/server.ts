@@ -59,6 +59,8 @@ interface Peer {
 
 export interface RunningEngine {
   readonly info: EngineInfo;
+  /** The engine this process serves: its queue, supervisor, approvals and background list. */
+  readonly engine: Engine;
   readonly files: EngineFiles;
   /** Resolves when the engine has stopped and released the profile. */
   readonly stopped: Promise<void>;
@@ -187,7 +189,7 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
       owners: [...owners.values()].map((s) => ({ owner: s.label, transport: s.transport, project: s.project, jobs_accepted: s.accepted, closing: s.cleaning !== undefined })),
       connections: peers.size,
       jobs,
-      background: [] as unknown[],
+      background: engine.background().list(),
     };
   };
 
@@ -313,5 +315,5 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
   };
 
   o.log(`shadowcode engine: ready on ${files.sock} (pid ${process.pid})`);
-  return { info, files, stopped, stop };
+  return { info, engine, files, stopped, stop };
 }
