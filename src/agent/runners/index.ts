@@ -8,6 +8,7 @@ import type { Settings } from '../../../gen/types/settings.js';
 import { ScError } from '../../errors.js';
 import type { TaskRunner } from '../types.js';
 import { driveClaude } from './claude.js';
+import { driveCodex } from './codex.js';
 import { type RunnerDeps, type RunnerEntry, type RunnerProvider, runCli } from './run.js';
 
 export type { RunnerDeps, RunnerEntry, RunnerProvider };
@@ -19,7 +20,7 @@ export function isRunnerProvider(p: string): p is RunnerProvider {
   return (PROVIDERS as readonly string[]).includes(p);
 }
 
-const DRIVERS = { 'claude-code': driveClaude } as Partial<Record<RunnerProvider, Parameters<typeof runCli>[3]>>;
+const DRIVERS = { 'claude-code': driveClaude, codex: driveCodex } as Partial<Record<RunnerProvider, Parameters<typeof runCli>[3]>>;
 
 export function createRunner(entry: SettingsModel, deps: RunnerDeps): TaskRunner {
   if (!isRunnerProvider(entry.provider)) throw new ScError('SC_INTERNAL', `${entry.provider} is not a runner provider`);

@@ -49,6 +49,8 @@ export interface RunnerProcess {
   readonly done: Promise<RunnerExit>;
   /** Writes one JSON line to the CLI's stdin. */
   send(message: unknown): void;
+  /** Writes text as is to the CLI's stdin. */
+  write(text: string): void;
   /** Closes the CLI's stdin (end of input); the CLI decides when to exit. */
   endInput(): void;
   /** Stops the CLI's group: TERM, the grace period, KILL. */
@@ -155,6 +157,9 @@ export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line:
     done,
     send: (message) => {
       if (!input.writableEnded) input.write(`${JSON.stringify(message)}\n`);
+    },
+    write: (text) => {
+      if (!input.writableEnded) input.write(text);
     },
     endInput: () => input.end(),
     cancel,
