@@ -64,6 +64,11 @@ export async function driveAcp(run: Run): Promise<Driven> {
   const waiting = new Map<number, { resolve: (r: Record<string, unknown>) => void; reject: (e: Error) => void }>();
   const permissions = new Map<number | string, (outcome: Record<string, unknown>) => void>();
   let said = '';
+  let unsaid = '';
+  const flush = (calls: Array<{ id: string; name: string }>) => {
+    if (unsaid || calls.length) run.events.say(unsaid, null, calls);
+    unsaid = '';
+  };
   let steps = 0;
   const reply = (id: number | string, result: Record<string, unknown>) => proc.send({ jsonrpc: '2.0', id, result });
 
@@ -111,14 +116,17 @@ export async function driveAcp(run: Run): Promise<Driven> {
     const content = u.content as { type?: string; text?: string } | undefined;
     if (kind === 'agent_message_chunk' && content?.type === 'text' && typeof content.text === 'string') {
       said += content.text;
-      run.emit('assistant.text', { text: content.text });
+      unsaid += content.text;
     } else if (kind === 'tool_call') {
       steps++;
       const c = u as ToolCall;
-      run.emit('tool.call', { id: c.toolCallId, name: c.name ?? c.title ?? 'tool', kind: c.kind ?? 'other', input: c.rawInput ?? {} });
+      const id = String(c.toolCallId ?? '');
+      const name = c.name ?? c.title ?? 'tool';
+      flush([{ id, name }]);
+      run.events.toolCall(id, name, c.rawInput ?? {});
     } else if (kind === 'tool_call_update') {
       const c = u as ToolCall;
-      if (c.status === 'completed' || c.status === 'failed') run.emit('tool.result', { id: c.toolCallId, is_error: c.status === 'failed', content: text(c) || JSON.stringify(c.rawOutput ?? '') });
+      if (c.status === 'completed' || c.status === 'failed') run.events.toolResult(String(c.toolCallId ?? ''), c.status === 'failed', text(c) || JSON.stringify(c.rawOutput ?? ''));
     } else if (kind === 'usage_update') {
       run.emit('usage', { context_used: u.used ?? null, context_size: u.size ?? null, ...(u.cost ? { cost: u.cost } : {}) });
     }
@@ -168,6 +176,7 @@ export async function driveAcp(run: Run): Promise<Driven> {
     sessionId = String(session.sessionId ?? '');
     run.emit('runner.session', { session_id: sessionId, agent: init.agentInfo ?? null, protocol_version: init.protocolVersion ?? null });
     const r = await request('session/prompt', { sessionId, prompt: [{ type: 'text', text: ctx.prompt }] }, null);
+    flush([]);
     const stop = String(r.stopReason ?? '');
     run.emit('runner.stop', { stop_reason: stop });
     driven = stop === 'end_turn' || stop === 'cancelled' ? { ok: true, summary: said || null, steps } : { ok: false, summary: said || null, failure: `the agent stopped: ${stop}`, steps };

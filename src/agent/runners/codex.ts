@@ -67,9 +67,9 @@ export async function driveCodex(run: Run): Promise<Driven> {
     const id = item.id ?? '';
     if (started.has(id)) return;
     started.add(id);
-    if (item.type === 'command_execution') run.emit('tool.call', { id, name: 'command', input: { command: item.command ?? '' } });
-    else if (item.type === 'mcp_tool_call') run.emit('tool.call', { id, name: `mcp__${item.server}__${item.tool}`, input: item.arguments ?? {} });
-    else if (item.type === 'file_change') run.emit('tool.call', { id, name: 'file_change', input: { changes: item.changes ?? [] } });
+    if (item.type === 'command_execution') run.events.toolCall(id, 'command', { command: item.command ?? '' });
+    else if (item.type === 'mcp_tool_call') run.events.toolCall(id, `mcp__${item.server}__${item.tool}`, item.arguments ?? {});
+    else if (item.type === 'file_change') run.events.toolCall(id, 'file_change', { changes: item.changes ?? [] });
   };
   const onLine = (line: string) => {
     let e: Event;
@@ -85,16 +85,16 @@ export async function driveCodex(run: Run): Promise<Driven> {
     else if (e.type === 'item.completed') {
       if (item.type === 'agent_message' && typeof item.text === 'string') {
         lastText = item.text;
-        run.emit('assistant.text', { text: item.text });
+        run.events.say(item.text, null, []);
       } else if (item.type === 'command_execution') {
         call(item);
-        run.emit('tool.result', { id: item.id, is_error: item.status !== 'completed' || (item.exit_code ?? 0) !== 0, content: item.aggregated_output ?? '' });
+        run.events.toolResult(item.id ?? '', item.status !== 'completed' || (item.exit_code ?? 0) !== 0, item.aggregated_output ?? '');
       } else if (item.type === 'mcp_tool_call') {
         call(item);
-        run.emit('tool.result', { id: item.id, is_error: item.status !== 'completed' || item.error != null, content: JSON.stringify(item.error ?? item.result ?? null) });
+        run.events.toolResult(item.id ?? '', item.status !== 'completed' || item.error != null, JSON.stringify(item.error ?? item.result ?? null));
       } else if (item.type === 'file_change') {
         call(item);
-        run.emit('tool.result', { id: item.id, is_error: item.status === 'failed', content: (item.changes ?? []).map((c) => `${c.kind} ${c.path}`).join('\n') });
+        run.events.toolResult(item.id ?? '', item.status === 'failed', (item.changes ?? []).map((c) => `${c.kind} ${c.path}`).join('\n'));
       } else if (item.type === 'error') run.emit('runner.warning', { message: item.message ?? '' });
     } else if (e.type === 'turn.completed') {
       turns++;

@@ -41,8 +41,8 @@ t.test('speaks ACP over stdio: initialize, session/new with the shared servers, 
   t.notMatch(JSON.stringify(r.session_new), /canary/);
   t.same(approvals.map((a) => [a.kind, a.action.path, a.action.tool_kind]), [['write', 'src/app.txt', 'edit']]);
   t.same(r.outcomes, [{ outcome: 'selected', optionId: 'allow' }], 'allow_once, never allow_always');
-  t.same(events.filter((e) => e.kind === 'tool.call').map((e) => e.body.id), ['call_1']);
-  t.match(events.find((e) => e.kind === 'tool.result')!.body, { id: 'call_1', is_error: false, content: 'edited' });
+  t.same(events.filter((e) => e.kind === 'tool_call').map((e) => e.body.id), ['call_1']);
+  t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'call_1', is_error: false, content: 'edited' });
   t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'goodbye world\n');
   t.match((await s.c.call('shadow_review', { task_id: jobId })).data.files, [{ path: 'src/app.txt', status: 'modified' }]);
   t.equal((await s.c.call('shadow_rollback', { task_id: jobId, confirm: true })).isError, false);

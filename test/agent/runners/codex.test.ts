@@ -33,8 +33,8 @@ t.test('runs codex exec --json in the workspace-write sandbox for a Build task, 
   t.equal(r.cwd, s.sb.project);
   t.equal(r.env.CODEX_HOME, s.env.CODEX_HOME);
   t.notOk('OPENAI_API_KEY' in r.env, 'no API key from our environment');
-  t.same(events.filter((e) => e.kind === 'tool.call').map((e) => e.body.name), ['command', 'file_change']);
-  t.match(events.find((e) => e.kind === 'tool.result')!.body, { id: 'item_1', is_error: false, content: 'hello world\n' });
+  t.same(events.filter((e) => e.kind === 'tool_call').map((e) => e.body.name), ['command', 'file_change']);
+  t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'item_1', is_error: false, content: 'hello world\n' });
   t.match(events.find((e) => e.kind === 'usage')!.body, { input_tokens: 2400, output_tokens: 180, cached_input_tokens: 1024 });
   const review = await s.c.call('shadow_review', { task_id: jobId });
   t.match(review.data.files, [{ path: 'src/app.txt', status: 'modified' }]);
@@ -80,7 +80,7 @@ t.test('cancelling a running codex stops its whole process group', async (t) => 
   const s = await setup(t, 'hang');
   const { ctx, controller, events } = s.task({ mode: 'build', ceiling: 'workspace' });
   const running = s.runner.run(ctx);
-  while (!events.some((e) => e.kind === 'tool.call')) await new Promise((r) => setTimeout(r, 20));
+  while (!events.some((e) => e.kind === 'tool_call')) await new Promise((r) => setTimeout(r, 20));
   const r = s.recorded();
   controller.abort();
   t.equal((await running).state, 'cancelled');
