@@ -139,6 +139,13 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   const before = takeSnapshot(ctx.project, snapLimits, true);
   if (before.truncated) emit('runner.snapshot_limited', { reason: before.truncated });
   const dir = mkdtempSync(join(tmpdir(), 'shadowcode-run-'));
+  const procs: RunnerProcess[] = [];
+  let overtime = false;
+  const wall = setTimeout(() => {
+    overtime = true;
+    for (const p of procs) p.cancel();
+  }, limits.wall_time_ms);
+  wall.unref();
   let driven: Driven;
   try {
     const run: Run = {
@@ -154,6 +161,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
           argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
           graceMs: limits.kill_grace_ms, lineBytes: limits.line_bytes, outputBytes: limits.output_bytes, stderrBytes: limits.stderr_capture_bytes,
         }, onLine);
+        procs.push(proc);
+        if (overtime) proc.cancel();
         const stop = () => proc.cancel();
         if (ctx.signal.aborted) stop();
         ctx.signal.addEventListener('abort', stop, { once: true });
@@ -166,6 +175,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   } catch (err) {
     driven = { ok: false, summary: null, failure: err instanceof ScError ? err.message : (err as Error).message };
   } finally {
+    clearTimeout(wall);
     rmSync(dir, { recursive: true, force: true });
   }
   const after = takeSnapshot(ctx.project, snapLimits, false);
@@ -178,6 +188,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   }
   if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
   if (ctx.signal.aborted) return { state: 'cancelled', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}) };
+  if (overtime) return { ...failed('SC_LIMIT_REACHED', `the ${entry.provider} run passed its wall time of ${limits.wall_time_ms} ms and was stopped`), ...(driven.usage ? { usage: driven.usage } : {}) };
   if (!driven.ok) return { ...failed('SC_RUNNER_FAILED', driven.failure ?? `${entry.provider} failed`), ...(driven.usage ? { usage: driven.usage } : {}) };
   return { state: 'succeeded', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}), ...(driven.steps !== undefined ? { steps: driven.steps } : {}) };
 }

@@ -12,13 +12,13 @@ import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 const CODEX = join(FIXTURES, 'fake-codex.mjs');
 const policy = shippedPolicy();
 
-async function setup(t: any, scenario = 'edit') {
+async function setup(t: any, scenario = 'edit', pol = policy) {
   const h = await runnerProject(t);
   mkdirSync(join(h.sb.project, 'src'));
   writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
   const record = join(h.sb.root, 'codex-record.json');
   const env = { ...h.sb.env, OPENAI_API_KEY: 'sk-canary-openai-01', CODEX_HOME: join(h.sb.root, '.codex') };
-  const runner = createRunner({ id: 'cx', provider: 'codex', model: 'default', command: CODEX, args: ['--fake-scenario', scenario, '--fake-record', record] }, { env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db } });
+  const runner = createRunner({ id: 'cx', provider: 'codex', model: 'default', command: CODEX, args: ['--fake-scenario', scenario, '--fake-record', record] }, { env, secrets: h.c.engine.secrets(), policy: pol, db: h.db, gateEnv: { policy, db: () => h.db } });
   return { ...h, record, runner, env, recorded: () => JSON.parse(readFileSync(record, 'utf8')) };
 }
 
@@ -85,4 +85,15 @@ t.test('cancelling a running codex stops its whole process group', async (t) => 
   controller.abort();
   t.equal((await running).state, 'cancelled');
   t.same(await gone([r.pid, ...r.children]), [], 'no CLI process is left');
+});
+
+t.test('a run past its wall time is stopped and fails with SC_LIMIT_REACHED', async (t) => {
+  const short = { ...policy, limits: { ...policy.limits, runners: { ...policy.limits.runners, wall_time_ms: 1000 } } };
+  const s = await setup(t, 'hang', short);
+  const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.match(await s.runner.run(ctx), { state: 'failed', reason: { code: 'SC_LIMIT_REACHED', message: /wall time of 1000 ms/ } });
+  // The CLI may be stopped before it wrote its record; the runner's own event names its pid.
+  const pid = events.find((e) => e.kind === 'runner.started')?.body.pid as number;
+  t.type(pid, 'number');
+  t.same(await gone([pid]), [], 'no CLI process is left');
 });
