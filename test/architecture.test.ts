@@ -107,6 +107,7 @@ const TRUSTED_READS: Record<string, string> = {
   'util/safe-read.ts': 'the primitive itself',
   'policy/load.ts': 'policy/*.json shipped with the package',
   'version.ts': 'the package.json of shadowcode itself',
+  'catalog/definition.ts': 'schemas/definition.schema.json shipped with the package, for the known keys',
   'boot.ts': 'dist/cli.cjs of shadowcode itself and its code cache in the user\'s own cache directory',
   'store/settings.ts': 'settings.json in the 0700 profile directory',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',

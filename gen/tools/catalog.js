@@ -409,7 +409,7 @@ export const TOOL_SCHEMAS = Object.freeze({
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_models.schema.json",
     "title": "Configured models",
-    "description": "The models configured in the profile, with credential names and whether each is present. Never shows a credential value. Read-only.",
+    "description": "The models configured in the profile: provider, endpoint kind (loopback works without network permission, remote needs this project's), credential names and whether each is present, and whether this project has network permission. Never shows a credential value and contacts nothing (shadow_doctor with probe, or shadowcode model probe, does). Read-only.",
     "type": "object",
     "additionalProperties": false,
     "properties": {}

@@ -48,17 +48,19 @@ function put(db: Db, id: string, source: 'config' | 'plugin', plugin: string | n
   return hash;
 }
 
-export function addDefinition(ticket: GateTicket, db: Db, secrets: SecretStore, n: Normalized, replaceHash: string | undefined): { id: string; hash: string; replaced: boolean } {
+export function addDefinition(ticket: GateTicket, db: Db, secrets: SecretStore, n: Normalized, replaceHash: string | undefined): { id: string; hash: string; replaced: boolean; unchanged: boolean } {
   assertTicket(ticket, 'cli:mcp.add');
   const id = `config:${n.name}`;
   const result = db.transaction(() => {
     const cur = sql(db, 'SELECT hash FROM definitions WHERE id = ?').get(id) as { hash: string } | undefined;
+    // The same content again changes nothing, so it needs no --hash and is not an error.
+    if (cur && cur.hash === definitionHash(n)) return { id, hash: cur.hash, replaced: false, unchanged: true };
     if (cur && replaceHash === undefined) throw new ScError('SC_DEF_EXISTS', `${id} exists; to replace it pass --hash ${cur.hash}`, { id, current_hash: cur.hash });
     if (cur && replaceHash !== cur.hash) throw new ScError('SC_HASH_MISMATCH', `--hash does not match the current content of ${id}`, { id, current_hash: cur.hash });
     if (!cur && replaceHash !== undefined) throw new ScError('SC_DEF_NOT_FOUND', `${id} does not exist yet; add it without --hash`);
-    return { id, hash: put(db, id, 'config', null, n), replaced: cur !== undefined };
+    return { id, hash: put(db, id, 'config', null, n), replaced: cur !== undefined, unchanged: false };
   }).immediate();
-  secrets.putDefinitionEnv(ticket, id, n.env);
+  if (!result.unchanged) secrets.putDefinitionEnv(ticket, id, n.env);
   return result;
 }
 

@@ -84,7 +84,7 @@ export class Ctx {
   /** A CLI request: the person at the terminal, acting on the selected project (if any). */
   request(action: string, extra: Partial<Omit<GateRequest, 'action' | 'principal' | 'project'>> = {}): GateRequest {
     const path = this._workspace;
-    const project = path === undefined ? null : (({ trusted, level }) => ({ path, trusted, level }))(getProject(this.db(), path));
+    const project = path === undefined ? null : (({ trusted, level, network }) => ({ path, trusted, level, network }))(getProject(this.db(), path));
     return { action, principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project, ...extra };
   }
 

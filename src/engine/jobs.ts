@@ -284,7 +284,7 @@ export class Jobs {
     const req: GateRequest = {
       action: 'job:run',
       principal: { kind: 'engine', owner: job.owner, allow_write: job.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level },
+      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
       requested_level: job.ceiling,
       resource: { kind: 'job', id, owner: job.owner, project: job.project },
       args: { argv: action.argv, cwd: action.cwd },

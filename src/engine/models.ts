@@ -61,8 +61,12 @@ export interface ModelView {
   readonly provider: string;
   readonly model: string;
   readonly base_url: string | null;
+  /** loopback works with network permission off; remote needs it. `invalid` for a base URL that would be refused. */
+  readonly endpoint: 'loopback' | 'remote' | 'invalid';
   readonly api_key_env: string | null;
+  readonly api_key_secret: string | null;
   readonly credential: 'present' | 'missing' | 'not_needed';
+  readonly context_tokens: number | null;
   readonly default: boolean;
 }
 
@@ -84,14 +88,29 @@ export function credentialPresent(name: string, env: NodeJS.ProcessEnv, secrets:
   return (env[name] !== undefined && env[name] !== '') || secrets.has(name);
 }
 
+function endpointKind(m: SettingsModel): ModelView['endpoint'] {
+  try {
+    return endpointOf(m).loopback ? 'loopback' : 'remote';
+  } catch {
+    return 'invalid';
+  }
+}
+
 export function listModels(settings: Settings, env: NodeJS.ProcessEnv, secrets: SecretStore): ModelView[] {
   return (settings.models ?? []).map((m) => ({
     id: m.id,
     provider: m.provider,
     model: m.model,
-    base_url: safeUrl(m.base_url),
+    base_url: safeUrl(m.base_url ?? (DEFAULT_BASE_URL as Record<string, string | undefined>)[m.provider]),
+    endpoint: endpointKind(m),
     api_key_env: m.api_key_env ?? null,
-    credential: m.api_key_env ? (credentialPresent(m.api_key_env, env, secrets) ? 'present' : 'missing') : 'not_needed',
+    api_key_secret: m.api_key_secret ?? null,
+    credential: m.api_key_env
+      ? credentialPresent(m.api_key_env, env, secrets) ? 'present' : 'missing'
+      : m.api_key_secret
+        ? secrets.has(m.api_key_secret) ? 'present' : 'missing'
+        : 'not_needed',
+    context_tokens: m.context_tokens ?? null,
     default: settings.default_model === m.id,
   }));
 }

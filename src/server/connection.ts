@@ -51,7 +51,7 @@ export class Connection {
     return {
       action,
       principal: { kind: this.opts.transport, owner: this.owner, allow_write: this.opts.allowWrite, allow_approvals: this.opts.allowApprovals },
-      project: { path: p.path, trusted: p.trusted, level: p.level },
+      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
       ...extra,
     };
   }

@@ -149,4 +149,7 @@ export const MIGRATIONS: readonly string[] = [
     installed_at TEXT NOT NULL
   );
   `,
+  `
+  ALTER TABLE projects ADD COLUMN network INTEGER NOT NULL DEFAULT 0 CHECK (network IN (0, 1));
+  `,
 ];

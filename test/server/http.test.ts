@@ -219,6 +219,7 @@ t.test('start-up refusals: non-loopback binds, bad tokens, proxy host shapes', a
   }
   const short = await run(['--http', '127.0.0.1:0', '--token-env', 'T'], { T: 'too-short' });
   t.match(short.stderr, /must be 32-512 bearer-token characters.*\[SC_HTTP_TOKEN_INVALID\]/);
+  t.equal(short.code, 2, 'a short token is a bad value');
   t.notMatch(short.stderr, /too-short/, 'the bad token is not echoed');
   t.match((await run(['--http', '127.0.0.1:0', '--token-env', 'UNSET_NAME'], {})).stderr, /neither set in the environment nor stored/);
   t.match((await run(['--http', '127.0.0.1:0'])).stderr, /--http needs --token-env/);

@@ -11,7 +11,7 @@
  * per request on action model:request.
  */
 import { ScError } from '../../errors.js';
-import { endpointOf, type SettingsModel } from '../../engine/models.js';
+import { type Endpoint, endpointOf, type SettingsModel } from '../../engine/models.js';
 import type { Policy } from '../../policy/load.js';
 import { registerSecretValue } from '../../policy/redact.js';
 import type { SecretStore } from '../../store/secrets.js';
@@ -28,9 +28,10 @@ export interface ProviderDeps {
   readonly policy: Policy;
 }
 
-function resolveKey(entry: SettingsModel, deps: ProviderDeps): string | null {
+function resolveKey(entry: SettingsModel, deps: Pick<ProviderDeps, 'env' | 'secrets'>): string | null {
   if (entry.api_key_env) {
-    const v = deps.env[entry.api_key_env];
+    // The environment first, then a stored secret of the same name (as shadow_models reports presence).
+    const v = deps.env[entry.api_key_env] || deps.secrets.reveal(entry.api_key_env);
     if (v === undefined || v === '') throw new ScError('SC_MODEL_CREDENTIAL_MISSING', `model ${entry.id}: environment variable ${entry.api_key_env} is not set`, { name: entry.api_key_env });
     registerSecretValue(v);
     return v;
@@ -43,14 +44,25 @@ function resolveKey(entry: SettingsModel, deps: ProviderDeps): string | null {
   return null;
 }
 
+/** A key may travel only over https, or to loopback. */
+export function checkKeyTransport(id: string, ep: Endpoint, hasKey: boolean): void {
+  if (hasKey && !ep.loopback && ep.url.protocol !== 'https:') {
+    throw new ScError('SC_MODEL_KEY_INSECURE', `model ${id}: a key is only sent over https to a host that is not loopback (${ep.host})`);
+  }
+}
+
+/** The endpoint and the key of an entry, checked; what a turn or a probe needs before it connects. */
+export function resolveModel(entry: SettingsModel, deps: Pick<ProviderDeps, 'env' | 'secrets'>): { ep: Endpoint; key: string | null } {
+  const ep = endpointOf(entry);
+  const key = resolveKey(entry, deps);
+  checkKeyTransport(entry.id, ep, key !== null);
+  return { ep, key };
+}
+
 export function createProvider(entry: SettingsModel, deps: ProviderDeps): ModelProvider {
   // INVARIANT: coding-CLI entries go to createRunner (src/agent/runners), never here.
   if (entry.provider === 'claude-code' || entry.provider === 'codex' || entry.provider === 'acp') throw new ScError('SC_INTERNAL', `${entry.provider} is a CLI runner, not a model provider`);
-  const ep = endpointOf(entry);
-  const key = resolveKey(entry, deps);
-  if (key !== null && !ep.loopback && ep.url.protocol !== 'https:') {
-    throw new ScError('SC_MODEL_KEY_INSECURE', `model ${entry.id}: a key is only sent over https to a host that is not loopback (${ep.host})`);
-  }
+  const { ep, key } = resolveModel(entry, deps);
   const m = deps.policy.limits.models;
   const cfg: ProviderConfig = {
     id: entry.id,

@@ -63,7 +63,7 @@ function errorText(raw: string): string {
   return raw;
 }
 
-const loopbackOnly: LookupFunction = (hostname, options, callback) => {
+export const loopbackOnly: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, '', 0);
     const list = (addresses as LookupAddress[]).filter((a) => isLoopbackIp(a.address));

@@ -38,7 +38,7 @@ export const command: CommandSpec = {
     );
     const lines = [
       project
-        ? `project   ${project.path}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}`
+        ? `project   ${project.path}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}\nnetwork   ${project.network ? 'allowed: tasks may reach remote models and servers' : 'off: loopback models and servers only'}`
         : 'project   none selected (use --workspace DIR)',
       `profile   ${data.profile.path}`,
       `engine    ${shared ? `shared, pid ${shared.info.pid} on ${data.engine.socket}` : 'temporary (no shared engine running; each server runs its own jobs)'}`,

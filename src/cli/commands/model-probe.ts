@@ -1,0 +1,28 @@
+/*
+ * shadowcode model probe ID: ask the endpoint, once, whether it answers and
+ * accepts the key. The only model command that contacts anything, and only
+ * because you asked; no prompt is sent.
+ */
+import { probeModel } from '../../agent/providers/probe.js';
+import { ScError } from '../../errors.js';
+import { enforce } from '../../policy/gate.js';
+import { readSettings } from '../../store/settings.js';
+import type { CommandSpec } from '../spec.js';
+
+export const command: CommandSpec = {
+  name: 'model probe',
+  summary: "Check that a model's endpoint answers and accepts its key",
+  description: "Send one request for the endpoint's model list, with the configured key, within models.probe_ms. Redirects are refused. Exits 1 when the endpoint does not answer or refuses the key.",
+  options: [],
+  args: [{ name: 'ID', required: true, description: 'the model to probe' }],
+  examples: ['shadowcode model probe local', 'shadowcode --json model probe claude'],
+  workspace: 'ignored',
+  async run(ctx, { args }) {
+    const id = args[0] as string;
+    const entry = (readSettings(ctx.profile.dir).models ?? []).find((m) => m.id === id);
+    if (!entry) throw new ScError('SC_MODEL_NOT_FOUND', `no model named ${id.slice(0, 64)}; see shadowcode model list`);
+    const secrets = ctx.secrets();
+    const r = await enforce(ctx.gate(), ctx.request('cli:model.probe', { args: { id } }), (t) => probeModel(t, entry, { env: ctx.io.env, secrets, limits: ctx.policy().limits.models }));
+    return { data: r, text: `model ${r.id}: ${r.ok ? 'ok' : 'FAILED'} (${r.detail}) at ${r.url} [${r.endpoint}]`, exitCode: r.ok ? 0 : 1 };
+  },
+};
