@@ -91,13 +91,15 @@ export async function driveClaude(run: Run): Promise<Driven> {
     }
     if (m.type === 'system' && m.subtype === 'init') run.emit('runner.session', { session_id: m.session_id ?? null, model: m.model ?? null, permission_mode: m.permissionMode ?? null, mcp_servers: m.mcp_servers ?? [] });
     else if (m.type === 'assistant' && Array.isArray(m.message?.content)) {
-      for (const c of m.message.content as Array<Record<string, unknown>>) {
-        if (c.type === 'text' && typeof c.text === 'string') run.emit('assistant.text', { text: c.text });
-        else if (c.type === 'tool_use') run.emit('tool.call', { id: c.id, name: c.name, input: c.input ?? {} });
-      }
+      const blocks = m.message.content as Array<Record<string, unknown>>;
+      const uses = blocks.filter((c) => c.type === 'tool_use').map((c) => ({ id: String(c.id), name: String(c.name), input: c.input ?? {} }));
+      const text = blocks.filter((c) => c.type === 'text' && typeof c.text === 'string').map((c) => c.text as string).join('');
+      const u = (m.message as { usage?: { input_tokens?: number; output_tokens?: number } }).usage;
+      run.events.say(text, u ? { input_tokens: u.input_tokens ?? 0, output_tokens: u.output_tokens ?? 0 } : null, uses);
+      for (const c of uses) run.events.toolCall(c.id, c.name, c.input);
     } else if (m.type === 'user' && Array.isArray(m.message?.content)) {
       for (const c of m.message.content as Array<Record<string, unknown>>) {
-        if (c.type === 'tool_result') run.emit('tool.result', { id: c.tool_use_id, is_error: c.is_error === true, content: resultText(c.content) });
+        if (c.type === 'tool_result') run.events.toolResult(String(c.tool_use_id), c.is_error === true, resultText(c.content));
       }
     } else if (m.type === 'control_request' && m.request_id) {
       if (m.request?.subtype === 'can_use_tool') void approve(m).catch((err: unknown) => answer(m.request_id as string, { behavior: 'deny', message: `shadowcode could not record the approval: ${(err as Error).message}` }));

@@ -64,6 +64,15 @@ export interface Run {
   /** Appends a job event, with long text fields cut to the event text limit. */
   emit(kind: string, body: Record<string, unknown>): void;
   clip(text: string): string;
+  /** The events the native loop emits too, so every runner's job reads the same. */
+  readonly events: {
+    /** An assistant message: `model_response {step, stop, usage, text, tool_calls}`. */
+    say(text: string, usage: Usage | null, calls: ReadonlyArray<{ id: string; name: string }>): void;
+    /** `tool_call {step, id, name, arguments}` (arguments as JSON text). */
+    toolCall(id: string, name: string, input: unknown): void;
+    /** `tool_result {id, name, is_error, content}`. */
+    toolResult(id: string, isError: boolean, content: string): void;
+  };
 }
 
 /** A driver's report of how the CLI's run ended. */
@@ -112,15 +121,35 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     for (const [k, v] of Object.entries(body)) out[k] = typeof v === 'string' ? clip(v) : v;
     ctx.emit(kind, out);
   };
+  let step = 0;
+  const names = new Map<string, string>();
+  const events: Run['events'] = {
+    say: (text, usage, calls) => {
+      step++;
+      emit('model_response', { step, stop: calls.length ? 'tool_calls' : 'end', usage, text, tool_calls: calls.map((c) => ({ id: c.id, name: c.name })) });
+    },
+    toolCall: (id, name, input) => {
+      names.set(id, name);
+      emit('tool_call', { step, id, name, arguments: typeof input === 'string' ? input : JSON.stringify(input ?? {}) });
+    },
+    toolResult: (id, isError, content) => emit('tool_result', { id, name: names.get(id) ?? null, is_error: isError, content }),
+  };
   emit('runner.servers', { shared: servers.shared.map((s) => ({ name: s.name, definition: s.definition, transport: s.transport })), withheld: servers.withheld });
   const snapLimits = { ...limits, gitignore_bytes: deps.policy.limits.files.gitignore_bytes };
   const before = takeSnapshot(ctx.project, snapLimits, true);
   if (before.truncated) emit('runner.snapshot_limited', { reason: before.truncated });
   const dir = mkdtempSync(join(tmpdir(), 'shadowcode-run-'));
+  const procs: RunnerProcess[] = [];
+  let overtime = false;
+  const wall = setTimeout(() => {
+    overtime = true;
+    for (const p of procs) p.cancel();
+  }, limits.wall_time_ms);
+  wall.unref();
   let driven: Driven;
   try {
     const run: Run = {
-      ctx, entry, limits, readOnly, servers, emit, clip,
+      ctx, entry, limits, readOnly, servers, emit, clip, events,
       tempFile: (name, content) => {
         const path = join(dir, name);
         writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
@@ -132,6 +161,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
           argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
           graceMs: limits.kill_grace_ms, lineBytes: limits.line_bytes, outputBytes: limits.output_bytes, stderrBytes: limits.stderr_capture_bytes,
         }, onLine);
+        procs.push(proc);
+        if (overtime) proc.cancel();
         const stop = () => proc.cancel();
         if (ctx.signal.aborted) stop();
         ctx.signal.addEventListener('abort', stop, { once: true });
@@ -144,14 +175,20 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   } catch (err) {
     driven = { ok: false, summary: null, failure: err instanceof ScError ? err.message : (err as Error).message };
   } finally {
+    clearTimeout(wall);
     rmSync(dir, { recursive: true, force: true });
   }
   const after = takeSnapshot(ctx.project, snapLimits, false);
   const diffs = diffSnapshots(before, after);
   const why = `changed by ${entry.provider} runner ${entry.id}`;
-  for (const d of diffs) if (d.restorable) recordObservedChange(ticket, deps.db, ctx.project, ctx.jobId, d.path, d.before, d.after_sha, why);
+  for (const d of diffs) {
+    if (!d.restorable) continue;
+    const checkpointId = recordObservedChange(ticket, deps.db, ctx.project, ctx.jobId, d.path, d.before, d.after_sha, why);
+    emit('checkpoint', { path: d.path, checkpoint_id: checkpointId, kind: d.kind, via: entry.provider });
+  }
   if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
   if (ctx.signal.aborted) return { state: 'cancelled', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}) };
+  if (overtime) return { ...failed('SC_LIMIT_REACHED', `the ${entry.provider} run passed its wall time of ${limits.wall_time_ms} ms and was stopped`), ...(driven.usage ? { usage: driven.usage } : {}) };
   if (!driven.ok) return { ...failed('SC_RUNNER_FAILED', driven.failure ?? `${entry.provider} failed`), ...(driven.usage ? { usage: driven.usage } : {}) };
   return { state: 'succeeded', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}), ...(driven.steps !== undefined ? { steps: driven.steps } : {}) };
 }

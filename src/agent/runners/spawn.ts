@@ -49,6 +49,8 @@ export interface RunnerProcess {
   readonly done: Promise<RunnerExit>;
   /** Writes one JSON line to the CLI's stdin. */
   send(message: unknown): void;
+  /** Writes text as is to the CLI's stdin. */
+  write(text: string): void;
   /** Closes the CLI's stdin (end of input); the CLI decides when to exit. */
   endInput(): void;
   /** Stops the CLI's group: TERM, the grace period, KILL. */
@@ -108,7 +110,15 @@ export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line:
     while ((nl = pending.indexOf(10)) >= 0) {
       const line = pending.subarray(0, nl).toString('utf8');
       pending = pending.subarray(nl + 1);
-      if (line.trim()) onLine(line);
+      if (line.trim()) {
+        try {
+          onLine(line);
+        } catch (err) {
+          // A line we cannot record is a run we cannot account for: stop it.
+          overflow = `a CLI event could not be handled: ${(err as Error).message}`;
+          cancel();
+        }
+      }
       if (overflow) return;
     }
     if (pending.length > spec.lineBytes) {
@@ -145,7 +155,13 @@ export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line:
       } catch {
         s = { error: 'the runner supervisor ended without a status' };
       }
-      if (pending.length && !overflow && pending.toString('utf8').trim()) onLine(pending.toString('utf8'));
+      if (pending.length && !overflow && pending.toString('utf8').trim()) {
+        try {
+          onLine(pending.toString('utf8'));
+        } catch (err) {
+          overflow = `a CLI event could not be handled: ${(err as Error).message}`;
+        }
+      }
       live.end();
       resolve({ code: s.code ?? null, signal: s.signal ?? null, stopped: stopped || s.stopped === true, stderr, ...(s.error ? { error: s.error } : {}), ...(overflow ? { overflow } : {}) });
     });
@@ -155,6 +171,9 @@ export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line:
     done,
     send: (message) => {
       if (!input.writableEnded) input.write(`${JSON.stringify(message)}\n`);
+    },
+    write: (text) => {
+      if (!input.writableEnded) input.write(text);
     },
     endInput: () => input.end(),
     cancel,

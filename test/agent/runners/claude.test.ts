@@ -59,8 +59,12 @@ t.test('starts Claude Code headless and isolated, with exactly the arguments and
   t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'goodbye world\n');
 
   const kinds = events.map((e) => e.kind);
-  for (const k of ['runner.servers', 'runner.session', 'assistant.text', 'tool.call', 'tool.result', 'usage', 'runner.exited', 'runner.files']) t.ok(kinds.includes(k), `emits ${k}`);
-  t.match(events.find((e) => e.kind === 'tool.call')!.body, { id: 'toolu_e1', name: 'Edit' });
+  for (const k of ['runner.servers', 'runner.session', 'model_response', 'tool_call', 'tool_result', 'usage', 'runner.exited', 'runner.files', 'checkpoint']) t.ok(kinds.includes(k), `emits ${k}`);
+  t.match(events.find((e) => e.kind === 'tool_call')!.body, { id: 'toolu_e1', name: 'Edit' });
+  t.match(events.find((e) => e.kind === 'tool_call')!.body, { step: 2, arguments: JSON.stringify(approvals[0]!.action.input) });
+  t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'toolu_e1', name: 'Edit', is_error: false });
+  t.match(events.find((e) => e.kind === 'model_response')!.body, { step: 1, text: 'Working on: change hello to goodbye', usage: { input_tokens: 10, output_tokens: 5 } });
+  t.match(events.find((e) => e.kind === 'checkpoint')!.body, { path: 'src/app.txt', checkpoint_id: /^ckpt/, via: 'claude-code' });
   t.match(events.find((e) => e.kind === 'usage')!.body, { input_tokens: 120, output_tokens: 34, cost_usd: 0.0123 });
   t.match(events.find((e) => e.kind === 'runner.files')!.body, { changed: [{ path: 'src/app.txt', kind: 'modified', recorded: true }] });
 
@@ -106,7 +110,7 @@ t.test('a denied approval reaches the CLI as a deny with a message, and nothing 
   t.equal((await s.runner().run(ctx)).state, 'succeeded');
   const answer = s.recorded().stdin.find((m: any) => m.type === 'control_response');
   t.match(answer.response.response, { behavior: 'deny', message: /denied/ });
-  t.match(events.find((e) => e.kind === 'tool.result')!.body, { id: 'toolu_e1', is_error: true });
+  t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'toolu_e1', is_error: true });
   t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'hello world\n');
 });
 
