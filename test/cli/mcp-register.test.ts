@@ -125,7 +125,7 @@ t.test('a CLI running from a temporary location is not registered', async (t) =>
   // As if the whole checkout were in the temp directory (an unpacked npx run).
   const r = await cli({ ...sb, env: { ...sb.env, TMPDIR: dirname(ROOT) } }, ['--workspace', sb.project, 'mcp', 'register']);
   t.equal(r.code, 1);
-  t.match(r.stderr, /is in a temporary location .* Install shadowcode persistently, e.g. npm install -g shadowcode/);
+  t.match(r.stderr, /is in a temporary location .* Install shadowcode persistently \(from a checkout: npm ci && npm run build && npm link; or npm pack there and npm install -g \.\/shadowcode-\d+\.\d+\.\d+\.tgz\)/);
   t.equal(r.stdout, '', 'nothing to paste');
 });
 
