@@ -62,7 +62,7 @@ export interface ModelView {
   readonly model: string;
   readonly base_url: string | null;
   /** loopback works with network permission off; remote needs it. `invalid` for a base URL that would be refused. */
-  readonly endpoint: 'loopback' | 'remote' | 'invalid';
+  readonly endpoint: 'loopback' | 'remote' | 'invalid' | 'cli';
   readonly api_key_env: string | null;
   readonly api_key_secret: string | null;
   readonly credential: 'present' | 'missing' | 'not_needed';
@@ -89,6 +89,7 @@ export function credentialPresent(name: string, env: NodeJS.ProcessEnv, secrets:
 }
 
 function endpointKind(m: SettingsModel): ModelView['endpoint'] {
+  if (m.command !== undefined && m.base_url === undefined && !(m.provider in DEFAULT_BASE_URL)) return 'cli';
   try {
     return endpointOf(m).loopback ? 'loopback' : 'remote';
   } catch {
