@@ -19,8 +19,11 @@ function imports(text: string): string[] {
 }
 
 // Lowest first. An import may point to its own layer or any layer below it.
+// The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; its contract
+// types (agent/types.ts, which import only the ticket) are shared by every layer, so they are base.
 const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli'];
 function layerOf(rel: string): string {
+  if (rel.replace(/\.js$/, '.ts') === 'agent/types.ts') return 'base';
   const top = rel.split('/')[0] as string;
   return LAYERS.includes(top) ? top : 'base';
 }
@@ -45,6 +48,25 @@ t.test('only src/schema/validate.ts imports the generated validators', async (t)
 t.test('only the gate mints tickets', async (t) => {
   const minting = files.filter((f) => /\bmintTicket\b/.test(f.text)).map((f) => f.rel).sort();
   t.same(minting, ['policy/gate.ts', 'ticket.ts']);
+});
+
+// The gate is src/policy/gate.ts: enforce (one request) and admit (requests arriving together, as an
+// HTTP request and the tool call it carries). Both must end in the same place: decision rows appended,
+// then tickets minted. No other module may write a decision row or hold a ticket it did not get from there.
+t.test('decision rows are written only by the gate, and its tickets are minted after they are appended', async (t) => {
+  const writers = files.filter((f) => /['"]decision['"]/.test(f.text) && /\bappendAudit\w*\(/.test(f.text)).map((f) => f.rel);
+  t.same(writers, ['policy/gate.ts'], 'only the gate appends decision rows');
+  const gate = files.find((f) => f.rel === 'policy/gate.ts')!.text;
+  const mints = [...gate.matchAll(/\bmintTicket\(/g)].map((m) => m.index as number);
+  t.equal(mints.length, 1, 'one place mints tickets');
+  const admitAt = gate.indexOf('export function admit(');
+  const appendAt = gate.indexOf('appendAuditRows(', admitAt);
+  t.ok(admitAt >= 0 && appendAt > admitAt && (mints[0] as number) > appendAt, 'inside admit, after the rows are appended');
+  const enforceBody = gate.slice(gate.indexOf('export async function enforce'));
+  t.match(enforceBody, /admit\(env, \[request\]\)/, 'enforce decides through admit');
+  for (const f of files.filter((f) => f.rel !== 'policy/gate.ts')) {
+    t.notMatch(f.text, /\bdecisionRow\b|\bauthorize\([^)]*\)[^\n]*mintTicket/, `${f.rel} builds no decision of its own`);
+  }
 });
 
 /** Bodies of the functions and methods whose parameters include `ticket: GateTicket`. */

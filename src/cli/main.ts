@@ -79,7 +79,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return out.exitCode ?? EXIT.ok;
   } catch (err) {
     const e = asScError(err);
-    renderError(e, json, io.stdout, io.stderr);
+    renderError(e, json, io.stdout, io.stderr, io.env);
     return e.exitCode;
   } finally {
     ctx?.close();

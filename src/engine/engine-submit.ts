@@ -33,9 +33,14 @@ export function submitJob(jobs: Jobs, owner: string, project: string, spec: JobS
   switch (spec.kind) {
     case 'test':
       return jobs.submitTest(owner, project, spec.argv, spec.ceiling, spec.task_id);
-    case 'agent':
-      // Routed to jobs.submitAgent once the agent runtime's queue is in (see the engine's README section).
-      throw new ScError('SC_USAGE', 'agent jobs are not accepted by this engine yet');
+    case 'agent': {
+      const mode = spec.mode ?? 'build';
+      if (mode !== 'plan' && mode !== 'review' && mode !== 'build') throw new ScError('SC_USAGE', `an agent job's mode is plan, review or build, not ${JSON.stringify(mode)}`);
+      // The owner label says who submitted it (stdio:…, http:…, cli:…); the ceiling was decided by the submitter's gate.
+      const kind = owner.split(':')[0];
+      const principal = { kind: kind === 'stdio' || kind === 'http' || kind === 'cli' ? kind : 'engine', owner, allow_write: spec.ceiling !== 'read_only', allow_approvals: false } as const;
+      return { job: jobs.submitAgent({ project, owner, ceiling: spec.ceiling, prompt: spec.prompt, mode, modelId: spec.model_id ?? null, principal }) };
+    }
   }
 }
 

@@ -11,12 +11,15 @@
  * Everything is opened on first use.
  */
 import type { Settings } from '../../gen/types/settings.js';
+import { ScError } from '../errors.js';
 import type { Policy } from '../policy/load.js';
+import { flushAudit } from '../store/audit.js';
 import { type Db, openDb } from '../store/db.js';
 import { ensureProfileDir } from '../store/profile.js';
 import { SecretStore } from '../store/secrets.js';
 import { readSettings } from '../store/settings.js';
 import type { RemoteEngine } from './daemon/remote.js';
+import { Background } from './engine-background.js';
 import { admitJob, type JobSpec, type OwnerSpec, type Submitted } from './engine-submit.js';
 import { reconcileChanges } from './files.js';
 import { type JobRow, Jobs } from './jobs.js';
@@ -28,6 +31,7 @@ export class Engine {
   private _secrets: SecretStore | undefined;
   private _settings: Settings | undefined;
   private _jobs: Jobs | undefined;
+  private _background: Background | undefined;
   private remote: RemoteEngine | undefined;
 
   constructor(readonly profileDir: string, readonly policy: Policy, readonly env: NodeJS.ProcessEnv, private readonly role: 'temporary' | 'daemon' = 'temporary') {}
@@ -60,10 +64,27 @@ export class Engine {
     return (this._jobs ??= new Jobs({ db: () => this.db(), policy: this.policy, env: this.env, poll: this.role !== 'daemon' }));
   }
 
+  /**
+   * Background processes of this engine's tasks, which outlive the task that started
+   * them until stopped or until this engine shuts down.
+   */
+  background(): Background {
+    return (this._background ??= new Background({ policy: this.policy, db: () => this.db() }, this.env));
+  }
+
   /** Submits a job for an owner: to the shared engine when one is in use, else to this process's queue. */
   async submitJob(owner: OwnerSpec, spec: JobSpec): Promise<Submitted> {
     if (this.remote) return this.remote.submit(owner, spec);
     return admitJob({ policy: this.policy, db: () => this.db() }, this.jobs(), { kind: owner.transport, owner: owner.label }, owner.project, owner.project, spec);
+  }
+
+  /**
+   * A detached job (`run --detach`): owned by no connection, it survives the command
+   * that submitted it, so it needs the shared engine; a temporary one would die with it.
+   */
+  async submitDetached(project: string, spec: JobSpec): Promise<Submitted> {
+    if (!this.remote) throw new ScError('SC_ENGINE_NOT_RUNNING', 'a detached job needs the shared engine: run shadowcode engine start first');
+    return this.remote.detach(project, spec);
   }
 
   /** Cancels one of the owner's jobs wherever it is; the caller has checked that the owner holds it. */
@@ -87,6 +108,7 @@ export class Engine {
   async shutdown(): Promise<void> {
     await this.remote?.close();
     await this._jobs?.close();
+    await this._background?.stopAll();
     this.close();
   }
 
@@ -98,7 +120,20 @@ export class Engine {
     return (this._settings ??= readSettings(this.profileDir));
   }
 
+  /** settings.json as it is now (a task reads its model when it starts, not when the server did). */
+  freshSettings(): Settings {
+    this._settings = readSettings(this.profileDir);
+    return this._settings;
+  }
+
   close(): void {
+    if (this._db) {
+      try {
+        flushAudit(this._db);
+      } catch {
+        // Closing goes on; what could not be written is lost with the process, as on a crash.
+      }
+    }
     this._db?.close();
     this._db = undefined;
   }

@@ -61,7 +61,7 @@ export interface ModelView {
   readonly provider: string;
   readonly model: string;
   readonly base_url: string | null;
-  /** loopback works with network permission off; remote needs it. `invalid` for a base URL that would be refused. */
+  /** loopback works with network permission off; remote needs it. `invalid` for a base URL that would be refused; `cli` for a coding-CLI runner. */
   readonly endpoint: 'loopback' | 'remote' | 'invalid' | 'cli';
   readonly api_key_env: string | null;
   readonly api_key_secret: string | null;
@@ -88,8 +88,12 @@ export function credentialPresent(name: string, env: NodeJS.ProcessEnv, secrets:
   return (env[name] !== undefined && env[name] !== '') || secrets.has(name);
 }
 
+function isRunner(p: SettingsModel['provider']): p is RunnerProviderName {
+  return !(p in DEFAULT_BASE_URL);
+}
+
 function endpointKind(m: SettingsModel): ModelView['endpoint'] {
-  if (m.command !== undefined && m.base_url === undefined && !(m.provider in DEFAULT_BASE_URL)) return 'cli';
+  if (isRunner(m.provider)) return 'cli';
   try {
     return endpointOf(m).loopback ? 'loopback' : 'remote';
   } catch {
@@ -102,7 +106,7 @@ export function listModels(settings: Settings, env: NodeJS.ProcessEnv, secrets: 
     id: m.id,
     provider: m.provider,
     model: m.model,
-    base_url: safeUrl(m.base_url ?? (DEFAULT_BASE_URL as Record<string, string | undefined>)[m.provider]),
+    base_url: safeUrl(m.base_url ?? (isRunner(m.provider) ? undefined : DEFAULT_BASE_URL[m.provider])),
     endpoint: endpointKind(m),
     api_key_env: m.api_key_env ?? null,
     api_key_secret: m.api_key_secret ?? null,

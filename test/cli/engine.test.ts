@@ -98,6 +98,8 @@ t.test('engine stop cancels running jobs and leaves no process', async (t) => {
   t.equal(stop.code, 0, stop.stderr);
   t.match(JSON.parse(stop.stdout), { stopped: true, pid: data.engine.pid, cancelled_jobs: 1 });
   t.notOk(alive(data.engine.pid), 'the engine is gone');
+  // The sleep was re-parented when its shell died; init reaps it a moment later.
+  await until(() => !pids.some(alive), 5000);
   t.notOk(pids.some(alive), 'the command and its child are gone');
   t.not(await done, 0, 'the test command reports the cancelled job');
   t.same(enginesOf(sb), []);

@@ -45,6 +45,32 @@ t.test('add, enable by hash, view, disable', async (t) => {
   t.match(typo.data.error, { code: 'SC_DEF_NOT_FOUND', message: /no definition config:my-tols; did you mean config:my-tools\?/ });
 });
 
+t.test('the audit view counts only applied grant changes, and lists refusals with the hash they were about', async (t) => {
+  const sb = await trusted();
+  const add = await json(sb, ['mcp', 'add', file(sb, 'd.yaml', DEF())]);
+  const wrong = 'f'.repeat(64);
+  for (let i = 0; i < 3; i++) t.equal((await json(sb, [...ws(sb), 'mcp', 'enable', 'config:my-tools', '--hash', wrong])).data.error.code, 'SC_HASH_MISMATCH');
+  t.equal((await json(sb, [...ws(sb), 'mcp', 'enable', 'config:my-tools', '--hash', add.data.hash])).code, 0);
+  t.equal((await json(sb, [...ws(sb), 'mcp', 'enable', 'config:nope', '--hash', add.data.hash])).data.error.code, 'SC_DEF_NOT_FOUND');
+  await json(sb, ['mcp', 'add', file(sb, 'same.yaml', DEF())]);
+  const view = (await json(sb, [...ws(sb), 'mcp'])).data;
+  t.ok(isValid('catalog-view', view));
+  t.equal(view.changes, 2, 'one add and one enable changed anything');
+  t.equal(view.refusals, 4);
+  t.match(view.history[0], { action: 'mcp.add', result: 'applied', id: 'config:my-tools', hash: add.data.hash });
+  t.match(view.history.slice(1, 4), Array(3).fill({ action: 'mcp.enable', result: 'refused', code: 'SC_HASH_MISMATCH', hash: wrong }));
+  t.match(view.history[4], { action: 'mcp.enable', result: 'applied', hash: add.data.hash });
+  t.match(view.history[5], { action: 'mcp.enable', id: 'config:nope', allowed: true, result: 'refused', code: 'SC_DEF_NOT_FOUND' });
+  t.match(view.history[6], { action: 'mcp.add', result: 'unchanged', hash: add.data.hash });
+  const text = (await cli(sb, [...ws(sb), 'mcp'])).stdout;
+  t.match(text, /; 2 grant changes, 4 refused\n/);
+  t.match(text, new RegExp(`mcp\\.enable +config:my-tools +SC_HASH_MISMATCH +${wrong}`), 'a refusal shows its hash');
+  const other = join(sb.root, 'untrusted');
+  mkdirSync(other);
+  await json(sb, ['--workspace', other, 'mcp', 'disable', 'config:my-tools']);
+  t.match((await json(sb, ['--workspace', other, 'mcp'])).data, { changes: 1, refusals: 0 }, 'a no-op disable elsewhere is no change');
+});
+
 t.test('adding identical content again is a no-op that says so, with or without --hash', async (t) => {
   const sb = sandbox();
   const path = file(sb, 'd.yaml', DEF());

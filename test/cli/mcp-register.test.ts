@@ -25,12 +25,12 @@ t.test('each format, spawned exactly as registered, completes a handshake and to
     if (client === 'codex') {
       const c = new V1Client({ name: 'as-codex', version: '1' });
       await c.connect(new V1Transport({ command: entry.command, args: entry.args, env }));
-      t.equal((await c.listTools()).tools.length, 16, `${client}: tools/list over the v1 client`);
+      t.equal((await c.listTools()).tools.length, 17, `${client}: tools/list over the v1 client`);
       await c.close();
     } else {
       const c = new Client({ name: `as-${client}`, version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
       await c.connect(new StdioClientTransport({ command: entry.command, args: entry.args, env }), { timeout: 15000 });
-      t.equal((await c.listTools()).tools.length, 16, `${client}: tools/list over the v2 client`);
+      t.equal((await c.listTools()).tools.length, 17, `${client}: tools/list over the v2 client`);
       const s = await c.callTool({ name: 'shadow_status', arguments: {} });
       t.equal((s.structuredContent as any).engine.profile, sb.profile);
       await c.close();

@@ -132,3 +132,50 @@ t.test('model commands refuse a settings.json that breaks its schema, and leave 
   t.equal(JSON.parse(r.stdout || r.stderr).error.code, 'SC_SETTINGS_INVALID');
   t.equal(readFileSync(join(sb.profile, 'settings.json'), 'utf8'), '{"models":[{"id":"x","provider":"mystery","model":"m"}]}');
 });
+
+t.test('model probe reports ok, and whether the endpoint lists the model, for both wire formats', async (t) => {
+  const sb = sandbox();
+  const openai = await startFakeModel({ format: 'openai', script: [], models: ['fake-1'] });
+  const anthropic = await startFakeModel({ format: 'anthropic', script: [], models: ['claude-x'] });
+  t.teardown(() => Promise.all([openai.close(), anthropic.close()]));
+  await cli(sb, ['model', 'add', 'o', '--provider', 'openai-compatible', '--model', 'fake-1', '--base-url', `${openai.url}/v1`]);
+  await cli(sb, ['model', 'add', 'a', '--provider', 'anthropic', '--model', 'not-listed', '--base-url', anthropic.url, '--api-key-env', 'ANT_KEY']);
+  const o = await cli(sb, ['model', 'probe', 'o']);
+  t.equal(o.code, 0, o.stderr);
+  t.equal(o.stdout, `model o: ok (HTTP 200) at ${openai.url}/v1/models [loopback]\n`);
+  t.notOk('authorization' in openai.requests[0]!.headers, 'no key configured, none sent');
+  sb.env.ANT_KEY = 'sk-ant-probe-123456';
+  const a = await cli(sb, ['--json', 'model', 'probe', 'a']);
+  t.equal(a.code, 0, a.stderr);
+  t.match(JSON.parse(a.stdout), { ok: true, http_status: 200, model_listed: false, detail: /not-listed is not in the endpoint's list/ });
+  t.equal(anthropic.requests[0]!.path, '/v1/models');
+  t.equal(anthropic.requests[0]!.headers['x-api-key'], 'sk-ant-probe-123456');
+  t.equal(anthropic.requests[0]!.headers['anthropic-version'], '2023-06-01');
+});
+
+t.test('model probe refuses to follow a redirect and reports a refused endpoint', async (t) => {
+  const sb = sandbox();
+  const { createServer } = await import('node:http');
+  let hits = 0;
+  const target = createServer((_q, r) => (hits++, r.end('{}')));
+  const srv = createServer((q, r) => {
+    if (q.url?.startsWith('/r/')) {
+      r.writeHead(302, { location: `http://127.0.0.1:${(target.address() as { port: number }).port}/v1/models` });
+      r.end();
+    } else {
+      r.writeHead(401, { 'content-type': 'application/json' });
+      r.end('{"error":{"message":"bad key"}}');
+    }
+  });
+  await Promise.all([new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok)), new Promise<void>((ok) => target.listen(0, '127.0.0.1', ok))]);
+  t.teardown(() => Promise.all([new Promise((ok) => srv.close(ok)), new Promise((ok) => target.close(ok))]));
+  const port = (srv.address() as { port: number }).port;
+  await cli(sb, ['model', 'add', 'r', '--provider', 'openai-compatible', '--model', 'm', '--base-url', `http://127.0.0.1:${port}/r/v1`]);
+  await cli(sb, ['model', 'add', 'k', '--provider', 'openai-compatible', '--model', 'm', '--base-url', `http://localhost:${port}/v1`]);
+  const r = await cli(sb, ['--json', 'model', 'probe', 'r']);
+  t.equal(r.code, 1);
+  t.match(JSON.parse(r.stdout), { ok: false, http_status: 302, detail: /redirect refused/ });
+  t.equal(hits, 0, 'the redirect target was never asked');
+  const k = await cli(sb, ['--json', 'model', 'probe', 'k']);
+  t.match(JSON.parse(k.stdout), { ok: false, http_status: 401, endpoint: 'loopback', detail: /refuses the key/ });
+});

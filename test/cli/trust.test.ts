@@ -81,7 +81,7 @@ t.test('the network permission reaches the gate: remote model requests follow it
   const { explain } = await import('../../src/policy/gate.js');
   const { conn, close } = await connection(sb);
   t.teardown(close);
-  const decide = (endpoint_kind: 'loopback' | 'remote') => explain(conn.engine.policy, conn.request('model:request', { resource: { model: 'm', endpoint_kind, host: endpoint_kind === 'remote' ? 'api.example.com' : '127.0.0.1' } }));
+  const decide = (endpoint_kind: 'loopback' | 'remote') => explain(conn.engine.policy, conn.requestNow('model:request', { resource: { model: 'm', endpoint_kind, host: endpoint_kind === 'remote' ? 'api.example.com' : '127.0.0.1' } }));
   t.match(decide('remote'), { allow: false, reasons: ['remote-model-needs-network'] });
   t.match(decide('loopback'), { allow: true, reasons: ['model-request'] });
   await cli(sb, ['--workspace', sb.project, 'trust', '--network']);

@@ -76,3 +76,9 @@ export function createProvider(entry: SettingsModel, deps: ProviderDeps): ModelP
   };
   return entry.provider === 'anthropic' ? new AnthropicProvider(cfg) : new OpenAiCompatibleProvider(cfg);
 }
+
+/** The resource of the gate request on action model:request for one turn of this provider. */
+export function modelResource(p: ModelProvider): { model: string; endpoint_kind: 'loopback' | 'remote'; host: string } {
+  const host = new URL(p.endpoint.url).hostname;
+  return { model: p.id, endpoint_kind: p.endpoint.loopback ? 'loopback' : 'remote', host: (host.startsWith('[') ? host.slice(1, -1) : host).slice(0, 256) };
+}

@@ -7,6 +7,7 @@
 import { launchEngine } from '../../engine/daemon/launch.js';
 import { engineFiles } from '../../engine/daemon/files.js';
 import { serveEngine } from '../../engine/daemon/server.js';
+import { attachAgentRuntime } from '../../agent/task.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { ensureProfileDir } from '../../store/profile.js';
@@ -37,7 +38,7 @@ export const command: CommandSpec = {
     const policy = ctx.policy();
     if (options.foreground === true) {
       const log = (line: string) => ctx.io.stderr.write(`${line}\n`);
-      const running = await enforce(ctx.gate(), ctx.request('cli:engine.serve', { args: { foreground: true } }), (t) => serveEngine(t, { profileDir: ctx.profile.dir, policy, env: ctx.io.env, log }));
+      const running = await enforce(ctx.gate(), ctx.request('cli:engine.serve', { args: { foreground: true } }), (t) => serveEngine(t, { profileDir: ctx.profile.dir, policy, env: ctx.io.env, log, prepare: attachAgentRuntime }));
       if (!running) {
         const other = await already(ctx);
         if (other) return other;

@@ -33,6 +33,7 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'plugin install', summary: "Install a plugin's MCP definitions (inert until enabled)", load: () => import('./plugin-install.js') },
   { name: 'plugin remove', summary: 'Remove a plugin, its definitions and their grants', load: () => import('./plugin-remove.js') },
   { name: 'policy explain', summary: 'Show which policy rules decide an action', load: () => import('./policy-explain.js') },
+  { name: 'run', summary: 'Start a task for the model and follow it live', load: () => import('./run.js') },
   { name: 'secret list', summary: 'List stored secret names and dates (never values)', load: () => import('./secret-list.js') },
   { name: 'secret remove', summary: 'Remove a stored secret', load: () => import('./secret-remove.js') },
   { name: 'secret set', summary: 'Store a secret read from stdin or a hidden prompt', load: () => import('./secret-set.js') },

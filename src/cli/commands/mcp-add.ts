@@ -1,6 +1,6 @@
 /* shadowcode mcp add FILE: store a definition as config:NAME. Replacing one needs its current --hash. */
 import { resolve } from 'node:path';
-import { definitionWarnings, normalize, parseText } from '../../catalog/definition.js';
+import { definitionHash, definitionWarnings, normalize, parseText } from '../../catalog/definition.js';
 import { addDefinition } from '../../catalog/store.js';
 import { enforce } from '../../policy/gate.js';
 import { readUserFile } from '../../util/safe-read.js';
@@ -23,7 +23,7 @@ export const command: CommandSpec = {
     const def = normalize(parseText(text, args[0] as string, limits), args[0] as string, limits);
     const hash = options.hash as string | undefined;
     const secrets = ctx.secrets();
-    const r = await enforce(ctx.gate(), ctx.request('cli:mcp.add', { args: { id: `config:${def.name}`, replace: hash !== undefined } }), (t) => addDefinition(t, ctx.db(), secrets, def, hash));
+    const r = await enforce(ctx.gate(), ctx.request('cli:mcp.add', { args: { id: `config:${def.name}`, hash: definitionHash(def), replace: hash !== undefined } }), (t) => addDefinition(t, ctx.db(), secrets, def, hash));
     const warnings = definitionWarnings(def);
     if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${w}\n`);
     const said = r.unchanged

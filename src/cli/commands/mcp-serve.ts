@@ -44,6 +44,10 @@ export const command: CommandSpec = {
     const engine = await openEngine(ctx, { kind: http === undefined ? 'stdio' : 'http', owner: `${http === undefined ? 'stdio' : 'http'}:${process.pid}` });
     if (engine.mode === 'shared') ctx.io.stderr.write(`shadowcode: jobs run in the shared engine (pid ${engine.sharedPid})\n`);
     if (http !== undefined) return serveHttp(ctx, engine, http, options['token-env'] as string | undefined, allowedHosts, allowWrite, allowApprovals);
+    // Started by hand at a terminal, it would otherwise sit silent: say what it is waiting for.
+    if (ctx.io.stdin.isTTY) {
+      ctx.io.stderr.write('shadowcode: waiting for an MCP client on stdin (newline-delimited JSON-RPC); a coding tool normally launches this itself, see shadowcode mcp register. Ctrl-D ends it.\n');
+    }
     const { serveOverStdio } = await import('../../server/stdio.js');
     const code = await serveOverStdio({
       engine,

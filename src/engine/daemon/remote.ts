@@ -97,6 +97,12 @@ export class RemoteEngine {
     return data.job as JobRow;
   }
 
+  /** A job that belongs to no ownership socket: it runs until it ends, is cancelled, or the engine stops. */
+  async detach(project: string, spec: JobSpec): Promise<Submitted> {
+    const { data } = await controlRequest(this.gate, this.files, this.who, { type: 'detach', project, job: spec });
+    return data as unknown as Submitted;
+  }
+
   /** Tells the engine an approval was decided, so the job waiting for it moves now. */
   async decision(approvalId: string, owner?: string): Promise<void> {
     const have = owner ? this.owners.get(owner) : undefined;

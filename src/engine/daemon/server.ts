@@ -59,6 +59,8 @@ interface Peer {
 
 export interface RunningEngine {
   readonly info: EngineInfo;
+  /** The engine this process serves: its queue, supervisor, approvals and background list. */
+  readonly engine: Engine;
   readonly files: EngineFiles;
   /** Resolves when the engine has stopped and released the profile. */
   readonly stopped: Promise<void>;
@@ -70,6 +72,8 @@ export interface ServeOptions {
   readonly policy: Policy;
   readonly env: NodeJS.ProcessEnv;
   readonly log: (line: string) => void;
+  /** Called once with the engine before it serves (the CLI attaches the agent runtime here: the engine layer knows no models). */
+  readonly prepare?: (engine: Engine) => void;
 }
 
 /** Jobs a previous shared engine was running when it died can never finish: their queue went with it. */
@@ -125,6 +129,7 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
   const settled = settleEngineOrphans(engine);
   if (settled) o.log(`shadowcode engine: ${settled} job(s) of a previous engine recorded as cancelled`);
   engine.jobs();
+  o.prepare?.(engine);
   const gate: GateEnv = { policy: o.policy, db: () => engine.db() };
   const info: EngineInfo = { pid: process.pid, version: VERSION, started_at: new Date().toISOString() };
   const peers = new Set<Peer>();
@@ -184,7 +189,7 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
       owners: [...owners.values()].map((s) => ({ owner: s.label, transport: s.transport, project: s.project, jobs_accepted: s.accepted, closing: s.cleaning !== undefined })),
       connections: peers.size,
       jobs,
-      background: [] as unknown[],
+      background: engine.background().list(),
     };
   };
 
@@ -310,5 +315,5 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
   };
 
   o.log(`shadowcode engine: ready on ${files.sock} (pid ${process.pid})`);
-  return { info, files, stopped, stop };
+  return { info, engine, files, stopped, stop };
 }

@@ -67,3 +67,10 @@ t.test('no key means no credential header at all', async (t) => {
   t.notOk('x-api-key' in fake.requests[0]!.headers);
   t.notOk('authorization' in fake.requests[0]!.headers);
 });
+
+t.test('modelResource names the model, its endpoint kind and host for the gate', async (t) => {
+  const { modelResource } = await import('../../../src/agent/providers/index.js');
+  t.same(modelResource(provider(t, { id: 'o', provider: 'ollama', model: 'q' })), { model: 'o', endpoint_kind: 'loopback', host: '127.0.0.1' });
+  t.same(modelResource(provider(t, { id: 'v6', provider: 'ollama', model: 'q', base_url: 'http://[::1]:8080/v1' })), { model: 'v6', endpoint_kind: 'loopback', host: '::1' });
+  t.same(modelResource(provider(t, { id: 'a', provider: 'anthropic', model: 'c' })), { model: 'a', endpoint_kind: 'remote', host: 'api.anthropic.com' });
+});

@@ -224,3 +224,41 @@ t.test('a refused connection fails with SC_MODEL_FAILED and no status', async (t
   t.equal(err.detail.status, null);
   t.match(err.message, /connection failed \(ECONNREFUSED\)/);
 });
+
+for (const f of FORMATS) {
+  t.test(`${f.format}: an error event inside a 200 stream fails the turn with its redacted message`, async (t) => {
+    const fake = await startFakeModel({ format: f.format, script: [{ text: 'partial', stream_error: 'Overloaded, try later' }] });
+    t.teardown(() => fake.close());
+    const p = provider(t, { id: 'm1', provider: f.provider, model: 'x', base_url: f.base(fake.url) });
+    const err = await p.turn(await modelTicket(t), request()).catch((e) => e);
+    t.equal(err.code, 'SC_MODEL_FAILED');
+    t.equal(err.detail.status, 200);
+    t.match(err.message, /the stream reported an error: Overloaded, try later/);
+  });
+
+  t.test(`${f.format}: a 200 answer that is not an event stream is refused`, async (t) => {
+    const fake = await startFakeModel({ format: f.format, script: [{ text: 'hi', content_type: 'application/json' }] });
+    t.teardown(() => fake.close());
+    const p = provider(t, { id: 'm1', provider: f.provider, model: 'x', base_url: f.base(fake.url) });
+    const err = await p.turn(await modelTicket(t), request()).catch((e) => e);
+    t.equal(err.code, 'SC_MODEL_FAILED');
+    t.match(err.message, /not an event stream \(content-type application\/json\)/);
+  });
+}
+
+t.test('an endpoint that accepts the connection but never completes TLS hits the connect deadline', async (t) => {
+  const { createServer } = await import('node:net');
+  const held: import('node:net').Socket[] = [];
+  const srv = createServer((s) => void held.push(s)); // accepts TCP, never speaks TLS
+  await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+  t.teardown(() => {
+    for (const s of held) s.destroy();
+    srv.close();
+  });
+  const port = (srv.address() as { port: number }).port;
+  const p = provider(t, { id: 'tls', provider: 'openai-compatible', model: 'x', base_url: `https://127.0.0.1:${port}/v1` }, { limits: { connect_ms: 300 } });
+  const err = await p.turn(await modelTicket(t), request()).catch((e) => e);
+  t.equal(err.code, 'SC_TIMEOUT');
+  t.match(err.message, /no connection within 300 ms/);
+  t.equal(err.detail.deadline_ms, 300);
+});

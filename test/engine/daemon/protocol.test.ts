@@ -202,3 +202,25 @@ t.test('peers that are not this user are refused', async (t) => {
   t.match(await p.next(), { type: 'error', code: 'SC_ENGINE_PEER_REFUSED', fatal: true });
   await p.closed;
 });
+
+t.test('a detached job belongs to no socket and survives the client that submitted it', async (t) => {
+  const { sb } = await trusted(t);
+  const ctl = await rawPeer(sb, 'control');
+  const r = await ctl.request({ type: 'detach', project: sb.project, job: testJob(long('pids-d')) });
+  t.match(r, { type: 'reply', data: { job: { owner: /^detached:/, state: 'waiting_approval' } } });
+  const owner = await rawPeer(sb, 'owner', { label: label(), transport: 'stdio', project: sb.project });
+  t.match(await owner.request({ type: 'detach', project: sb.project, job: testJob(['true']) }), { type: 'error', code: 'SC_ENGINE_PROTOCOL', fatal: true }, 'an ownership socket cannot detach work');
+  ctl.sock.destroy();
+  await approve(sb, r.data.approval.id);
+  await until(() => pidsOf(join(sb.project, 'pids-d')).length === 2);
+  const st = await (await rawPeer(sb, 'control')).request({ type: 'status' });
+  t.match(st.data.jobs, [{ id: r.data.job.id, state: 'running' }], 'it runs after its client is gone');
+  const pids = pidsOf(join(sb.project, 'pids-d'));
+  t.ok(pids.every(alive));
+  const stop = await cli(sb, ['--json', 'engine', 'stop']);
+  t.match(JSON.parse(stop.stdout), { stopped: true, cancelled_jobs: 1 });
+  // Killed processes that were re-parented are reaped by init a moment later.
+  await until(() => !pids.some(alive), 5000);
+  t.notOk(pids.some(alive), 'engine stop ends it');
+  t.equal(getJob(db(sb), r.data.job.id)?.state, 'cancelled');
+});
