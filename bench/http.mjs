@@ -2,17 +2,23 @@
 // run: sequential latency of tools/call shadow_status, and throughput with 16
 // concurrent callers. The gateway runs from a copy of the package whose
 // policy/limits.json raises the request rate limit, for this benchmark only.
-// Writes bench/results/http.json. Not a test: no assertions.
+//
+// Fair by construction: all servers stay up for the whole run and are measured in
+// BENCH_ROUNDS rounds whose order alternates; a second bare server is measured like
+// the others, so "bare against itself" shows what is left of order and noise.
+// Summary: min/median/max over rounds. Writes bench/results/http.json. Not a test.
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fs, median, ordered, spread } from './lib.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const CALLS = Number(process.env.BENCH_CALLS ?? 500);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CALLS = Number(process.env.BENCH_CALLS ?? 200);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const work = mkdtempSync(join(tmpdir(), 'sc-bench-http-'));
 const pkg = join(work, 'pkg');
 mkdirSync(pkg);
@@ -54,37 +60,57 @@ const call = (port) =>
     req.end(body);
   });
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const servers = {
+const bareArgs = [[join(root, 'bench', 'bare-http-server.mjs')], /bare ready at http:\/\/127\.0\.0\.1:(\d+)/];
+const specs = {
   shadowcode: [[join(pkg, 'bin', 'shadowcode.js'), '--workspace', join(work, 'project'), 'mcp', 'serve', '--http', '127.0.0.1:0', '--token-env', 'T'], /gateway ready at http:\/\/127\.0\.0\.1:(\d+)/],
-  'bare SDK v2': [[join(root, 'bench', 'bare-http-server.mjs')], /bare ready at http:\/\/127\.0\.0\.1:(\d+)/],
+  'bare SDK v2': bareArgs,
+  'bare SDK v2 (control)': bareArgs,
 };
-const out = {};
-for (const [name, [args, ready]] of Object.entries(servers)) {
-  const { child, port } = await start(args, ready);
-  for (let i = 0; i < 100; i++) await call(port);
-  const lat = [];
-  for (let i = 0; i < CALLS; i++) {
-    const t = performance.now();
-    await call(port);
-    lat.push(performance.now() - t);
-  }
-  let done = 0;
-  const until = performance.now() + SECONDS * 1000;
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (performance.now() < until) {
-      await call(port);
-      done++;
-    }
-  }));
-  out[name] = { latency_ms: median(lat), rps: done / SECONDS };
-  child.kill('SIGTERM');
+const up = {};
+for (const [name, [args, ready]] of Object.entries(specs)) {
+  up[name] = await start(args, ready);
+  for (let i = 0; i < 100; i++) await call(up[name].port);
 }
-const ours = out.shadowcode;
-const bare = out['bare SDK v2'];
-const summary = { calls: CALLS, seconds: SECONDS, latency_ms: { shadowcode: ours.latency_ms, bare: bare.latency_ms, ratio: ours.latency_ms / bare.latency_ms }, rps: { shadowcode: ours.rps, bare: bare.rps, ratio: ours.rps / bare.rps } };
-const f = (x) => x.toFixed(2);
-console.log(`HTTP shadow_status latency (median of ${CALLS}): shadowcode ${f(summary.latency_ms.shadowcode)} ms, bare ${f(summary.latency_ms.bare)} ms, ratio ${f(summary.latency_ms.ratio)}x`);
-console.log(`HTTP throughput (16 callers, ${SECONDS} s): shadowcode ${f(summary.rps.shadowcode)} req/s, bare ${f(summary.rps.bare)} req/s, ratio ${f(summary.rps.ratio)}x`);
+const rounds = Object.fromEntries(Object.keys(specs).map((n) => [n, { latency: [], rps: [] }]));
+for (let round = 0; round < ROUNDS; round++) {
+  for (const name of ordered(Object.keys(specs), round)) {
+    const { port } = up[name];
+    const lat = [];
+    for (let i = 0; i < CALLS; i++) {
+      const t = performance.now();
+      await call(port);
+      lat.push(performance.now() - t);
+    }
+    rounds[name].latency.push(median(lat));
+  }
+  for (const name of ordered(Object.keys(specs), round + 1)) {
+    const { port } = up[name];
+    let done = 0;
+    const until = performance.now() + SECONDS * 1000;
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (performance.now() < until) {
+        await call(port);
+        done++;
+      }
+    }));
+    rounds[name].rps.push(done / SECONDS);
+  }
+  process.stderr.write(`http round ${round + 1}/${ROUNDS} done\n`);
+}
+for (const { child } of Object.values(up)) child.kill('SIGTERM');
+
+const ratio = (a, b) => spread(a.map((x, i) => x / b[i]));
+const ours = rounds.shadowcode;
+const bare = rounds['bare SDK v2'];
+const ctl = rounds['bare SDK v2 (control)'];
+const summary = {
+  rounds: ROUNDS,
+  calls_per_round: CALLS,
+  seconds_per_round: SECONDS,
+  latency_ms: { shadowcode: spread(ours.latency), bare: spread(bare.latency), ratio: ratio(ours.latency, bare.latency), control_ratio: ratio(ctl.latency, bare.latency) },
+  rps: { shadowcode: spread(ours.rps), bare: spread(bare.rps), ratio: ratio(ours.rps, bare.rps), control_ratio: ratio(ctl.rps, bare.rps) },
+};
+console.log(`HTTP shadow_status latency, ms: shadowcode ${fs(summary.latency_ms.shadowcode)}, bare ${fs(summary.latency_ms.bare)}, ratio ${fs(summary.latency_ms.ratio)}x (bare vs bare ${fs(summary.latency_ms.control_ratio)}x)`);
+console.log(`HTTP throughput, 16 callers, req/s: shadowcode ${fs(summary.rps.shadowcode)}, bare ${fs(summary.rps.bare)}, ratio ${fs(summary.rps.ratio)}x (bare vs bare ${fs(summary.rps.control_ratio)}x)`);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', 'http.json'), `${JSON.stringify(summary, null, 2)}\n`);

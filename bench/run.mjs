@@ -1,3 +1,6 @@
-// npm run bench: every benchmark in turn. Results go to bench/results/ (not committed).
+// npm run bench: every benchmark in turn, then the README › Performance text they give.
+// Results go to bench/results/ (not committed); `node bench/report.mjs --write` puts them in README.md.
 await import('./stdio.mjs');
 await import('./http.mjs');
+await import('./agent.mjs');
+await import('./report.mjs');

@@ -1,3 +1,5 @@
 #!/usr/bin/env node
-// The installed entry: load the bundled CLI and run it.
-import('../dist/cli.js').then((m) => m.run());
+// The installed entry: dist/boot.cjs compiles the bundled CLI (with a per-user code cache) and runs it.
+import { createRequire } from 'node:module';
+
+createRequire(import.meta.url)('../dist/boot.cjs').boot().run();

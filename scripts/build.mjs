@@ -1,25 +1,53 @@
-// Bundles the CLI into dist/ with esbuild. One small entry chunk is loaded at
-// start-up; each command, and the MCP server, are split into chunks loaded only
-// when used. better-sqlite3 stays external (it is a native addon).
+// Bundles shadowcode into dist/ with esbuild.
+//
+//   src/cli/main.ts ─► dist/cli.cjs      one CommonJS file: the boot module (src/boot.ts) compiles
+//                                        it with a V8 code cache, which needs a single script
+//   src/boot.ts     ─► dist/boot.cjs     tiny; stamped with the bundle's hash, the cache key
+//   child programs  ─► dist/sqlite-child.js, dist/job-runner.js, dist/runner-supervisor.js (ESM, started as processes)
+//
+// better-sqlite3 stays external (a native addon) and is required only when a
+// database first opens.
+import { createHash } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-await build({
-  entryPoints: { cli: 'src/cli/main.ts', 'sqlite-child': 'src/engine/sqlite-child.ts', 'job-runner': 'src/engine/runner-child.ts', 'mcp-supervisor': 'src/client/stdio-supervisor.ts' },
-  outdir: 'dist',
+const common = {
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   external: ['better-sqlite3'],
   define: { __SHADOWCODE_VERSION__: JSON.stringify(pkg.version) },
-  // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
-  banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
-  chunkNames: 'chunks/[name]-[hash]',
   legalComments: 'none',
   sourcemap: false,
   logLevel: 'warning',
+};
+
+await build({
+  ...common,
+  entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', 'job-runner': 'src/engine/runner-child.ts', 'runner-supervisor': 'src/agent/runners/supervisor.ts', 'mcp-supervisor': 'src/client/stdio-supervisor.ts' },
+  outdir: 'dist',
+  format: 'esm',
+  // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
+  banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
+});
+
+await build({
+  ...common,
+  entryPoints: { cli: 'src/cli/main.ts' },
+  outfile: 'dist/cli.cjs',
+  format: 'cjs',
+  // The source uses import.meta.url (to find the package root); in CommonJS it comes from __filename.
+  define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
+  banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+
+const hash = createHash('sha256').update(readFileSync(new URL('../dist/cli.cjs', import.meta.url))).digest('hex').slice(0, 16);
+await build({
+  ...common,
+  entryPoints: { boot: 'src/boot.ts' },
+  outfile: 'dist/boot.cjs',
+  format: 'cjs',
+  define: { __SHADOWCODE_BUNDLE_HASH__: JSON.stringify(hash) },
 });

@@ -19,8 +19,11 @@ function imports(text: string): string[] {
 }
 
 // Lowest first. An import may point to its own layer or any layer below it.
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'server', 'cli'];
+// The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; its contract
+// types (agent/types.ts, which import only the ticket) are shared by every layer, so they are base.
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli'];
 function layerOf(rel: string): string {
+  if (rel.replace(/\.js$/, '.ts') === 'agent/types.ts') return 'base';
   const top = rel.split('/')[0] as string;
   return LAYERS.includes(top) ? top : 'base';
 }
@@ -45,6 +48,25 @@ t.test('only src/schema/validate.ts imports the generated validators', async (t)
 t.test('only the gate mints tickets', async (t) => {
   const minting = files.filter((f) => /\bmintTicket\b/.test(f.text)).map((f) => f.rel).sort();
   t.same(minting, ['policy/gate.ts', 'ticket.ts']);
+});
+
+// The gate is src/policy/gate.ts: enforce (one request) and admit (requests arriving together, as an
+// HTTP request and the tool call it carries). Both must end in the same place: decision rows appended,
+// then tickets minted. No other module may write a decision row or hold a ticket it did not get from there.
+t.test('decision rows are written only by the gate, and its tickets are minted after they are appended', async (t) => {
+  const writers = files.filter((f) => /['"]decision['"]/.test(f.text) && /\bappendAudit\w*\(/.test(f.text)).map((f) => f.rel);
+  t.same(writers, ['policy/gate.ts'], 'only the gate appends decision rows');
+  const gate = files.find((f) => f.rel === 'policy/gate.ts')!.text;
+  const mints = [...gate.matchAll(/\bmintTicket\(/g)].map((m) => m.index as number);
+  t.equal(mints.length, 1, 'one place mints tickets');
+  const admitAt = gate.indexOf('export function admit(');
+  const appendAt = gate.indexOf('appendAuditRows(', admitAt);
+  t.ok(admitAt >= 0 && appendAt > admitAt && (mints[0] as number) > appendAt, 'inside admit, after the rows are appended');
+  const enforceBody = gate.slice(gate.indexOf('export async function enforce'));
+  t.match(enforceBody, /admit\(env, \[request\]\)/, 'enforce decides through admit');
+  for (const f of files.filter((f) => f.rel !== 'policy/gate.ts')) {
+    t.notMatch(f.text, /\bdecisionRow\b|\bauthorize\([^)]*\)[^\n]*mintTicket/, `${f.rel} builds no decision of its own`);
+  }
 });
 
 /** Bodies of the functions and methods whose parameters include `ticket: GateTicket`. */
@@ -76,7 +98,7 @@ const CAPABILITIES = [/^import (?!type\b)[^\n]*from 'node:(child_process|net|htt
 
 // Separate programs the gated executors start (the job supervisor, the SQLite query child). They run
 // only as child processes: nothing in src/ may import them, and the build must emit them as entries.
-const CHILD_PROGRAMS = ['engine/runner-child.ts', 'engine/sqlite-child.ts', 'client/stdio-supervisor.ts'];
+const CHILD_PROGRAMS = ['engine/runner-child.ts', 'engine/sqlite-child.ts', 'agent/runners/supervisor.ts', 'client/stdio-supervisor.ts'];
 
 t.test('child programs are started by executors, never imported', async (t) => {
   const build = readFileSync(join(ROOT, 'scripts', 'build.mjs'), 'utf8');
@@ -107,8 +129,11 @@ const TRUSTED_READS: Record<string, string> = {
   'util/safe-read.ts': 'the primitive itself',
   'policy/load.ts': 'policy/*.json shipped with the package',
   'version.ts': 'the package.json of shadowcode itself',
+  'catalog/definition.ts': 'schemas/definition.schema.json shipped with the package, for the known keys',
+  'boot.ts': 'dist/cli.cjs of shadowcode itself and its code cache in the user\'s own cache directory',
   'store/settings.ts': 'settings.json in the 0700 profile directory',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',
+  'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',
 };
 
 t.test('files a project or a user controls are read only through the bounded primitive', async (t) => {

@@ -20,6 +20,16 @@ t.test('every runtime dependency in the lockfile has its licence text in license
   }
 });
 
+t.test('every package bundled into dist/ has its licence text in licenses/, though it is a development dependency', async (t) => {
+  const { bundledPackages } = (await import(join(ROOT, 'scripts', 'bundled-packages.mjs'))) as { bundledPackages: () => Promise<Array<{ name: string; version: string }>> };
+  const bundled = await bundledPackages();
+  t.ok(bundled.some((p) => p.name === '@modelcontextprotocol/server'), 'the SDK is bundled');
+  for (const b of bundled) {
+    const entry = manifest.packages.find((p) => p.name === b.name && p.version === b.version);
+    t.ok(entry && entry.files.length > 0, `${b.name}@${b.version} is bundled and has a licence file (run npm run licenses)`);
+  }
+});
+
 t.test('licence files match their recorded digests', async (t) => {
   for (const p of manifest.packages) {
     for (const f of p.files) {
@@ -30,7 +40,9 @@ t.test('licence files match their recorded digests', async (t) => {
   }
 });
 
-t.test('the manifest names no package that is no longer a runtime dependency', async (t) => {
+t.test('the manifest names no package that is no longer shipped (a runtime dependency or bundled)', async (t) => {
+  const { bundledPackages } = (await import(join(ROOT, 'scripts', 'bundled-packages.mjs'))) as { bundledPackages: () => Promise<Array<{ name: string; version: string }>> };
   const runtime = new Set(Object.entries(lock.packages).filter(([k, v]) => k && !v.dev).map(([k, v]) => `${k.replace(/^.*node_modules\//, '')}@${v.version}`));
+  for (const b of await bundledPackages()) runtime.add(`${b.name}@${b.version}`);
   for (const p of manifest.packages) t.ok(runtime.has(`${p.name}@${p.version}`), `${p.name}@${p.version} is still shipped`);
 });

@@ -409,7 +409,7 @@ export const TOOL_SCHEMAS = Object.freeze({
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_models.schema.json",
     "title": "Configured models",
-    "description": "The models configured in the profile, with credential names and whether each is present. Never shows a credential value. Read-only.",
+    "description": "The models configured in the profile: provider, endpoint kind (loopback works without network permission, remote needs this project's), credential names and whether each is present, and whether this project has network permission. Never shows a credential value and contacts nothing (shadow_doctor with probe, or shadowcode model probe, does). Read-only.",
     "type": "object",
     "additionalProperties": false,
     "properties": {}
@@ -454,6 +454,50 @@ export const TOOL_SCHEMAS = Object.freeze({
       "task_id",
       "confirm"
     ]
+  },
+  "shadow_run": {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://shadowcode.dev/schemas/tools/shadow_run.schema.json",
+    "title": "Delegate a task",
+    "description": "Start a fresh task for the engine's model in this project and return its job id at once (the task is not done yet). plan and review only read; build may change files and run commands within permission_level, which defaults to read_only and can only lower what this connection may do. Follow it with shadow_jobs (events, approvals, the final answer); each command waits for an exact approval (shadow_approve).",
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "prompt",
+      "mode"
+    ],
+    "properties": {
+      "prompt": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 100000,
+        "description": "The task, in plain words."
+      },
+      "mode": {
+        "type": "string",
+        "enum": [
+          "plan",
+          "review",
+          "build"
+        ],
+        "description": "plan: read and record a plan (shadow://plan); review: read and report; build: make the change and verify it."
+      },
+      "permission_level": {
+        "type": "string",
+        "enum": [
+          "read_only",
+          "workspace",
+          "elevated"
+        ],
+        "description": "The most this task may do; default read_only. A build task needs workspace to write files or run commands, and the connection must allow it (--allow-write, a trusted project)."
+      },
+      "model": {
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+        "maxLength": 64,
+        "description": "A configured model id (shadow_models); default the profile's default model."
+      }
+    }
   },
   "shadow_sessions": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

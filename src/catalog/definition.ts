@@ -2,20 +2,25 @@
  * An external MCP server definition: parsed safely, validated, normalised and
  * hashed.
  *
- *   YAML or JSON text (≤ file cap) ─► YAML 1.2 core: no tags, unique keys, bounded
- *   aliases ─► transport rules (env only for stdio, absolute executable, loopback
+ *   .json text ─► JSON.parse (strict) ┐
+ *   other text ─► YAML 1.2 core: no tags, bounded aliases ┴► unique keys, errors at line:col
+ *   ─► known keys (a typo gets the nearest) ─► transport rules (env only for stdio, absolute executable, loopback
  *   http, https for bearer elsewhere) ─► schemas/definition.schema.json
  *   ─► normalised (defaults filled) ─► SHA-256 of canonical JSON
  *
  * The same content has the same hash whether it came as YAML or JSON.
  */
-import { isAbsolute } from 'node:path';
-import { parseDocument, visit } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { type Document, isScalar, parseDocument, visit } from 'yaml';
 import type { Definition } from '../../gen/types/definition.js';
 import { ScError } from '../errors.js';
 import { isLoopbackHost } from '../policy/net.js';
 import { check } from '../schema/validate.js';
 import { canonicalJson, sha256 } from '../util/canonical-json.js';
+import { jsonProblem } from '../util/json-error.js';
+import { packageRoot } from '../util/paths.js';
+import { nearest } from '../util/suggest.js';
 
 export interface DefLimits {
   readonly file_bytes: number;
@@ -36,11 +41,60 @@ export interface Normalized {
   readonly needs_network: boolean;
 }
 
-export function parseText(text: string, where: string, limits: DefLimits): unknown {
+/** A `.json` file is JSON, strictly; anything else (`.yaml`, `.yml`, a plugin manifest) is YAML. */
+export function formatOf(where: string): 'json' | 'yaml' {
+  return /\.json$/i.test(where.split(' ')[0] ?? '') ? 'json' : 'yaml';
+}
+
+/** `line 3, column 5`, both counted from 1, as editors show them. */
+function at(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
+}
+
+/** The first key that repeats in one mapping, with where its second use is. */
+function duplicateKey(doc: Document, text: string): string | undefined {
+  let found: string | undefined;
+  visit(doc, {
+    Map: (_k, map) => {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        if (seen.has(key)) {
+          const range = (pair.key as { range?: [number, number, number] } | null)?.range;
+          found = `duplicate key "${key}"${range ? ` at ${at(text, range[0])}` : ''}`;
+          return visit.BREAK;
+        }
+        seen.add(key);
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
+
+export function parseText(text: string, where: string, limits: DefLimits, format: 'json' | 'yaml' = formatOf(where)): unknown {
   if (Buffer.byteLength(text) > limits.file_bytes) throw new ScError('SC_DEF_INVALID', `${where} is larger than ${limits.file_bytes} bytes`);
-  const doc = parseDocument(text, { uniqueKeys: true, customTags: [], prettyErrors: false });
+  let json: unknown;
+  if (format === 'json') {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      const problem = jsonProblem(text) ?? { offset: 0, message: 'is not valid JSON' };
+      throw new ScError('SC_DEF_INVALID', `${where}: invalid JSON at ${at(text, problem.offset)}: ${problem.message}`);
+    }
+  }
+  // JSON.parse keeps the last of two equal keys without a word, so JSON goes through the YAML reader too, for that check.
+  const doc = parseDocument(text, { uniqueKeys: false, customTags: [], prettyErrors: true });
+  const dup = duplicateKey(doc, text);
+  if (dup) throw new ScError('SC_DEF_INVALID', `${where}: ${dup}`);
+  if (format === 'json') return json;
   const problem = doc.errors[0] ?? doc.warnings[0];
-  if (problem) throw new ScError('SC_DEF_INVALID', `${where}: ${problem.message.split('\n')[0]}`);
+  if (problem) {
+    const pos = problem.linePos?.[0];
+    throw new ScError('SC_DEF_INVALID', `${where}: ${problem.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}`);
+  }
   let tag: string | undefined;
   visit(doc, { Node: (_k, n) => void (tag ??= (n as { tag?: string }).tag) });
   if (tag) throw new ScError('SC_DEF_INVALID', `${where}: tags such as ${tag} are not accepted`);
@@ -49,6 +103,31 @@ export function parseText(text: string, where: string, limits: DefLimits): unkno
   } catch (err) {
     throw new ScError('SC_DEF_INVALID', `${where}: ${(err as Error).message}`);
   }
+}
+
+/** Every key a definition may have, from the schema's two shapes. */
+function knownKeys(): string[] {
+  const schema = JSON.parse(readFileSync(join(packageRoot(), 'schemas', 'definition.schema.json'), 'utf8')) as { $defs: Record<string, { properties?: Record<string, unknown> }> };
+  return [...new Set([...Object.keys(schema.$defs.stdio?.properties ?? {}), ...Object.keys(schema.$defs.http?.properties ?? {})])];
+}
+
+/** Names a mistyped key and the one it was probably meant to be, before the schema's less direct message. */
+function checkKeys(d: Record<string, unknown>, where: string): void {
+  const known = knownKeys();
+  for (const key of Object.keys(d)) {
+    if (known.includes(key)) continue;
+    const suggestion = nearest(key, known);
+    throw new ScError('SC_DEF_INVALID', `${where}: unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ` (known keys: ${known.join(', ')})`}`, { key, ...(suggestion ? { suggestion } : {}) });
+  }
+}
+
+/** Things that are accepted but probably not what was meant; said once, at add or install. */
+export function definitionWarnings(n: Normalized): string[] {
+  const out: string[] = [];
+  (n.command ?? []).forEach((word, i) => {
+    if (word.includes('${')) out.push(`command[${i}] contains "\${", which is passed literally: shadowcode expands no variables in a command (use env_refs for credentials)`);
+  });
+  return out;
 }
 
 function checkUrl(raw: string, bearer: boolean, where: string): { url: string; needs_network: boolean } {
@@ -70,6 +149,7 @@ function checkUrl(raw: string, bearer: boolean, where: string): { url: string; n
 
 export function normalize(data: unknown, where: string, limits: DefLimits): Normalized {
   const d = data as Record<string, unknown> | null;
+  if (d && typeof d === 'object' && !Array.isArray(d)) checkKeys(d, where);
   if (d && typeof d === 'object' && 'url' in d && ('env' in d || 'env_refs' in d)) {
     throw new ScError('SC_DEF_INVALID', `${where}: env and env_refs apply to stdio commands only; an HTTP definition takes api_key_env`);
   }

@@ -3,11 +3,19 @@
  * executor behind the gate, and runs in one immediate transaction, so two CLI
  * processes cannot interleave a read-check-write of the same definition.
  *
+ * Each change, applied or refused, leaves a `grant_outcome` audit row tied to its
+ * gate decision, so the audit view counts only what really changed and shows a
+ * refusal as a refusal, with the hash it was about:
+ *
+ *   decision (gate) ─► executor ─► applied:  outcome {ok, changed, id, hash} in the same transaction
+ *                               └► refused:  outcome {ok: false, code, id, hash} after the rollback
+ *
  * A grant records the canonical project, the definition id and the hash it was
  * granted for. Removing a definition removes every grant of it, so identical
  * content added again is not enabled anywhere.
  */
 import { ScError } from '../errors.js';
+import { appendAudit } from '../store/audit.js';
 import { type Db, sql } from '../store/db.js';
 import type { SecretStore } from '../store/secrets.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
@@ -48,30 +56,59 @@ function put(db: Db, id: string, source: 'config' | 'plugin', plugin: string | n
   return hash;
 }
 
-export function addDefinition(ticket: GateTicket, db: Db, secrets: SecretStore, n: Normalized, replaceHash: string | undefined): { id: string; hash: string; replaced: boolean } {
+interface Outcome {
+  readonly changed: boolean;
+  readonly id: string;
+  readonly hash?: string | null;
+  readonly project?: string | null;
+}
+
+/** Runs one change in an immediate transaction and records how it ended, against the gate's decision. */
+function recorded<T>(ticket: GateTicket, db: Db, about: Omit<Outcome, 'changed'>, fn: () => { result: T; outcome: Outcome }): T {
+  const base = { decision_id: ticket.decisionId, action: ticket.action.slice(4) };
+  try {
+    return db
+      .transaction(() => {
+        const { result, outcome } = fn();
+        appendAudit(db, 'grant_outcome', { ...base, ok: true, ...outcome });
+        return result;
+      })
+      .immediate();
+  } catch (err) {
+    // The change rolled back; the refusal is still recorded, so the view does not count it as a change.
+    appendAudit(db, 'grant_outcome', { ...base, ok: false, changed: false, ...about, code: err instanceof ScError ? err.code : 'SC_INTERNAL' });
+    throw err;
+  }
+}
+
+export function addDefinition(ticket: GateTicket, db: Db, secrets: SecretStore, n: Normalized, replaceHash: string | undefined): { id: string; hash: string; replaced: boolean; unchanged: boolean } {
   assertTicket(ticket, 'cli:mcp.add');
   const id = `config:${n.name}`;
-  const result = db.transaction(() => {
+  const hash = definitionHash(n);
+  const result = recorded(ticket, db, { id, hash }, () => {
     const cur = sql(db, 'SELECT hash FROM definitions WHERE id = ?').get(id) as { hash: string } | undefined;
+    // The same content again changes nothing, so it needs no --hash and is not an error.
+    if (cur && cur.hash === hash) return { result: { id, hash, replaced: false, unchanged: true }, outcome: { changed: false, id, hash } };
     if (cur && replaceHash === undefined) throw new ScError('SC_DEF_EXISTS', `${id} exists; to replace it pass --hash ${cur.hash}`, { id, current_hash: cur.hash });
     if (cur && replaceHash !== cur.hash) throw new ScError('SC_HASH_MISMATCH', `--hash does not match the current content of ${id}`, { id, current_hash: cur.hash });
     if (!cur && replaceHash !== undefined) throw new ScError('SC_DEF_NOT_FOUND', `${id} does not exist yet; add it without --hash`);
-    return { id, hash: put(db, id, 'config', null, n), replaced: cur !== undefined };
-  }).immediate();
-  secrets.putDefinitionEnv(ticket, id, n.env);
+    put(db, id, 'config', null, n);
+    return { result: { id, hash, replaced: cur !== undefined, unchanged: false }, outcome: { changed: true, id, hash } };
+  });
+  if (!result.unchanged) secrets.putDefinitionEnv(ticket, id, n.env);
   return result;
 }
 
 export function removeDefinition(ticket: GateTicket, db: Db, secrets: SecretStore, id: string, hash: string): { id: string; grants_removed: number } {
   assertTicket(ticket, 'cli:mcp.remove');
-  const out = db.transaction(() => {
+  const out = recorded(ticket, db, { id, hash }, () => {
     const cur = sql(db, 'SELECT hash, source FROM definitions WHERE id = ?').get(id) as { hash: string; source: string } | undefined;
     if (!cur || cur.source !== 'config') throw new ScError('SC_DEF_NOT_FOUND', `no stored definition ${id}${id.startsWith('plugin:') ? '; remove its plugin instead' : ''}`);
     if (cur.hash !== hash) throw new ScError('SC_HASH_MISMATCH', `--hash does not match the current content of ${id}`, { id, current_hash: cur.hash });
     const grants = sql(db, 'DELETE FROM grants WHERE definition_id = ?').run(id).changes;
     sql(db, 'DELETE FROM definitions WHERE id = ?').run(id);
-    return { id, grants_removed: grants };
-  }).immediate();
+    return { result: { id, grants_removed: grants }, outcome: { changed: true, id, hash } };
+  });
   secrets.putDefinitionEnv(ticket, id, {});
   return out;
 }
@@ -79,26 +116,33 @@ export function removeDefinition(ticket: GateTicket, db: Db, secrets: SecretStor
 /** Grants (or re-grants at a new hash) one definition to one trusted project, within the cap. */
 export function enableGrant(ticket: GateTicket, db: Db, project: string, id: string, hash: string, currentHash: string | undefined, cap: number): GrantRow {
   assertTicket(ticket, 'cli:mcp.enable');
-  return db.transaction(() => {
+  return recorded(ticket, db, { id, hash, project }, () => {
     if (currentHash === undefined) throw new ScError('SC_DEF_NOT_FOUND', `no definition ${id} for this project`);
     if (hash !== currentHash) throw new ScError('SC_HASH_MISMATCH', `--hash does not match the current content of ${id}; review it with shadowcode mcp`, { id, current_hash: currentHash });
-    const existing = sql(db, 'SELECT 1 FROM grants WHERE project = ? AND definition_id = ?').get(project, id);
+    const existing = sql(db, 'SELECT hash FROM grants WHERE project = ? AND definition_id = ?').get(project, id) as { hash: string } | undefined;
     const n = (sql(db, 'SELECT count(*) AS n FROM grants WHERE project = ?').get(project) as { n: number }).n;
     if (!existing && n >= cap) throw new ScError('SC_GRANT_LIMIT', `this project already has ${n} enabled servers, the most allowed (${cap}); disable one first`);
-    sql(db, `INSERT INTO grants (project, definition_id, hash, granted_at) VALUES (?, ?, ?, ?)
-             ON CONFLICT(project, definition_id) DO UPDATE SET hash = excluded.hash, granted_at = excluded.granted_at`).run(project, id, hash, new Date().toISOString());
-    return sql(db, 'SELECT * FROM grants WHERE project = ? AND definition_id = ?').get(project, id) as GrantRow;
-  }).immediate();
+    if (existing?.hash !== hash) {
+      sql(db, `INSERT INTO grants (project, definition_id, hash, granted_at) VALUES (?, ?, ?, ?)
+               ON CONFLICT(project, definition_id) DO UPDATE SET hash = excluded.hash, granted_at = excluded.granted_at`).run(project, id, hash, new Date().toISOString());
+    }
+    const row = sql(db, 'SELECT * FROM grants WHERE project = ? AND definition_id = ?').get(project, id) as GrantRow;
+    return { result: row, outcome: { changed: existing?.hash !== hash, id, hash, project } };
+  });
 }
 
 export function disableGrant(ticket: GateTicket, db: Db, project: string, id: string): boolean {
   assertTicket(ticket, 'cli:mcp.disable');
-  return sql(db, 'DELETE FROM grants WHERE project = ? AND definition_id = ?').run(project, id).changes > 0;
+  return recorded(ticket, db, { id, project }, () => {
+    const cur = sql(db, 'SELECT hash FROM grants WHERE project = ? AND definition_id = ?').get(project, id) as { hash: string } | undefined;
+    if (cur) sql(db, 'DELETE FROM grants WHERE project = ? AND definition_id = ?').run(project, id);
+    return { result: cur !== undefined, outcome: { changed: cur !== undefined, id, hash: cur?.hash ?? null, project } };
+  });
 }
 
 export function installPlugin(ticket: GateTicket, db: Db, name: string, version: string, servers: Normalized[]): Array<{ id: string; hash: string }> {
   assertTicket(ticket, 'cli:plugin.install');
-  return db.transaction(() => {
+  return recorded(ticket, db, { id: name }, () => {
     const ids = servers.map((s) => `plugin:${name}/${s.name}`);
     const old = sql(db, 'SELECT id FROM definitions WHERE plugin = ?').all(name) as Array<{ id: string }>;
     for (const o of old) if (!ids.includes(o.id)) {
@@ -106,19 +150,20 @@ export function installPlugin(ticket: GateTicket, db: Db, name: string, version:
       sql(db, 'DELETE FROM definitions WHERE id = ?').run(o.id);
     }
     sql(db, 'INSERT INTO plugins (name, version, installed_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET version = excluded.version, installed_at = excluded.installed_at').run(name, version, new Date().toISOString());
-    return servers.map((s, i) => ({ id: ids[i] as string, hash: put(db, ids[i] as string, 'plugin', name, s) }));
-  }).immediate();
+    const result = servers.map((s, i) => ({ id: ids[i] as string, hash: put(db, ids[i] as string, 'plugin', name, s) }));
+    return { result, outcome: { changed: true, id: name } };
+  });
 }
 
 export function removePlugin(ticket: GateTicket, db: Db, name: string): { removed: string[]; grants_removed: number } {
   assertTicket(ticket, 'cli:plugin.remove');
-  return db.transaction(() => {
+  return recorded(ticket, db, { id: name }, () => {
     if (!sql(db, 'SELECT 1 FROM plugins WHERE name = ?').get(name)) throw new ScError('SC_PLUGIN_NOT_FOUND', `no plugin ${JSON.stringify(name)} is installed`);
     const ids = (sql(db, 'SELECT id FROM definitions WHERE plugin = ?').all(name) as Array<{ id: string }>).map((r) => r.id);
     let grants = 0;
     for (const id of ids) grants += sql(db, 'DELETE FROM grants WHERE definition_id = ?').run(id).changes;
     sql(db, 'DELETE FROM definitions WHERE plugin = ?').run(name);
     sql(db, 'DELETE FROM plugins WHERE name = ?').run(name);
-    return { removed: ids, grants_removed: grants };
-  }).immediate();
+    return { result: { removed: ids, grants_removed: grants }, outcome: { changed: true, id: name } };
+  });
 }

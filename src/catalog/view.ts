@@ -61,7 +61,11 @@ export function grantStates(db: Db, project: string | null, policy: Policy): Gra
 
 const GRANT_ACTIONS = ['cli:mcp.add', 'cli:mcp.enable', 'cli:mcp.disable', 'cli:mcp.remove', 'cli:plugin.install', 'cli:plugin.remove'];
 
-/** Grant changes from the audit chain: this project's, plus the profile-wide ones (add, remove, plugins). Newest page, oldest first. */
+/**
+ * Grant decisions from the audit chain: this project's, plus the profile-wide ones
+ * (add, remove, plugins), newest page, oldest first. Each is joined with the
+ * outcome its executor recorded, so a refused or empty attempt is not a change.
+ */
 function grantHistory(db: Db, project: string | null, limit: number): CatalogView['history'] {
   const rows = sql(
     db,
@@ -70,9 +74,28 @@ function grantHistory(db: Db, project: string | null, limit: number): CatalogVie
        AND (json_extract(body, '$.project') IS ? OR json_extract(body, '$.action') NOT IN ('cli:mcp.enable', 'cli:mcp.disable'))
      ORDER BY seq DESC LIMIT ?`,
   ).all(...GRANT_ACTIONS, project, limit) as Array<{ seq: number; at: string; body: string }>;
+  const first = rows[rows.length - 1]?.seq ?? 0;
+  const outcomes = new Map<string, { ok: boolean; changed: boolean; code?: string; hash?: string | null }>();
+  for (const o of sql(db, "SELECT body FROM audit WHERE kind = 'grant_outcome' AND seq > ?").all(first) as Array<{ body: string }>) {
+    const b = JSON.parse(o.body) as { decision_id: string; ok: boolean; changed: boolean; code?: string; hash?: string | null };
+    outcomes.set(b.decision_id, b);
+  }
   return rows.reverse().map((r) => {
-    const b = JSON.parse(r.body) as { action: string; allow: boolean; args?: Record<string, unknown> };
-    return { seq: r.seq, at: r.at, action: b.action.slice(4), allowed: b.allow, id: String(b.args?.id ?? b.args?.name ?? ''), hash: String(b.args?.hash ?? '') };
+    const b = JSON.parse(r.body) as { decision_id: string; action: string; allow: boolean; args?: Record<string, unknown> };
+    const o = outcomes.get(b.decision_id);
+    const result = !b.allow || o?.ok === false ? 'refused' : !o ? 'unknown' : o.changed ? 'applied' : 'unchanged';
+    const code = !b.allow ? 'SC_POLICY_DENIED' : o?.ok === false ? o.code : undefined;
+    const hash = o?.hash ?? (typeof b.args?.hash === 'string' ? b.args.hash : null);
+    return {
+      seq: r.seq,
+      at: r.at,
+      action: b.action.slice(4) as CatalogView['history'][number]['action'],
+      allowed: b.allow,
+      result,
+      ...(code ? { code } : {}),
+      id: String(b.args?.id ?? b.args?.name ?? ''),
+      hash,
+    };
   });
 }
 
@@ -81,7 +104,9 @@ export function catalogView(db: Db, project: string | null, policy: Policy): Cat
   return {
     project,
     ...grantStates(db, project, policy),
-    history: grantHistory(db, project, policy.limits.cli.audit_page_size),
+    ...((history) => ({ history, changes: history.filter((h) => h.result === 'applied').length, refusals: history.filter((h) => h.result === 'refused').length }))(
+      grantHistory(db, project, policy.limits.cli.audit_page_size),
+    ),
     audit: { ok: audit.ok, rows: audit.rows, first_break: audit.first_break?.seq ?? null },
   };
 }

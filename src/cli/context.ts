@@ -14,6 +14,7 @@ import { ensureProfileDir, type ProfileChoice, resolveProfile } from '../store/p
 import { getProject } from '../store/projects.js';
 import { SecretStore } from '../store/secrets.js';
 import type { Globals } from './parse.js';
+import { type Style, style, wantsColour } from './style.js';
 
 export interface Io {
   readonly stdin: Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
@@ -39,6 +40,7 @@ export class Ctx {
   private _db: Db | undefined;
   private _secrets: SecretStore | undefined;
   private _workspace: string | undefined;
+  private _style: Style | undefined;
 
   constructor(readonly io: Io, readonly globals: Globals) {
     this.profile = resolveProfile(globals.profile, io.env, io.cwd);
@@ -47,6 +49,11 @@ export class Ctx {
 
   get json(): boolean {
     return this.globals.json;
+  }
+
+  /** Colour and tables for stdout: colour only at a terminal, without --json and without NO_COLOR. */
+  get style(): Style {
+    return (this._style ??= style(!this.globals.json && wantsColour(this.io.stdout, this.io.env)));
   }
 
   /** The canonical project, or undefined when --workspace was not given. */
@@ -84,7 +91,7 @@ export class Ctx {
   /** A CLI request: the person at the terminal, acting on the selected project (if any). */
   request(action: string, extra: Partial<Omit<GateRequest, 'action' | 'principal' | 'project'>> = {}): GateRequest {
     const path = this._workspace;
-    const project = path === undefined ? null : (({ trusted, level }) => ({ path, trusted, level }))(getProject(this.db(), path));
+    const project = path === undefined ? null : (({ trusted, level, network }) => ({ path, trusted, level, network }))(getProject(this.db(), path));
     return { action, principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project, ...extra };
   }
 

@@ -1,6 +1,14 @@
-/* Usage text, generated from command specs. */
-import { COMMANDS, type Entry } from './commands/index.js';
+/*
+ * Usage text, generated from the command table and the command specs, and the
+ * "unknown command" error with its suggestion, from the same table.
+ *
+ *   help words ─► lookup ─► a command's help (+ its subcommands) | a group's list | the top list
+ *                       └─► SC_UNKNOWN_COMMAND naming the nearest command
+ */
+import { ScError } from '../errors.js';
+import { COMMANDS, type Entry, group, lookup } from './commands/index.js';
 import type { CommandSpec } from './spec.js';
+import { nearest } from '../util/suggest.js';
 
 const GLOBALS = `Global options:
   --workspace DIR   the project (must exist; resolved to its real path)
@@ -24,7 +32,8 @@ Example:
   shadowcode --workspace ~/src/app trust --level workspace
   shadowcode --workspace ~/src/app status
 
-Run shadowcode <command> --help for a command's options and examples.
+Run shadowcode help <command>, or shadowcode <command> --help, for a command's options
+and examples. Run without a command, shadowcode prints this on stderr and exits 2.
 `;
 }
 
@@ -40,7 +49,7 @@ Example:
 `;
 }
 
-export function commandHelp(spec: CommandSpec): string {
+export function commandHelp(spec: CommandSpec, subcommands: readonly Entry[] = group(spec.name)): string {
   const opts = spec.options.map((o) => {
     const left = `--${o.name}${o.type === 'boolean' ? '' : ` ${o.value ?? 'VALUE'}`}`;
     const extra = [o.choices ? `one of ${o.choices.join('|')}` : '', o.default ? `default ${o.default}` : '', o.type === 'strings' ? 'repeatable' : '']
@@ -59,6 +68,39 @@ export function commandHelp(spec: CommandSpec): string {
   const parts = [`Usage: ${usage.join(' ')}`, '', spec.description ?? spec.summary];
   if (spec.args.length) parts.push('', 'Arguments:', ...spec.args.map((a) => `  ${a.name}  ${a.description}`));
   if (opts.length) parts.push('', 'Options:', ...opts.map((o) => `  ${o.left.padEnd(width)}  ${o.right}`));
+  if (subcommands.length) {
+    const w = Math.max(...subcommands.map((c) => c.name.length));
+    parts.push('', 'Subcommands:', ...subcommands.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`));
+  }
   parts.push('', GLOBALS, '', spec.examples.length > 1 ? 'Examples:' : 'Example:', ...spec.examples.map((e) => `  ${e}`), '');
   return parts.join('\n');
+}
+
+/**
+ * The error for words that name no command. Within a group (`secret lst`,
+ * `mcp ad`) the candidates are that group's subcommands; otherwise every
+ * command's first word.
+ */
+export function unknownCommand(words: readonly string[]): ScError {
+  const typed = words.join(' ');
+  const sub = words.length > 1 ? group(words[0] as string) : [];
+  const candidates = sub.length ? sub.map((c) => c.name) : [...new Set(COMMANDS.map((c) => c.name.split(' ')[0] as string))];
+  const suggestion = nearest(sub.length ? typed : (words[0] as string), candidates);
+  return new ScError('SC_UNKNOWN_COMMAND', `unknown command "${typed}"${suggestion ? `; did you mean "shadowcode ${suggestion}"?` : ''} (see shadowcode help)`, {
+    command: typed,
+    ...(suggestion ? { suggestion } : {}),
+  });
+}
+
+/** What `shadowcode help WORDS…` and `WORDS… --help` print. */
+export async function helpFor(words: readonly string[]): Promise<string> {
+  if (words.length === 0) return topHelp();
+  const found = lookup(words);
+  if (found && found.used === words.length) {
+    const { command } = await found.entry.load();
+    return commandHelp(command);
+  }
+  const sub = group(words[0] as string);
+  if (!found && sub.length && words.length === 1) return groupHelp(words[0] as string, sub);
+  throw unknownCommand(found ? words.slice(0, found.used + 1) : words);
 }

@@ -8,10 +8,11 @@ import { asScError, EXIT, ScError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { group, lookup } from './commands/index.js';
 import { Ctx, type Io } from './context.js';
-import { commandHelp, groupHelp, topHelp } from './help.js';
+import { commandHelp, groupHelp, topHelp, unknownCommand } from './help.js';
 import { renderError, renderOutput } from './output.js';
-import { parseCommand, splitGlobals } from './parse.js';
+import { GLOBAL_OPTIONS, parseCommand, splitGlobals } from './parse.js';
 import type { CommandSpec } from './spec.js';
+import { nearest } from '../util/suggest.js';
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let json = argv.includes('--json');
@@ -29,22 +30,42 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       words.push(w);
     }
     if (words.length === 0) {
-      if (globals.help || rest.length === 0) {
+      if (globals.help) {
         io.stdout.write(topHelp());
-        return rest.length === 0 && !globals.help ? EXIT.usage : EXIT.ok;
+        return EXIT.ok;
       }
-      throw new ScError('SC_USAGE', `expected a command before ${rest[0]}; see shadowcode --help`);
+      if (rest.length === 0) {
+        // No command is a usage error: the list goes to stderr, stdout stays empty for scripts.
+        if (json) throw new ScError('SC_USAGE', 'no command given; see shadowcode help');
+        io.stderr.write(topHelp());
+        return EXIT.usage;
+      }
+      const name = (rest[0] as string).split('=')[0] as string;
+      const suggestion = nearest(name, GLOBAL_OPTIONS);
+      throw new ScError('SC_UNKNOWN_OPTION', `unknown option ${name}${suggestion ? `; did you mean ${suggestion}?` : ''} (see shadowcode help)`, { option: name, ...(suggestion ? { suggestion } : {}) });
     }
     const found = lookup(words);
     if (!found) {
       const sub = group(words[0] as string);
       if (sub.length && words.length === 1) {
-        io.stdout.write(groupHelp(words[0] as string, sub));
-        return globals.help ? EXIT.ok : EXIT.usage;
+        if (globals.help) {
+          io.stdout.write(groupHelp(words[0] as string, sub));
+          return EXIT.ok;
+        }
+        if (json) throw new ScError('SC_USAGE', `${words[0]} needs a subcommand: ${sub.map((c) => c.name).join(', ')}`);
+        io.stderr.write(groupHelp(words[0] as string, sub));
+        return EXIT.usage;
       }
-      throw new ScError('SC_UNKNOWN_COMMAND', `unknown command "${words.join(' ')}"; see shadowcode --help`, { command: words.join(' ') });
+      throw unknownCommand(words);
     }
     const { command: spec } = (await found.entry.load()) as { command: CommandSpec };
+    // `mcp ad x`: a word after a command that has subcommands is a mistyped subcommand when the
+    // command takes no arguments, or when the word is one slip away from a subcommand's name.
+    const sub = group(spec.name);
+    const next = words[found.used];
+    if (next !== undefined && sub.length && (spec.args.length === 0 || nearest(next, sub.map((c) => c.name.slice(spec.name.length + 1))))) {
+      throw unknownCommand(words.slice(0, found.used + 1));
+    }
     if (globals.help) {
       io.stdout.write(commandHelp(spec));
       return EXIT.ok;
@@ -58,7 +79,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return out.exitCode ?? EXIT.ok;
   } catch (err) {
     const e = asScError(err);
-    renderError(e, json, io.stdout, io.stderr);
+    renderError(e, json, io.stdout, io.stderr, io.env);
     return e.exitCode;
   } finally {
     ctx?.close();

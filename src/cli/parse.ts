@@ -6,6 +6,7 @@
  */
 import { ScError } from '../errors.js';
 import type { CommandSpec, Input, OptionSpec } from './spec.js';
+import { nearest } from '../util/suggest.js';
 
 export interface Globals {
   workspace?: string;
@@ -16,6 +17,8 @@ export interface Globals {
 }
 
 const GLOBAL_VALUE = new Set(['--workspace', '--profile']);
+/** Every global option's long name, for suggestions. */
+export const GLOBAL_OPTIONS: readonly string[] = ['--workspace', '--profile', '--json', '--help', '--version'];
 const GLOBAL_FLAG: Record<string, 'json' | 'help' | 'version'> = { '--json': 'json', '--help': 'help', '-h': 'help', '--version': 'version', '-V': 'version' };
 
 export function splitGlobals(argv: readonly string[]): { globals: Globals; rest: string[] } {
@@ -62,7 +65,10 @@ export function parseCommand(spec: CommandSpec, words: readonly string[]): Input
       const eq = w.indexOf('=');
       const name = eq > 0 ? w.slice(0, eq) : w;
       const opt = findOption(spec, name);
-      if (!opt) throw new ScError('SC_UNKNOWN_OPTION', `${spec.name} has no option ${name}; see shadowcode ${spec.name} --help`, { option: name });
+      if (!opt) {
+        const suggestion = nearest(name, [...spec.options.map((o) => `--${o.name}`), ...GLOBAL_OPTIONS]);
+        throw new ScError('SC_UNKNOWN_OPTION', `${spec.name} has no option ${name}${suggestion ? `; did you mean ${suggestion}?` : ''} (see shadowcode help ${spec.name})`, { option: name, ...(suggestion ? { suggestion } : {}) });
+      }
       if (opt.type === 'boolean') {
         if (eq > 0) throw new ScError('SC_BAD_VALUE', `${name} takes no value`);
         options[opt.name] = true;

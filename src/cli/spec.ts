@@ -28,6 +28,8 @@ export interface Output {
   readonly text: string;
   /** Non-zero when the command ran but found a problem (audit verify on a broken chain). */
   readonly exitCode?: number;
+  /** With --json the command already wrote its output as JSON lines (shadowcode run's events); nothing more is printed. */
+  readonly streamed?: boolean;
 }
 
 export interface Input {

@@ -80,7 +80,9 @@ export function diagnose(i: DoctorInput): Check[] {
     checks.push({ id: 'settings', status: 'fail', detail: (err as Error).message });
   }
   if (settings) {
-    const missing = (settings.models ?? []).flatMap((m) => (m.api_key_env && !credentialPresent(m.api_key_env, i.env, i.secrets) ? [m.api_key_env] : []));
+    const missing = (settings.models ?? []).flatMap((m) =>
+      m.api_key_env && !credentialPresent(m.api_key_env, i.env, i.secrets) ? [m.api_key_env] : m.api_key_secret && !i.secrets.has(m.api_key_secret) ? [m.api_key_secret] : [],
+    );
     checks.push({ id: 'secrets', status: missing.length ? 'warn' : 'ok', detail: missing.length ? `missing: ${[...new Set(missing)].join(', ')}` : 'every referenced credential is present' });
   }
   return checks;

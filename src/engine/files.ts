@@ -13,8 +13,8 @@
  * aborted), so the store never claims a change that did not happen.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
@@ -57,6 +57,37 @@ function target(project: string, path: string): { abs: string; rel: string } {
   confinedPath(project, dirname(abs), { mustExist: true });
   if (statSync(dirname(abs)).isDirectory() === false) throw new ScError('SC_FILE_NOT_FOUND', `${dirname(path)} is not a directory`);
   return { abs, rel: relative(project, abs) };
+}
+
+/**
+ * Creates the missing directories above a project path, one level at a time,
+ * each checked to be a real directory inside the project first: a path never
+ * reaches outside through a link, and nothing is created above the project.
+ * Returns the directories made, relative to the project.
+ */
+export function createParents(ticket: GateTicket, project: string, path: string): string[] {
+  assertTicket(ticket, 'file:write');
+  const abs = confinedPath(project, path, { mustExist: false });
+  const parts = relative(project, dirname(abs)).split(sep).filter((p) => p !== '');
+  const made: string[] = [];
+  let dir = project;
+  for (const part of parts) {
+    dir = join(dir, part);
+    let st;
+    try {
+      st = lstatSync(dir);
+    } catch {
+      st = undefined;
+    }
+    if (st?.isDirectory()) continue;
+    // A link to a directory inside the project is a directory here; one that leaves it is refused by confinedPath.
+    if (st?.isSymbolicLink() && statSync(confinedPath(project, relative(project, dir), { mustExist: true })).isDirectory()) continue;
+    if (st) throw new ScError('SC_FILE_REFUSED', `${relative(project, dir)} exists and is not a directory`);
+    confinedPath(project, dirname(dir), { mustExist: true });
+    mkdirSync(dir, { mode: 0o755 });
+    made.push(relative(project, dir));
+  }
+  return made;
 }
 
 export interface WriteResult {
@@ -114,4 +145,28 @@ export function reconcileChanges(db: Db, cap: number): number {
     sql(db, 'UPDATE changes SET state = ? WHERE seq = ?').run(sha === r.after_sha ? 'applied' : 'aborted', r.seq);
   }
   return rows.length;
+}
+
+/**
+ * Records a change a coding CLI already made, found by comparing the project
+ * against the snapshot taken before its run: the prior state becomes the job's
+ * checkpoint (unless it has one for the path) and the change is applied at once,
+ * so review, why and rollback treat it like a change made through changeFile.
+ */
+export function recordObservedChange(ticket: GateTicket, db: Db, project: string, jobId: string, rel: string, before: FileState, afterSha: string | null, why: string): string {
+  assertTicket(ticket, 'runner:spawn');
+  let checkpointId = '';
+  db.transaction(() => {
+    const existing = sql(db, 'SELECT id FROM checkpoints WHERE job_id = ? AND path = ?').get(jobId, rel) as { id: string } | undefined;
+    checkpointId = existing?.id ?? newId('ckpt');
+    if (!existing) {
+      sql(db, 'INSERT INTO checkpoints (id, job_id, project, path, existed, mode, content, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+        checkpointId, jobId, project, rel, before.exists ? 1 : 0, before.mode, before.content, before.sha, new Date().toISOString(),
+      );
+    }
+    sql(db, "INSERT INTO changes (job_id, project, path, kind, state, why, before_sha, after_sha, at) VALUES (?, ?, ?, ?, 'applied', ?, ?, ?, ?)").run(
+      jobId, project, rel, afterSha === null ? 'delete' : 'write', why, before.sha, afterSha, new Date().toISOString(),
+    );
+  }).immediate();
+  return checkpointId;
 }

@@ -1,19 +1,26 @@
 /*
- * Owned jobs: test commands now, agent tasks later.
+ * Owned jobs: test commands and agent tasks.
  *
- *   submit ─► row (queued, owner recorded first) ─► exact approval pending ─► waiting_approval
- *   approved (here, or by the CLI in another process; polled) ─► queue ─► gate job:run
- *   ─► supervisor + process group ─► output events ─► succeeded | failed | cancelled
+ *   test:  submit ─► row (queued, owner recorded first) ─► exact approval pending ─► waiting_approval
+ *          approved (here, or by the CLI in another process; polled) ─► queue ─► gate job:run
+ *          ─► supervisor + process group ─► output events ─► succeeded | failed | cancelled
+ *   agent: submitAgent ─► row (queued) ─► agent queue ─► a slot (agent.concurrent_tasks), and for
+ *          a build task the project's one writer slot (checked in the store, so another process's
+ *          writer counts) ─► TaskRunner.run(ctx) ─► events, approvals (waiting_approval while one
+ *          is pending) ─► 'answer' event ─► succeeded | failed | cancelled
  *
  * Jobs live in the process whose connection owns them. When an owner ends, its
  * queued, waiting and running jobs are cancelled; others continue. Jobs left
  * behind by a process that died are marked cancelled the next time an engine
  * opens the profile: their queue died with it, so they never start.
  */
+import { EventEmitter } from 'node:events';
 import type { GateRequest } from '../../gen/types/gate-request.js';
-import { ScError } from '../errors.js';
+import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from '../agent/types.js';
+import { asScError, ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
+import { redact, scrubText } from '../policy/redact.js';
 import { type Db, sql } from '../store/db.js';
 import { getProject } from '../store/projects.js';
 import type { Level } from '../ticket.js';
@@ -89,6 +96,12 @@ export function jobEvents(db: Db, jobId: string, opts: { limit: number; cursor?:
   return { items, next_cursor: rows.length > opts.limit && last ? encodeCursor([last.seq]) : null };
 }
 
+/** An agent task's final answer ({state, summary, reason, usage, steps}), or null while it runs. */
+export function jobAnswer(db: Db, jobId: string): unknown {
+  const r = sql(db, "SELECT body FROM job_events WHERE job_id = ? AND kind = 'answer' ORDER BY seq DESC LIMIT 1").get(jobId) as { body: string } | undefined;
+  return r ? (JSON.parse(r.body) as unknown) : null;
+}
+
 export function listJobs(db: Db, project: string, owner: string, opts: { limit: number; cursor?: string }): Page<JobRow> {
   const after = opts.cursor ? decodeCursor(opts.cursor, 2) : undefined;
   const rows = (
@@ -147,6 +160,43 @@ export interface JobsConfig {
   readonly db: () => Db;
   readonly policy: Policy;
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * False in the shared engine: every decider tells it through its socket (notifyDecision),
+   * so nothing needs to poll. A temporary engine polls, since a CLI in another process
+   * cannot reach it.
+   */
+  readonly poll?: boolean;
+}
+
+/** What an agent task is asked to do, as submitted. */
+export interface AgentSpec {
+  readonly project: string;
+  readonly owner: string;
+  readonly ceiling: Level;
+  readonly prompt: string;
+  readonly mode: TaskMode;
+  /** A configured model id; null means the profile's default. */
+  readonly modelId: string | null;
+  /** Who asked, as the gate saw them. */
+  readonly principal: GateRequest['principal'];
+}
+
+/** Builds the runner for one agent job when it starts (the model's credentials are resolved then, not at submit). */
+export type AgentRunnerFactory = (spec: AgentSpec & { readonly jobId: string }) => TaskRunner;
+
+interface AgentHandle {
+  readonly done: Promise<unknown>;
+  cancel(): void;
+}
+
+/** Whether a build task of this project (other than `id`) holds the writer slot, in any process. */
+function writerOf(db: Db, project: string, id: string): { id: string; owner: string } | undefined {
+  return sql(
+    db,
+    `SELECT j.id, j.owner FROM jobs j JOIN job_events e ON e.job_id = j.id AND e.kind = 'submitted'
+     WHERE j.project = ? AND j.kind = 'agent' AND j.state IN ('running', 'waiting_approval') AND j.id != ?
+       AND json_extract(e.body, '$.mode') = 'build' LIMIT 1`,
+  ).get(project, id) as { id: string; owner: string } | undefined;
 }
 
 export class Jobs {
@@ -156,6 +206,12 @@ export class Jobs {
   private readonly cancelling = new Set<string>();
   private poller: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly agentQueue: Array<AgentSpec & { id: string }> = [];
+  private readonly agents = new Map<string, AgentHandle>();
+  private readonly endedOwners = new Set<string>();
+  private agentRetry: NodeJS.Timeout | undefined;
+  private runners: AgentRunnerFactory | undefined;
+  private readonly decisions = new EventEmitter().setMaxListeners(0);
 
   constructor(private readonly c: JobsConfig) {
     reapOrphans(c.db());
@@ -185,8 +241,58 @@ export class Jobs {
     return { job: getJob(db, id) as JobRow, approval: getApproval(db, approvalId) as ApprovalRow };
   }
 
+  /** Calls fn when approval `approvalId` is decided (pushed by notifyDecision). Returns the unsubscribe. */
+  onDecision(approvalId: string, fn: () => void): () => void {
+    this.decisions.on(approvalId, fn);
+    return () => this.decisions.off(approvalId, fn);
+  }
+
+  /** An approval was decided in the store, here or by another process: act on it now. */
+  notifyDecision(approvalId: string): void {
+    this.decisions.emit(approvalId);
+    this.sync();
+  }
+
+  /**
+   * Waits until approval `approvalId` is no longer pending and returns its state. Woken by
+   * notifyDecision; a temporary engine also re-reads the store every approval_poll_ms,
+   * because a decision made by the CLI in another process is not pushed to it.
+   */
+  waitDecision(approvalId: string, signal?: AbortSignal): Promise<ApprovalRow['state']> {
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => {
+        off();
+        if (timer) clearInterval(timer);
+        signal?.removeEventListener('abort', abort);
+      };
+      const check = () => {
+        const a = getApproval(this.c.db(), approvalId);
+        if (!a) {
+          done();
+          reject(new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(approvalId)}`));
+        } else if (a.state !== 'pending') {
+          done();
+          resolve(a.state);
+        }
+      };
+      const abort = () => {
+        done();
+        reject(signal?.reason instanceof Error ? signal.reason : new ScError('SC_TIMEOUT', 'stopped waiting for an approval'));
+      };
+      const off = this.onDecision(approvalId, check);
+      if (signal?.aborted) return abort();
+      signal?.addEventListener('abort', abort, { once: true });
+      if (this.c.poll !== false) {
+        timer = setInterval(check, this.limits.jobs.approval_poll_ms);
+        timer.unref();
+      }
+      check();
+    });
+  }
+
   private ensurePolling(): void {
-    if (this.poller || this.closed) return;
+    if (this.poller || this.closed || this.c.poll === false) return;
     this.poller = setInterval(() => this.sync(), this.limits.jobs.approval_poll_ms);
     this.poller.unref();
   }
@@ -226,7 +332,7 @@ export class Jobs {
     const req: GateRequest = {
       action: 'job:run',
       principal: { kind: 'engine', owner: job.owner, allow_write: job.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level },
+      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
       requested_level: job.ceiling,
       resource: { kind: 'job', id, owner: job.owner, project: job.project },
       args: { argv: action.argv, cwd: action.cwd },
@@ -267,6 +373,7 @@ export class Jobs {
     const db = this.c.db();
     const job = getJob(db, id);
     if (!job) throw new ScError('SC_JOB_NOT_FOUND', `no job ${JSON.stringify(id)}`);
+    if (job.kind === 'agent') return this.cancelAgent(job);
     const qi = this.queue.indexOf(id);
     if (qi >= 0) this.queue.splice(qi, 1);
     if (this.waiting.delete(id) || qi >= 0 || (job.state === 'waiting_approval' && !this.running.has(id))) {
@@ -285,6 +392,8 @@ export class Jobs {
 
   /** An owner ended: cancel everything it still has, and wait until its processes are gone. */
   async cancelOwner(owner: string): Promise<void> {
+    // From here on nothing of this owner starts, even a job submitted in the same instant.
+    this.endedOwners.add(owner);
     const db = this.c.db();
     const ids = (sql(db, `SELECT id FROM jobs WHERE owner = ? AND state IN ${ACTIVE}`).all(owner) as Array<{ id: string }>).map((r) => r.id);
     await Promise.all(ids.map((id) => this.cancel(id)));
@@ -293,8 +402,157 @@ export class Jobs {
   async close(): Promise<void> {
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
-    const ids = [...new Set([...this.queue, ...this.waiting, ...this.running.keys()])];
+    if (this.agentRetry) clearTimeout(this.agentRetry);
+    this.agentRetry = undefined;
+    const ids = [...new Set([...this.queue, ...this.waiting, ...this.running.keys(), ...this.agentQueue.map((a) => a.id), ...this.agents.keys()])];
     await Promise.all(ids.map((id) => this.cancel(id)));
     this.closed = true;
+  }
+
+  /** Sets how agent jobs get their runner (src/agent/task.ts); the engine itself knows no models. */
+  useAgentRunners(factory: AgentRunnerFactory): void {
+    this.runners ??= factory;
+  }
+
+  get hasAgentRunners(): boolean {
+    return this.runners !== undefined;
+  }
+
+  /** Queues an agent task; it returns at once with the queued row. */
+  submitAgent(spec: AgentSpec): JobRow {
+    if (this.closed) throw new ScError('SC_INTERNAL', 'the engine is closing');
+    if (this.endedOwners.has(spec.owner)) throw new ScError('SC_CANCELLED', 'this owner has ended; its tasks are cancelled');
+    const l = this.limits.agent;
+    if (spec.prompt.length > l.prompt_chars) throw new ScError('SC_LIMIT_REACHED', `a task prompt may be at most ${l.prompt_chars} characters`);
+    const db = this.c.db();
+    const id = newId('job');
+    const prompt = scrubText(spec.prompt);
+    db.transaction(() => {
+      const used = (sql(db, 'SELECT count(*) AS n FROM jobs WHERE owner = ?').get(spec.owner) as { n: number }).n;
+      if (used >= this.limits.ownership.jobs_per_owner) throw new ScError('SC_LIMIT_REACHED', `this owner has submitted ${used} jobs, the most one connection may; reconnect to submit more`);
+      const t = now();
+      const title = `${spec.mode}: ${prompt.replace(/\s+/g, ' ').trim()}`.slice(0, 200);
+      sql(db, "INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, created_at, updated_at) VALUES (?, ?, 'agent', ?, ?, 'queued', ?, ?, ?)").run(id, spec.project, spec.owner, spec.ceiling, title, t, t);
+      addEvent(db, id, 'submitted', { mode: spec.mode, model: spec.modelId, ceiling: spec.ceiling, principal: spec.principal.kind, prompt: prompt.slice(0, l.event_text_chars) });
+    }).immediate();
+    this.agentQueue.push({ ...spec, prompt, id });
+    // Started on the next turn of the event loop: the submitter gets its job id first.
+    setImmediate(() => this.pumpAgents());
+    return getJob(db, id) as JobRow;
+  }
+
+  private pumpAgents(): void {
+    if (this.agentRetry) clearTimeout(this.agentRetry);
+    this.agentRetry = undefined;
+    const db = this.c.db();
+    let blocked = false;
+    for (let i = 0; !this.closed && i < this.agentQueue.length && this.agents.size < this.limits.agent.concurrent_tasks; ) {
+      const spec = this.agentQueue[i] as AgentSpec & { id: string };
+      const job = getJob(db, spec.id);
+      if (!job || job.state !== 'queued') {
+        this.agentQueue.splice(i, 1);
+        continue;
+      }
+      if (this.endedOwners.has(spec.owner)) {
+        this.agentQueue.splice(i, 1);
+        setState(db, spec.id, 'cancelled');
+        continue;
+      }
+      let started = false;
+      db.transaction(() => {
+        const holder = spec.mode === 'build' ? writerOf(db, spec.project, spec.id) : undefined;
+        if (holder && !alive(holder.owner)) reapOrphans(db);
+        if (holder && alive(holder.owner)) return;
+        setState(db, spec.id, 'running');
+        started = true;
+      }).immediate();
+      if (!started) {
+        blocked = true;
+        i++;
+        continue;
+      }
+      this.agentQueue.splice(i, 1);
+      this.startAgent(spec);
+    }
+    // A writer slot held elsewhere (maybe by another process) frees without telling us: look again.
+    if (blocked && !this.closed) {
+      this.agentRetry = setTimeout(() => this.pumpAgents(), this.limits.agent.queue_poll_ms);
+      this.agentRetry.unref();
+    }
+  }
+
+  private startAgent(spec: AgentSpec & { id: string }): void {
+    const db = this.c.db();
+    const id = spec.id;
+    const ctl = new AbortController();
+    const l = this.limits;
+    const ctx: TaskContext = {
+      jobId: id, project: spec.project, mode: spec.mode, ceiling: spec.ceiling, owner: spec.owner, prompt: spec.prompt, signal: ctl.signal,
+      emit: (kind, body) => addEvent(db, id, kind, redact(body, l.agent.event_text_chars)),
+      requestApproval: (kind, action) => this.awaitApproval(id, kind, action, ctl.signal),
+    };
+    const run = async (): Promise<TaskOutcome> => {
+      if (!this.runners) throw new ScError('SC_INTERNAL', 'no agent runtime is attached to this engine');
+      const runner = this.runners({ ...spec, jobId: id });
+      return runner.run(ctx);
+    };
+    const done = run()
+      .catch((err: unknown): TaskOutcome => {
+        const e = asScError(err);
+        return ctl.signal.aborted ? { state: 'cancelled', summary: null, reason: { code: 'SC_CANCELLED', message: 'the task was cancelled' } } : { state: 'failed', summary: null, reason: { code: e.code, message: e.message } };
+      })
+      .then((o) => {
+        const state = ctl.signal.aborted && o.state !== 'succeeded' ? 'cancelled' : o.state;
+        sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'engine' WHERE job_id = ? AND state = 'pending'").run(now(), id);
+        addEvent(db, id, 'answer', redact({ state, summary: o.summary, reason: o.reason ?? null, usage: o.usage ?? null, steps: o.steps ?? null }, l.agent.summary_chars));
+        setState(db, id, state);
+      })
+      .catch((err: unknown) => {
+        // The store itself failed: nothing more can be recorded; keep the engine alive.
+        process.emitWarning(`shadowcode: job ${id} could not record its end: ${(err as Error).message}`);
+      })
+      .finally(() => {
+        this.agents.delete(id);
+        this.pumpAgents();
+      });
+    this.agents.set(id, { done, cancel: () => ctl.abort(new ScError('SC_CANCELLED', 'the task was cancelled')) });
+    addEvent(db, id, 'started', {});
+  }
+
+  /** Records one exact pending approval and waits for its decision, made here or in any other process. */
+  private async awaitApproval(jobId: string, kind: ApprovalKind, action: Record<string, unknown>, signal: AbortSignal): Promise<ApprovalOutcome> {
+    const db = this.c.db();
+    const id = newId('appr');
+    if (signal.aborted) return 'cancelled';
+    db.transaction(() => {
+      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, ?, ?, 'pending', ?)").run(id, jobId, kind, JSON.stringify(action), now());
+      addEvent(db, jobId, 'approval_requested', { approval_id: id, kind, action: redact(action, this.limits.agent.event_text_chars) });
+      setState(db, jobId, 'waiting_approval');
+    }).immediate();
+    try {
+      // Woken by notifyDecision (pushed in the shared engine); a temporary engine also polls the store.
+      return (await this.waitDecision(id, signal)) as ApprovalOutcome;
+    } catch (err) {
+      if (signal.aborted) return 'cancelled';
+      throw err;
+    } finally {
+      sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'engine' WHERE id = ? AND state = 'pending'").run(now(), id);
+      if (getJob(db, jobId)?.state === 'waiting_approval') setState(db, jobId, 'running');
+    }
+  }
+
+  private async cancelAgent(job: JobRow): Promise<JobRow> {
+    const db = this.c.db();
+    const qi = this.agentQueue.findIndex((a) => a.id === job.id);
+    if (qi >= 0) this.agentQueue.splice(qi, 1);
+    const handle = this.agents.get(job.id);
+    if (handle) {
+      handle.cancel();
+      await handle.done;
+    } else if (job.state === 'queued') {
+      // Queued here (or left queued by this process): it never reaches the model.
+      setState(db, job.id, 'cancelled');
+    }
+    return getJob(db, job.id) as JobRow;
   }
 }

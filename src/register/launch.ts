@@ -8,6 +8,7 @@ import { realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { ScError } from '../errors.js';
 import { packageRoot } from '../util/paths.js';
+import { VERSION } from '../version.js';
 
 export interface LaunchInput {
   readonly workspace: string;
@@ -45,7 +46,7 @@ export function checkPersistent(paths: readonly string[], env: NodeJS.ProcessEnv
     if (marker || temp) {
       throw new ScError(
         'SC_REGISTER_TEMPORARY',
-        `${p} is in a temporary location (${marker ? `a package-runner cache, ${marker}` : `the temp directory ${temp}`}) that may be gone when your client starts it. Install shadowcode persistently, e.g. npm install -g shadowcode, then run mcp register from that install.`,
+        `${p} is in a temporary location (${marker ? `a package-runner cache, ${marker}` : `the temp directory ${temp}`}) that may be gone when your client starts it. Install shadowcode persistently (from a checkout: npm ci && npm run build && npm link; or npm pack there and npm install -g ./shadowcode-${VERSION}.tgz), then run mcp register from that install.`,
         { path: p },
       );
     }

@@ -17,6 +17,8 @@ const byKey = {
   clients: gen.validateClients,
   'decision-case': gen.validateDecisionCase,
   definition: gen.validateDefinition,
+  'engine-frame': gen.validateEngineFrame,
+  'engine-reply': gen.validateEngineReply,
   environment: gen.validateEnvironment,
   error: gen.validateError,
   'gate-request': gen.validateGateRequest,
@@ -58,6 +60,22 @@ export function checkToolArgs<T>(tool: string, args: unknown): T {
   const key = tool.split('_').map((w) => (w ? w[0]!.toUpperCase() + w.slice(1) : w)).join('');
   const v = toolValidators.get(key);
   if (!v) throw new ScError('SC_TOOL_UNKNOWN', `no tool named ${tool}`);
+  if (v(args)) return args as T;
+  const { path, message } = describeAjvError(v.errors?.[0]);
+  throw new ScError('SC_TOOL_ARGS_INVALID', `${tool} arguments at ${path}: ${message}`, { path });
+}
+
+const agentToolValidators = new Map<string, GeneratedValidator>(
+  Object.entries(gen)
+    .filter(([k]) => k.startsWith('validateAgentTool'))
+    .map(([k, v]) => [k.slice('validateAgentTool'.length), v as GeneratedValidator]),
+);
+
+/** Validates a native task tool's arguments (already parsed JSON) against schemas/agent-tools/<name>.schema.json. */
+export function checkAgentToolArgs<T>(tool: string, args: unknown): T {
+  const key = tool.split('_').map((w) => (w ? w[0]!.toUpperCase() + w.slice(1) : w)).join('');
+  const v = agentToolValidators.get(key);
+  if (!v) throw new ScError('SC_TOOL_UNKNOWN', `no task tool named ${tool}`);
   if (v(args)) return args as T;
   const { path, message } = describeAjvError(v.errors?.[0]);
   throw new ScError('SC_TOOL_ARGS_INVALID', `${tool} arguments at ${path}: ${message}`, { path });

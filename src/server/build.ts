@@ -12,7 +12,7 @@ import { enforce } from '../policy/gate.js';
 import { hostInputSchema } from '../schema/host-schema.js';
 import { VERSION } from '../version.js';
 import type { Connection } from './connection.js';
-import { callTool } from './dispatch.js';
+import { type AdmittedCall, callTool } from './dispatch.js';
 import { ANY_PARAMS, promptParams, resourceParams } from './params.js';
 import { PROMPTS } from './prompts.js';
 import { RESOURCES, readResource } from './resources.js';
@@ -42,11 +42,11 @@ function protocolError(err: unknown): ProtocolError {
   return new ProtocolError(code, `${e.code}: ${e.message}`, e.toJSON().error);
 }
 
-export function buildServer(conn: Connection): Server {
+export function buildServer(conn: Connection, admitted?: AdmittedCall): Server {
   const server = new Server({ name: 'shadowcode', version: VERSION }, { capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} }, instructions: INSTRUCTIONS });
   const tools = toolList();
   server.setRequestHandler('tools/list', () => ({ tools: tools as ListedTool[] }));
-  server.setRequestHandler('tools/call', (req, ctx) => callTool(conn, req.params.name, req.params.arguments, ctx.mcpReq.signal));
+  server.setRequestHandler('tools/call', (req, ctx) => callTool(conn, req.params.name, req.params.arguments, ctx.mcpReq.signal, admitted));
   server.setRequestHandler('resources/list', () => ({
     resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: 'application/json' })),
   }));

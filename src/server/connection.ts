@@ -1,12 +1,14 @@
 /*
  * One MCP owner: a stdio connection, or an HTTP gateway shared by its callers.
  * It is fixed to one canonical project for its whole life; trust is re-read for
- * every request, so `shadowcode untrust` takes effect on the next call.
+ * every request, inside the transaction that records its decision (GateEnv.project),
+ * so `shadowcode untrust` takes effect on the next call.
  */
 import { randomBytes } from 'node:crypto';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import type { Engine } from '../engine/engine.js';
-import { type GateEnv } from '../policy/gate.js';
+import type { OwnerSpec } from '../engine/engine-submit.js';
+import { type GateEnv, type PendingRequest } from '../policy/gate.js';
 import { getProject } from '../store/projects.js';
 import { OperationLimiter } from './operations.js';
 
@@ -22,10 +24,19 @@ export class Connection {
   readonly owner: string;
   readonly ops: OperationLimiter;
 
+  private readonly env: GateEnv;
+  private readonly principal: GateRequest['principal'];
+
   constructor(readonly opts: ConnectionOptions) {
     this.owner = `${opts.transport}:${process.pid}:${randomBytes(4).toString('hex')}`;
     const l = opts.engine.policy.limits.stdio_server;
     this.ops = new OperationLimiter(l.concurrent_operations, l.operation_deadline_ms);
+    this.principal = Object.freeze({ kind: opts.transport, owner: this.owner, allow_write: opts.allowWrite, allow_approvals: opts.allowApprovals });
+    const project = (db: Parameters<typeof getProject>[0]) => {
+      const p = getProject(db, this.project);
+      return { path: p.path, trusted: p.trusted, level: p.level, network: p.network };
+    };
+    this.env = Object.freeze({ policy: opts.engine.policy, db: () => this.engine.db(), project });
   }
 
   get engine(): Engine {
@@ -36,17 +47,22 @@ export class Connection {
     return this.opts.project;
   }
 
-  gate(): GateEnv {
-    return { policy: this.engine.policy, db: () => this.engine.db() };
+  /** This connection as the owner of its jobs, for the engine. */
+  get ownerSpec(): OwnerSpec {
+    return { label: this.owner, transport: this.opts.transport, project: this.project };
   }
 
-  request(action: string, extra: Partial<Pick<GateRequest, 'resource' | 'args' | 'requested_level'>> = {}): GateRequest {
-    const p = getProject(this.engine.db(), this.project);
-    return {
-      action,
-      principal: { kind: this.opts.transport, owner: this.owner, allow_write: this.opts.allowWrite, allow_approvals: this.opts.allowApprovals },
-      project: { path: p.path, trusted: p.trusted, level: p.level },
-      ...extra,
-    };
+  gate(): GateEnv {
+    return this.env;
+  }
+
+  /** A request for the gate; it fills in the project's trust when it decides. */
+  request(action: string, extra: Partial<Pick<GateRequest, 'resource' | 'args' | 'requested_level'>> = {}): PendingRequest {
+    return { action, principal: this.principal, ...extra };
+  }
+
+  /** A request with the project's trust as stored now: for explaining what would be decided, not for deciding. */
+  requestNow(action: string, extra: Partial<Pick<GateRequest, 'resource' | 'args' | 'requested_level'>> = {}): GateRequest {
+    return { ...this.request(action, extra), project: this.env.project!(this.engine.db()) };
   }
 }

@@ -3,9 +3,15 @@
  *
  *   TCP front (≤ 32 open, then 503; one request each: http-accept.ts) ─► rate window
  *   (429) ─► guards: Host, Origin, query, path, bearer token, method, duplicated
- *   headers ─► gate (audited) ─► body ≤ 1 MiB in 5 s, nesting ≤ body_depth, one message (a batch is 400)
+ *   headers ─► body ≤ 1 MiB in 5 s, nesting ≤ body_depth, one message (a batch is 400)
+ *   ─► parsed once; a tools/call is checked and prepared
+ *   ─► gate.admit([http:request, tool:…]): both decisions in one committed transaction
  *   ─► credentials stripped ─► SDK createMcpHandler (stateless; 2026-07-28 and
- *   legacy) ─► response ≤ 8 MiB within 60 s ─► outcome audited
+ *   legacy; the parsed body and the tool's admission handed in) ─► response ≤ 8 MiB
+ *   within 60 s ─► outcome row deferred: written with the next commit, or within
+ *   audit.deferred_flush_ms / audit.deferred_rows
+ *
+ * No response byte is written and no tool runs before the decision rows commit.
  *
  * One gateway is one owner shared by every caller holding the token. Each
  * connection carries one request.
@@ -14,13 +20,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { Engine } from '../engine/engine.js';
 import { ScError } from '../errors.js';
-import { enforce } from '../policy/gate.js';
-import { appendAudit } from '../store/audit.js';
+import { type Admission, admit, enforce } from '../policy/gate.js';
+import { deferAudit, flushAudit } from '../store/audit.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { invalidRequest, nestsDeeperThan, topLevel } from '../transport/envelope.js';
 import { RateWindow } from '../transport/rate.js';
 import { buildServer } from './build.js';
 import { Connection } from './connection.js';
+import { type AdmittedCall, type PreparedCall, prepareCall } from './dispatch.js';
 import { acceptConnections } from './http-accept.js';
 import { type Bind, loopbackHosts, loopbackOrigins, proxyAllowances } from './http-config.js';
 import { checkBearer, checkBody, checkHeaders, checkHost, checkMethod, checkOrigin, checkTarget, digest, forwardableHeaders, type GuardConfig, type Refusal } from './http-guards.js';
@@ -47,6 +54,14 @@ function send(res: ServerResponse, status: number, body = ''): void {
   if (res.headersSent) return void res.destroy();
   res.writeHead(status, { 'content-type': 'application/json', connection: 'close', ...(status === 429 ? { 'retry-after': '1' } : {}) });
   res.end(body);
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 function readBody(req: IncomingMessage, maxBytes: number, deadlineMs: number): Promise<Buffer | Refusal | 'timeout'> {
@@ -79,10 +94,27 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
   assertTicket(ticket, 'cli:serve.http');
   const L = o.engine.policy.limits.http_server;
   const conn = new Connection({ transport: 'http', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine });
-  const handler = createMcpHandler(() => buildServer(conn), { legacy: 'stateless', maxRequestBodySize: L.body_bytes, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
+  // The tool call each request carries, decided with the request: the per-request server picks it up by its Request.
+  const admitted = new WeakMap<Request, AdmittedCall>();
+  const handler = createMcpHandler((ctx) => buildServer(conn, ctx.requestInfo ? admitted.get(ctx.requestInfo) : undefined), { legacy: 'stateless', maxRequestBodySize: L.body_bytes, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
   const rate = new RateWindow(L.requests_per_second);
   let cfg: GuardConfig | undefined;
   const gate = conn.gate();
+  const A = o.engine.policy.limits.audit;
+  const deferBound = { flush_ms: A.deferred_flush_ms, rows: A.deferred_rows };
+
+  /** The tools/call a body carries, checked and ready for the gate; anything else is decided by the SDK path. */
+  const toolCallOf = (msg: unknown): PreparedCall | undefined => {
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return undefined;
+    const m = msg as { method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+    if (m.method !== 'tools/call' || !m.params || typeof m.params !== 'object' || typeof m.params.name !== 'string') return undefined;
+    try {
+      return prepareCall(conn, m.params.name, m.params.arguments);
+    } catch {
+      // An unknown tool or bad arguments: callTool reports it the usual way, with no decision to record.
+      return undefined;
+    }
+  };
 
   const refuse = async (res: ServerResponse, r: Refusal, method: string | undefined): Promise<void> => {
     // Refusals are audited as denied decisions; the credential is never part of what is recorded.
@@ -101,50 +133,71 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
     if (refusal) return refuse(res, refusal, req.method);
     const started = performance.now();
     const mcpMethod = req.headersDistinct['mcp-method']?.[0] ?? '';
-    await enforce(gate, conn.request('http:request', { args: { method: 'POST', mcp_method: mcpMethod.slice(0, 128) } }), async (t) => {
-      const body = await readBody(req, L.body_bytes, L.body_deadline_ms);
-      if (body === 'timeout') return void res.destroy();
-      if (!Buffer.isBuffer(body)) return send(res, body.status);
-      // Bounded before anything parses it: a 100,000-deep body gets an error, not a stack overflow.
-      if (nestsDeeperThan(body, L.body_depth)) {
-        return send(res, 400, JSON.stringify(invalidRequest(topLevel(body.toString('utf8')).id ?? null, `Invalid Request: the message nests deeper than ${L.body_depth} levels`)));
-      }
+    const outer = conn.request('http:request', { args: { method: 'POST', mcp_method: mcpMethod.slice(0, 128) } });
+    // The body is read before the decision so that the request and the tool call it carries are decided,
+    // and recorded, in one transaction; nothing is answered before that commit.
+    const body = await readBody(req, L.body_bytes, L.body_deadline_ms);
+    let parsed: unknown;
+    let call: PreparedCall | undefined;
+    let early: (() => void) | undefined;
+    if (body === 'timeout') early = () => void res.destroy();
+    else if (!Buffer.isBuffer(body)) early = () => send(res, body.status);
+    // Bounded before anything parses it: a 100,000-deep body gets an error, not a stack overflow.
+    else if (nestsDeeperThan(body, L.body_depth)) {
+      early = () => send(res, 400, JSON.stringify(invalidRequest(topLevel(body.toString('utf8')).id ?? null, `Invalid Request: the message nests deeper than ${L.body_depth} levels`)));
+    } else {
       const unread = checkBody(body);
-      if (unread) return send(res, unread.status, unread.body);
-      const ac = new AbortController();
-      res.on('close', () => {
-        if (!res.writableFinished) ac.abort();
-      });
-      const deadline = setTimeout(() => {
-        ac.abort();
-        res.destroy();
-      }, L.request_deadline_ms);
-      let bytes = 0;
-      try {
-        const request = new Request(`http://${req.headers.host}/mcp`, { method: 'POST', headers: forwardableHeaders(req.headersDistinct), body: new Uint8Array(body), signal: ac.signal });
-        const response = await handler.fetch(request);
-        const headers: Record<string, string> = { connection: 'close' };
-        response.headers.forEach((v, k) => {
-          if (k !== 'content-length' && k !== 'connection') headers[k] = v;
-        });
-        res.writeHead(response.status, headers);
-        if (response.body) {
-          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-            bytes += chunk.byteLength;
-            // INVARIANT: headers are already sent, so an over-size response can only be cut off, never relabelled.
-            if (bytes > L.response_bytes) throw new ScError('SC_RESULT_TOO_LARGE', `response over ${L.response_bytes} bytes`);
-            if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
-          }
-        }
-        res.end();
-      } catch (err) {
-        o.log(`shadowcode: request failed: ${(err as Error).message}`);
-        res.destroy();
-      } finally {
-        clearTimeout(deadline);
-        appendAudit(o.engine.db(), 'http_outcome', { decision_id: t.decisionId, status: res.statusCode, bytes, ms: Math.round(performance.now() - started) });
+      if (unread) early = () => send(res, unread.status, unread.body);
+      else {
+        parsed = parseJson(body);
+        call = toolCallOf(parsed);
       }
+    }
+    const [request, tool] = admit(gate, call ? [outer, call.request] : [outer]) as [Admission, Admission | undefined];
+    if (request.denied) throw request.denied;
+    const t = request.ticket;
+    if (early) {
+      early();
+      return void deferAudit(o.engine.db(), 'http_outcome', { decision_id: t.decisionId, status: res.statusCode, bytes: 0, ms: Math.round(performance.now() - started) }, deferBound);
+    }
+    const ac = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) ac.abort();
     });
+    const deadline = setTimeout(() => {
+      ac.abort();
+      res.destroy();
+    }, L.request_deadline_ms);
+    let bytes = 0;
+    try {
+      // A body that parsed is handed over parsed (the SDK does not read it again); one that did not goes as bytes, for the SDK's own parse error.
+      const init: RequestInit = { method: 'POST', headers: forwardableHeaders(req.headersDistinct), signal: ac.signal };
+      if (parsed === undefined) init.body = new Uint8Array(body as Buffer);
+      const request = new Request(`http://${req.headers.host}/mcp`, init);
+      if (call && tool) admitted.set(request, { call, admission: tool });
+      const response = await handler.fetch(request, parsed === undefined ? undefined : { parsedBody: parsed });
+      const headers: Record<string, string> = { connection: 'close' };
+      response.headers.forEach((v, k) => {
+        if (k !== 'content-length' && k !== 'connection') headers[k] = v;
+      });
+      res.writeHead(response.status, headers);
+      if (response.body) {
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+          bytes += chunk.byteLength;
+          // INVARIANT: headers are already sent, so an over-size response can only be cut off, never relabelled.
+          if (bytes > L.response_bytes) throw new ScError('SC_RESULT_TOO_LARGE', `response over ${L.response_bytes} bytes`);
+          if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+        }
+      }
+      res.end();
+    } catch (err) {
+      o.log(`shadowcode: request failed: ${(err as Error).message}`);
+      res.destroy();
+    } finally {
+      clearTimeout(deadline);
+      // After the fact: the decisions are committed; the outcome rides with the next commit (bounded by policy).
+      deferAudit(o.engine.db(), 'http_outcome', { decision_id: t.decisionId, status: res.statusCode, bytes, ms: Math.round(performance.now() - started) }, deferBound);
+    }
   };
 
   // Deadlines for headers and the body, and the connection cap, are the front's and readBody's.
@@ -179,6 +232,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
       // In-flight requests get the request deadline to finish; idle sockets go now.
       await front.close(L.request_deadline_ms);
       await handler.close();
+      flushAudit(o.engine.db());
       await o.engine.releaseOwner(conn.owner);
     },
   };

@@ -6,6 +6,12 @@
  *
  * Triggers refuse UPDATE and DELETE; verify() still recomputes everything,
  * because someone with the file can drop a trigger.
+ *
+ *   appendAuditRows(db, build) ─► BEGIN IMMEDIATE ─► head ─► deferred rows, then build()'s rows ─► COMMIT
+ *   deferAudit(db, row)        ─► queued; rides with the next commit, or flushed within the bound
+ *
+ * One transaction per batch: each commit costs a lock round and an fsync-free WAL
+ * write, which is most of an audited call.
  */
 import type { AuditReport } from '../../gen/types/audit-report.js';
 import { sha256 } from '../util/canonical-json.js';
@@ -26,29 +32,124 @@ function rowHash(prev: string, seq: number, at: string, kind: string, body: stri
   return sha256(`${prev}\n${seq}\n${at}\n${kind}\n${body}`);
 }
 
-const appenders = new WeakMap<Db, (kind: string, text: string) => number>();
+export interface AuditRow {
+  readonly kind: string;
+  /** Already redacted; stored as its JSON text. */
+  readonly body: unknown;
+}
 
-function appender(db: Db): (kind: string, text: string) => number {
-  let fn = appenders.get(db);
+interface Text {
+  readonly kind: string;
+  readonly text: string;
+}
+
+/** Rows recorded after the fact (an HTTP outcome): they ride with the next commit, or a flush within the bound. */
+interface Deferred {
+  rows: Text[];
+  timer: NodeJS.Timeout | undefined;
+}
+
+export interface DeferBound {
+  /** Flush at the latest this long after the first deferred row. */
+  readonly flush_ms: number;
+  /** Flush at once when this many rows wait. */
+  readonly rows: number;
+}
+
+const writers = new WeakMap<Db, (build: () => readonly Text[]) => number[]>();
+const deferred = new WeakMap<Db, Deferred>();
+
+function writer(db: Db): (build: () => readonly Text[]) => number[] {
+  let fn = writers.get(db);
   if (!fn) {
-    const tx = db.transaction((kind: string, text: string) => {
-      const last = sql(db, 'SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined;
-      const seq = (last?.seq ?? 0) + 1;
-      const prev = last?.hash ?? GENESIS;
+    const head = sql(db, 'SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
+    const insert = sql(db, 'INSERT INTO audit (seq, at, kind, body, prev, hash) VALUES (?, ?, ?, ?, ?, ?)');
+    const tx = db.transaction((build: () => readonly Text[]) => {
+      // The head is read under the write lock: another process appending waits for us, or we for it.
+      const last = head.get() as { seq: number; hash: string } | undefined;
+      let seq = last?.seq ?? 0;
+      let prev = last?.hash ?? GENESIS;
+      const waiting = deferred.get(db)?.rows ?? [];
+      const rows = waiting.length ? [...waiting, ...build()] : build();
       const at = new Date().toISOString();
-      sql(db, 'INSERT INTO audit (seq, at, kind, body, prev, hash) VALUES (?, ?, ?, ?, ?, ?)').run(seq, at, kind, text, prev, rowHash(prev, seq, at, kind, text));
-      return seq;
+      const seqs: number[] = [];
+      for (const r of rows) {
+        seq++;
+        const hash = rowHash(prev, seq, at, r.kind, r.text);
+        insert.run(seq, at, r.kind, r.text, prev, hash);
+        prev = hash;
+        seqs.push(seq);
+      }
+      return seqs.slice(waiting.length);
     });
     // Immediate: the read of the last row and the insert must not interleave with another process.
-    fn = (kind, text) => tx.immediate(kind, text) as number;
-    appenders.set(db, fn);
+    fn = (build) => {
+      const seqs = tx.immediate(build) as number[];
+      // Committed: the rows that rode along are on disk now.
+      const d = deferred.get(db);
+      if (d) {
+        d.rows = [];
+        if (d.timer) clearTimeout(d.timer);
+        d.timer = undefined;
+      }
+      return seqs;
+    };
+    writers.set(db, fn);
   }
   return fn;
 }
 
 /** Appends one row; callers pass already-redacted bodies. Returns the row's sequence number. */
 export function appendAudit(db: Db, kind: string, body: unknown): number {
-  return appender(db)(kind, JSON.stringify(body));
+  return writer(db)(() => [{ kind, text: JSON.stringify(body) }])[0] as number;
+}
+
+/**
+ * Appends rows in one write transaction. `build` runs inside it, holding the
+ * write lock, so what it reads (a project's trust) cannot change before the rows
+ * that depend on it commit. Any deferred rows are written first, in order.
+ */
+export function appendAuditRows(db: Db, build: () => readonly AuditRow[]): number[] {
+  return writer(db)(() => build().map((r) => ({ kind: r.kind, text: JSON.stringify(r.body) })));
+}
+
+/**
+ * Records a row after the fact without a commit of its own: it is written with
+ * the next append on this connection, or by a flush within `bound`. Only for rows
+ * that follow an action already decided and recorded (never a decision).
+ */
+export function deferAudit(db: Db, kind: string, body: unknown, bound: DeferBound): void {
+  let d = deferred.get(db);
+  if (!d) deferred.set(db, (d = { rows: [], timer: undefined }));
+  d.rows.push({ kind, text: JSON.stringify(body) });
+  if (d.rows.length >= bound.rows) return void tryFlush(db);
+  if (!d.timer) {
+    d.timer = setTimeout(() => tryFlush(db), bound.flush_ms);
+    // The timer never keeps a process alive: closing the store flushes.
+    d.timer.unref();
+  }
+}
+
+function tryFlush(db: Db): void {
+  const d = deferred.get(db);
+  if (d) d.timer = undefined;
+  try {
+    flushAudit(db);
+  } catch {
+    // The rows stay queued and ride with the next commit.
+  }
+}
+
+/** Writes deferred rows now; call before closing the database. */
+export function flushAudit(db: Db): void {
+  const d = deferred.get(db);
+  if (!d || d.rows.length === 0 || !db.open) return;
+  writer(db)(() => []);
+}
+
+/** How many rows wait for a commit (for tests and status). */
+export function deferredAuditRows(db: Db): number {
+  return deferred.get(db)?.rows.length ?? 0;
 }
 
 export function verifyAudit(db: Db): AuditReport {

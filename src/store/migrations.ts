@@ -150,6 +150,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   `,
   `
+  ALTER TABLE projects ADD COLUMN network INTEGER NOT NULL DEFAULT 0 CHECK (network IN (0, 1));
+  `,
+  `
   CREATE TABLE catalog_pins (
     project       TEXT NOT NULL,
     definition_id TEXT NOT NULL,

@@ -155,7 +155,8 @@ export class SecretStore {
   set(ticket: GateTicket, name: string, value: string): { created: boolean } {
     assertTicket(ticket, 'cli:secret.set');
     checkSecretName(name);
-    if (value.length === 0) throw new ScError('SC_SECRET_VALUE_INVALID', 'secret value is empty');
+    // A value of only spaces or newlines is a paste gone wrong, never a credential.
+    if (value.trim().length === 0) throw new ScError('SC_SECRET_VALUE_INVALID', value.length === 0 ? 'secret value is empty' : 'secret value is only whitespace');
     if (Buffer.byteLength(value) > this.limits.value_bytes) {
       throw new ScError('SC_SECRET_VALUE_INVALID', `secret value is larger than ${this.limits.value_bytes} bytes`);
     }
@@ -164,7 +165,7 @@ export class SecretStore {
       const data = this.read();
       const existing = Object.prototype.hasOwnProperty.call(data.secrets, name) ? data.secrets[name] : undefined;
       if (!existing && Object.keys(data.secrets).length >= this.limits.count) {
-        throw new ScError('SC_SECRET_VALUE_INVALID', `the secret store already holds ${this.limits.count} secrets`);
+        throw new ScError('SC_LIMIT_REACHED', `the secret store already holds ${this.limits.count} secrets, the most allowed (secrets.count); remove one first`);
       }
       const now = new Date().toISOString();
       data.secrets[name] = { value, created_at: existing?.created_at ?? now, updated_at: now };

@@ -2,7 +2,7 @@
  * Canonical JSON: object keys sorted, no whitespace. Hashes taken over it do not
  * depend on key order or on whether the source was YAML or JSON.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
@@ -13,5 +13,5 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function sha256(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text);
 }

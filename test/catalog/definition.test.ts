@@ -1,5 +1,5 @@
 import t from 'tap';
-import { definitionHash, normalize, parseText, publicView } from '../../src/catalog/definition.js';
+import { definitionHash, definitionWarnings, normalize, parseText, publicView } from '../../src/catalog/definition.js';
 import { shippedPolicy } from '../../src/policy/load.js';
 
 const L = shippedPolicy().limits.definitions;
@@ -21,7 +21,7 @@ t.test('literal env values are kept out of the public view', async (t) => {
 
 t.test('refusals, each with a message that names the problem', async (t) => {
   const cases: Array<[string, RegExp]> = [
-    ['{"name":"x","command":["/bin/x"],"surprise":1}', /has unknown property "surprise"/],
+    ['{"name":"x","command":["/bin/x"],"surprise":1}', /unknown key "surprise" \(known keys: name, command, /],
     ['{"name":"x","url":"https://e.com/mcp","env":{"A":"b"}}', /env and env_refs apply to stdio commands only/],
     ['{"name":"x","url":"https://e.com/mcp","env_refs":{"A":"B"}}', /env and env_refs apply to stdio commands only/],
     ['{"name":"x","url":"https://e.com/mcp","command":["/bin/x"]}', /either command or url/],
@@ -34,14 +34,54 @@ t.test('refusals, each with a message that names the problem', async (t) => {
     ['{"name":"x","url":"https://e.com/mcp?key=1"}', /query or a fragment/],
     ['{"name":"x","url":"https://e.com/mcp#frag"}', /query or a fragment/],
     ['{"name":"x","url":"ftp://e.com/mcp"}', /http or https/],
-    ['name: x\nname: y\ncommand: ["/bin/x"]\n', /Map keys must be unique/],
-    ['{"name":"x","name":"y","command":["/bin/x"]}', /Map keys must be unique/],
+    ['name: x\nname: y\ncommand: ["/bin/x"]\n', /duplicate key "name" at line 2, column 1/],
+    ['{"name":"x","name":"y","command":["/bin/x"]}', /duplicate key "name" at line 1, column 13/],
     ['name: !!binary eA==\ncommand: ["/bin/x"]\n', /tags such as tag:yaml.org,2002:binary are not accepted/],
     ['name: !custom x\ncommand: ["/bin/x"]\n', /Unresolved tag|tags/],
     [`a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [${'*a, '.repeat(9)}*a]\nc: [${'*b, '.repeat(9)}*b]\nname: x\ncommand: ["/bin/x"]\n`, /Excessive alias count/],
     [`name: x\ncommand: ["/bin/${'x'.repeat(70000)}"]\n`, /larger than 65536 bytes/],
   ];
   for (const [text, why] of cases) t.throws(() => load(text), { code: 'SC_DEF_INVALID', message: why }, text.slice(0, 60));
+});
+
+const loadAs = (text: string, file: string) => normalize(parseText(text, file, L), file, L);
+
+t.test('a .json file is parsed as JSON, strictly, with the line and column of a mistake', async (t) => {
+  t.throws(() => loadAs('{"name":"x","command":["/bin/x"],}\n', 'tools.json'), { code: 'SC_DEF_INVALID', message: /^tools\.json: invalid JSON at line 1, column 34: / }, 'a trailing comma is refused');
+  t.throws(() => loadAs('{\n  "name": "x"\n  "command": ["/bin/x"]\n}\n', 'tools.json'), { message: /invalid JSON at line 3, column 3/ });
+  t.throws(() => loadAs('{"name": "x",', 'tools.json'), { message: /invalid JSON at line 1, column 14: unexpected end of input/ });
+  t.throws(() => loadAs('name: x\ncommand: ["/bin/x"]\n', 'tools.JSON'), { message: /invalid JSON at line 1, column 1/ }, 'YAML in a .json file is refused');
+  t.equal(loadAs('{"name":"x","command":["/bin/x"],}\n', 'tools.yaml').name, 'x', 'YAML (a superset) still reads it as YAML');
+  t.throws(() => loadAs('{\n  "name": "x",\n  "command": ["/bin/x"],\n  "name": "y"\n}\n', 'tools.json'), { message: /duplicate key "name" at line 4, column 3/ });
+});
+
+t.test('the JSON scan agrees with JSON.parse on what is valid', async (t) => {
+  const { jsonProblem } = await import('../../src/util/json-error.js');
+  const valid = ['{}', '[]', ' {"a": [1, -2.5e3, true, false, null, "\\u00e9\\n"]} ', '"x"', '0', '[[[]]]', '{"a":{"b":{}}}'];
+  const invalid = ['{,}', '[1,]', '{"a":1,}', '{"a" 1}', "{'a':1}", '[01]', '"\t"', '{"a":1} x', '', '[', '{"a":', '-', '"\\x"', '1.', 'nul'];
+  for (const v of valid) t.equal(jsonProblem(v), undefined, v);
+  for (const v of invalid) {
+    t.throws(() => JSON.parse(v), v);
+    t.ok(jsonProblem(v), `scan refuses ${JSON.stringify(v)}`);
+  }
+  t.equal(jsonProblem(`${'['.repeat(100000)}`)?.message, 'unexpected end of input; expected a value', 'deep nesting does not overflow the stack');
+});
+
+t.test('YAML errors name the line and column', async (t) => {
+  t.throws(() => loadAs('name: x\ncommand: [\n  "/bin/x"\n', 'tools.yaml'), { code: 'SC_DEF_INVALID', message: /^tools\.yaml: .* at line \d+, column \d+$/ });
+  t.throws(() => loadAs('name: x\n  bad: : [\n', 'tools.yml'), { message: /at line 1, column 7$/ });
+});
+
+t.test('an unknown key is named, with the known key it was probably meant to be', async (t) => {
+  t.throws(() => loadAs('name: x\ncomand: ["/bin/x"]\n', 'tools.yaml'), { code: 'SC_DEF_INVALID', message: 'tools.yaml: unknown key "comand"; did you mean "command"?' });
+  t.throws(() => loadAs('{"name":"x","url":"https://e.com/mcp","api_key_evn":"K"}', 'tools.json'), { message: /unknown key "api_key_evn"; did you mean "api_key_env"\?/ });
+});
+
+t.test('a ${ in a stdio command is kept literally and warned about', async (t) => {
+  const n = loadAs('name: x\ncommand: ["/bin/x", "--token=${TOKEN}"]\n', 'tools.yaml');
+  t.same(n.command, ['/bin/x', '--token=${TOKEN}'], 'stored as written');
+  t.match(definitionWarnings(n), [/command\[1\] contains "\$\{", which is passed literally/]);
+  t.same(definitionWarnings(loadAs('name: x\ncommand: ["/bin/x"]\n', 'tools.yaml')), []);
 });
 
 t.test('http rules: loopback may be plain, others need https (bearer too), others need the network', async (t) => {

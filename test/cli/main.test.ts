@@ -42,8 +42,69 @@ t.test('usage errors exit 2 with a stable code', async (t) => {
     t.equal(JSON.parse(r.stdout).error.code, code, argv.join(' '));
   }
   const none = await cli(sb, []);
-  t.equal(none.code, 2, 'no command prints help and exits 2');
-  t.match(none.stdout, /^shadowcode — /);
+  t.equal(none.code, 2, 'no command is a usage error');
+  t.match(none.stderr, /^shadowcode — /, 'the command list goes to stderr');
+  t.equal(none.stdout, '', 'stdout stays empty');
+  t.equal(JSON.parse((await cli(sb, ['--json'])).stdout).error.code, 'SC_USAGE');
+  const group = await cli(sb, ['secret']);
+  t.equal(group.code, 2, 'a group word alone is a usage error too');
+  t.match(group.stderr, /Subcommands:\n {2}secret list/);
+});
+
+t.test('suggests the nearest command, subcommand or option for a typo', async (t) => {
+  const sb = sandbox();
+  const cases: Array<[string[], string, RegExp]> = [
+    [['stauts'], 'SC_UNKNOWN_COMMAND', /unknown command "stauts"; did you mean "shadowcode status"\?/],
+    [['secret', 'lst'], 'SC_UNKNOWN_COMMAND', /unknown command "secret lst"; did you mean "shadowcode secret list"\?/],
+    [['mcp', 'ad', 'x'], 'SC_UNKNOWN_COMMAND', /unknown command "mcp ad"; did you mean "shadowcode mcp add"\?/],
+    [['approvals', 'aprove', 'x'], 'SC_UNKNOWN_COMMAND', /unknown command "approvals aprove"; did you mean "shadowcode approvals approve"\?/],
+    [['--jsn', 'status'], 'SC_UNKNOWN_OPTION', /unknown option --jsn; did you mean --json\?/],
+    [['status', '--jsn'], 'SC_UNKNOWN_OPTION', /status has no option --jsn; did you mean --json\?/],
+    [['trust', '--levle', 'workspace'], 'SC_UNKNOWN_OPTION', /trust has no option --levle; did you mean --level\?/],
+    [['help', 'stauts'], 'SC_UNKNOWN_COMMAND', /did you mean "shadowcode status"\?/],
+  ];
+  for (const [argv, code, message] of cases) {
+    const r = await cli(sb, argv);
+    t.equal(r.code, 2, argv.join(' '));
+    t.match(r.stderr, message, argv.join(' '));
+    t.match(r.stderr, `[${code}]`, argv.join(' '));
+  }
+  const far = await cli(sb, ['--json', 'xyzzyplugh']);
+  t.notOk(JSON.parse(far.stdout).error.detail.suggestion, 'nothing is suggested when nothing is close');
+  t.equal(JSON.parse((await cli(sb, ['--json', 'stauts'])).stdout).error.detail.suggestion, 'status');
+});
+
+t.test('every command is suggested for its own near-miss, so new commands get suggestions for free', async (t) => {
+  const sb = sandbox();
+  for (const c of COMMANDS) {
+    const words = c.name.split(' ');
+    const last = words[words.length - 1] as string;
+    if (last.length < 4) continue;
+    // Swap two middle letters: a typo of exactly one transposition.
+    const typo = last.slice(0, 1) + last[2] + last[1] + last.slice(3);
+    if (typo === last) continue;
+    const r = await cli(sb, ['--json', ...words.slice(0, -1), typo]);
+    const e = JSON.parse(r.stdout).error;
+    t.equal(e?.code, 'SC_UNKNOWN_COMMAND', `${c.name} as ${typo}`);
+    t.equal(e?.detail?.suggestion, words.length > 1 ? c.name : last, `${typo} suggests ${c.name}`);
+  }
+});
+
+t.test('help COMMAND prints the same text as COMMAND --help; mcp --help lists its subcommands', async (t) => {
+  const sb = sandbox();
+  for (const c of COMMANDS) {
+    const a = await cli(sb, ['help', ...c.name.split(' ')]);
+    const b = await cli(sb, [...c.name.split(' '), '--help']);
+    t.equal(a.code, 0, c.name);
+    t.equal(a.stdout, b.stdout, `help ${c.name}`);
+  }
+  t.equal((await cli(sb, ['help'])).stdout, (await cli(sb, ['--help'])).stdout);
+  const mcp = await cli(sb, ['mcp', '--help']);
+  t.match(mcp.stdout, /\nSubcommands:\n/);
+  for (const c of COMMANDS.filter((c) => c.name.startsWith('mcp '))) t.match(mcp.stdout, `\n  ${c.name} `, `mcp --help lists ${c.name}`);
+  const audit = await cli(sb, ['audit', '--help']);
+  t.equal(audit.code, 0);
+  t.match(audit.stdout, /Subcommands:\n {2}audit verify/);
 });
 
 t.test('--version prints the package version, from the built CLI too', async (t) => {

@@ -36,7 +36,68 @@ t.test('add, enable by hash, view, disable', async (t) => {
   t.match(view.data.history.map((h: any) => h.action), ['mcp.add', 'mcp.enable']);
   await json(sb, [...ws(sb), 'mcp', 'disable', 'config:my-tools']);
   t.equal((await json(sb, [...ws(sb), 'mcp'])).data.definitions[0].grant.state, 'disabled');
-  t.equal((await json(sb, [...ws(sb), 'mcp', 'disable', 'config:my-tools'])).data.error.code, 'SC_DEF_NOT_FOUND');
+  const again = await json(sb, [...ws(sb), 'mcp', 'disable', 'config:my-tools']);
+  t.equal(again.code, 0, 'disabling a disabled grant is a no-op');
+  t.same(again.data, { id: 'config:my-tools', disabled: true, changed: false });
+  const said = await cli(sb, [...ws(sb), 'mcp', 'disable', 'config:my-tools']);
+  t.equal(said.stdout, `config:my-tools is not enabled for ${sb.project}; nothing changed\n`);
+  const typo = await json(sb, [...ws(sb), 'mcp', 'disable', 'config:my-tols']);
+  t.match(typo.data.error, { code: 'SC_DEF_NOT_FOUND', message: /no definition config:my-tols; did you mean config:my-tools\?/ });
+});
+
+t.test('the audit view counts only applied grant changes, and lists refusals with the hash they were about', async (t) => {
+  const sb = await trusted();
+  const add = await json(sb, ['mcp', 'add', file(sb, 'd.yaml', DEF())]);
+  const wrong = 'f'.repeat(64);
+  for (let i = 0; i < 3; i++) t.equal((await json(sb, [...ws(sb), 'mcp', 'enable', 'config:my-tools', '--hash', wrong])).data.error.code, 'SC_HASH_MISMATCH');
+  t.equal((await json(sb, [...ws(sb), 'mcp', 'enable', 'config:my-tools', '--hash', add.data.hash])).code, 0);
+  t.equal((await json(sb, [...ws(sb), 'mcp', 'enable', 'config:nope', '--hash', add.data.hash])).data.error.code, 'SC_DEF_NOT_FOUND');
+  await json(sb, ['mcp', 'add', file(sb, 'same.yaml', DEF())]);
+  const view = (await json(sb, [...ws(sb), 'mcp'])).data;
+  t.ok(isValid('catalog-view', view));
+  t.equal(view.changes, 2, 'one add and one enable changed anything');
+  t.equal(view.refusals, 4);
+  t.match(view.history[0], { action: 'mcp.add', result: 'applied', id: 'config:my-tools', hash: add.data.hash });
+  t.match(view.history.slice(1, 4), Array(3).fill({ action: 'mcp.enable', result: 'refused', code: 'SC_HASH_MISMATCH', hash: wrong }));
+  t.match(view.history[4], { action: 'mcp.enable', result: 'applied', hash: add.data.hash });
+  t.match(view.history[5], { action: 'mcp.enable', id: 'config:nope', allowed: true, result: 'refused', code: 'SC_DEF_NOT_FOUND' });
+  t.match(view.history[6], { action: 'mcp.add', result: 'unchanged', hash: add.data.hash });
+  const text = (await cli(sb, [...ws(sb), 'mcp'])).stdout;
+  t.match(text, /; 2 grant changes, 4 refused\n/);
+  t.match(text, new RegExp(`mcp\\.enable +config:my-tools +SC_HASH_MISMATCH +${wrong}`), 'a refusal shows its hash');
+  const other = join(sb.root, 'untrusted');
+  mkdirSync(other);
+  await json(sb, ['--workspace', other, 'mcp', 'disable', 'config:my-tools']);
+  t.match((await json(sb, ['--workspace', other, 'mcp'])).data, { changes: 1, refusals: 0 }, 'a no-op disable elsewhere is no change');
+});
+
+t.test('adding identical content again is a no-op that says so, with or without --hash', async (t) => {
+  const sb = sandbox();
+  const path = file(sb, 'd.yaml', DEF());
+  const first = await json(sb, ['mcp', 'add', path]);
+  const again = await json(sb, ['mcp', 'add', path]);
+  t.equal(again.code, 0);
+  t.match(again.data, { id: 'config:my-tools', hash: first.data.hash, replaced: false, unchanged: true });
+  const text = await cli(sb, ['mcp', 'add', path]);
+  t.match(text.stdout, /^config:my-tools is already stored with this content; nothing changed\nhash [0-9a-f]{64}\n$/);
+  const json2 = file(sb, 'd.json', JSON.stringify({ name: 'my-tools', command: ['/opt/tools/bin/server', '--stdio'], description: 'Tools', env_refs: { API_TOKEN: 'MY_TOOLS_API_KEY' } }));
+  t.match((await json(sb, ['mcp', 'add', json2, '--hash', first.data.hash])).data, { unchanged: true }, 'the same content as JSON is the same');
+  t.equal((await json(sb, ['mcp', 'add', file(sb, 'e.yaml', DEF('my-tools', '--other'))])).data.error.code, 'SC_DEF_EXISTS', 'different content still needs --hash');
+});
+
+t.test('mcp add warns that ${ in a command is not expanded, and points at typos in keys', async (t) => {
+  const sb = sandbox();
+  const r = await cli(sb, ['mcp', 'add', file(sb, 'w.yaml', 'name: w\ncommand: ["/opt/w", "--key=${API_KEY}"]\n')]);
+  t.equal(r.code, 0);
+  t.match(r.stderr, /^shadowcode: warning: command\[1\] contains "\$\{", which is passed literally/);
+  const j = await json(sb, ['mcp', 'add', file(sb, 'w2.yaml', 'name: w2\ncommand: ["/opt/w", "${HOME}"]\n')]);
+  t.match(j.data.warnings, [/command\[1\]/]);
+  t.equal(j.stderr, '', 'with --json the warning is in the data only');
+  const typo = await cli(sb, ['mcp', 'add', file(sb, 'typo.yaml', 'name: t\ncomand: ["/opt/t"]\n')]);
+  t.equal(typo.code, 1);
+  t.match(typo.stderr, /unknown key "comand"; did you mean "command"\? \[SC_DEF_INVALID\]/);
+  const comma = await cli(sb, ['mcp', 'add', file(sb, 'comma.json', '{"name":"c","command":["/opt/c"],}')]);
+  t.match(comma.stderr, /comma\.json: invalid JSON at line 1, column 34: a trailing comma is not allowed/);
 });
 
 t.test('enable refusals: missing or wrong hash, untrusted project, a fifth server', async (t) => {

@@ -25,12 +25,12 @@ t.test('each format, spawned exactly as registered, completes a handshake and to
     if (client === 'codex') {
       const c = new V1Client({ name: 'as-codex', version: '1' });
       await c.connect(new V1Transport({ command: entry.command, args: entry.args, env }));
-      t.equal((await c.listTools()).tools.length, 16, `${client}: tools/list over the v1 client`);
+      t.equal((await c.listTools()).tools.length, 17, `${client}: tools/list over the v1 client`);
       await c.close();
     } else {
       const c = new Client({ name: `as-${client}`, version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
       await c.connect(new StdioClientTransport({ command: entry.command, args: entry.args, env }), { timeout: 15000 });
-      t.equal((await c.listTools()).tools.length, 16, `${client}: tools/list over the v2 client`);
+      t.equal((await c.listTools()).tools.length, 17, `${client}: tools/list over the v2 client`);
       const s = await c.callTool({ name: 'shadow_status', arguments: {} });
       t.equal((s.structuredContent as any).engine.profile, sb.profile);
       await c.close();
@@ -125,7 +125,7 @@ t.test('a CLI running from a temporary location is not registered', async (t) =>
   // As if the whole checkout were in the temp directory (an unpacked npx run).
   const r = await cli({ ...sb, env: { ...sb.env, TMPDIR: dirname(ROOT) } }, ['--workspace', sb.project, 'mcp', 'register']);
   t.equal(r.code, 1);
-  t.match(r.stderr, /is in a temporary location .* Install shadowcode persistently, e.g. npm install -g shadowcode/);
+  t.match(r.stderr, /is in a temporary location .* Install shadowcode persistently \(from a checkout: npm ci && npm run build && npm link; or npm pack there and npm install -g \.\/shadowcode-\d+\.\d+\.\d+\.tgz\)/);
   t.equal(r.stdout, '', 'nothing to paste');
 });
 

@@ -25,8 +25,12 @@ t.test('secret refusals: bad name, empty value, oversized value, missing secret,
   t.ok(isValid('error', JSON.parse(bad.stdout)));
   t.equal(JSON.parse(bad.stdout).error.code, 'SC_SECRET_NAME_INVALID');
   const empty = await cli(sb, ['secret', 'set', 'EMPTY'], '\n');
-  t.equal(empty.code, 1);
+  t.equal(empty.code, 2, 'an empty value is a bad value');
   t.match(empty.stderr, /empty \[SC_SECRET_VALUE_INVALID\]/);
+  const blank = await cli(sb, ['secret', 'set', 'BLANK'], '  \t \n');
+  t.equal(blank.code, 2, 'a whitespace-only value is refused');
+  t.match(blank.stderr, /only whitespace \[SC_SECRET_VALUE_INVALID\]/);
+  t.equal(JSON.parse((await cli(sb, ['--json', 'secret', 'list'])).stdout).secrets?.length ?? 0, 0, 'nothing was stored');
   const big = await cli(sb, ['secret', 'set', 'BIG'], 'x'.repeat(70000));
   t.match(big.stderr, /larger than 65536 bytes \[SC_SECRET_VALUE_INVALID\]/);
   const gone = await cli(sb, ['secret', 'remove', 'NEVER_SET']);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { openDb } from '../../src/store/db.js';
 import { readAudit } from '../../src/store/audit.js';
-import { cli, sandbox } from '../fixtures/env.js';
+import { cli, connection, sandbox } from '../fixtures/env.js';
 
 t.test('trust records the canonical project at the chosen level, and untrust withdraws it', async (t) => {
   const sb = sandbox();
@@ -43,11 +43,50 @@ t.test('trust refuses a missing workspace, a nonexistent one, a file, and an unk
   t.equal(missing.code, 2);
   t.equal(JSON.parse(missing.stdout).error.code, 'SC_WORKSPACE_REQUIRED');
   const none = await cli(sb, ['--workspace', join(sb.root, 'nope'), 'trust']);
-  t.equal(none.code, 1);
+  t.equal(none.code, 2, 'a missing directory is a bad value');
   t.match(none.stderr, /workspace .* does not exist \[SC_WORKSPACE_INVALID\]/);
   const file = await cli(sb, ['--workspace', join(sb.root, 'profile'), 'status']);
-  t.equal(file.code, 1, 'profile dir does not exist yet');
+  t.equal(file.code, 2, 'the profile dir does not exist yet, so it is a missing workspace too');
   const bad = await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'root']);
   t.equal(bad.code, 2);
   t.match(bad.stderr, /--level must be one of read_only, workspace, elevated; got "root" \[SC_BAD_VALUE\]/);
+});
+
+t.test('trust --network allows remote endpoints, keeps the level, shows in status; --no-network and untrust withdraw it', async (t) => {
+  const sb = sandbox();
+  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'elevated']);
+  const r = await cli(sb, ['--workspace', sb.project, 'trust', '--network']);
+  t.equal(r.stdout, `trusted ${sb.project} at level elevated, network allowed\n`, 'a network change alone keeps the level');
+  const s = await cli(sb, ['--json', '--workspace', sb.project, 'status']);
+  t.match(JSON.parse(s.stdout).project, { trusted: true, level: 'elevated', network: true });
+  t.match((await cli(sb, ['--workspace', sb.project, 'status'])).stdout, /network {3}allowed/);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace'])).stdout, `trusted ${sb.project} at level workspace, network allowed\n`, 'a level change keeps network');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust', '--no-network'])).stdout, `trusted ${sb.project} at level workspace, network off\n`);
+  await cli(sb, ['--workspace', sb.project, 'trust', '--network']);
+  await cli(sb, ['--workspace', sb.project, 'untrust']);
+  t.match(JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'status'])).stdout).project, { trusted: false, network: false });
+  t.match((await cli(sb, ['--workspace', sb.project, 'status'])).stdout, /network {3}off: loopback models and servers only/);
+});
+
+t.test('trust refuses --network with --no-network', async (t) => {
+  const sb = sandbox();
+  const r = await cli(sb, ['--json', '--workspace', sb.project, 'trust', '--network', '--no-network']);
+  t.equal(r.code, 2);
+  t.equal(JSON.parse(r.stdout || r.stderr).error.code, 'SC_USAGE');
+});
+
+t.test('the network permission reaches the gate: remote model requests follow it, loopback ones work with it off', async (t) => {
+  const sb = sandbox();
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const { explain } = await import('../../src/policy/gate.js');
+  const { conn, close } = await connection(sb);
+  t.teardown(close);
+  const decide = (endpoint_kind: 'loopback' | 'remote') => explain(conn.engine.policy, conn.requestNow('model:request', { resource: { model: 'm', endpoint_kind, host: endpoint_kind === 'remote' ? 'api.example.com' : '127.0.0.1' } }));
+  t.match(decide('remote'), { allow: false, reasons: ['remote-model-needs-network'] });
+  t.match(decide('loopback'), { allow: true, reasons: ['model-request'] });
+  await cli(sb, ['--workspace', sb.project, 'trust', '--network']);
+  t.match(decide('remote'), { allow: true, reasons: ['model-request'] });
+  await cli(sb, ['--workspace', sb.project, 'trust', '--no-network']);
+  t.match(decide('remote'), { allow: false });
+  t.match(decide('loopback'), { allow: true });
 });

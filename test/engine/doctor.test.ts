@@ -22,7 +22,7 @@ t.test('a healthy profile: every check is ok except trust, which says how to fix
 t.test('doctor finds loose permissions, a broken audit chain and missing credentials, and repairs nothing', async (t) => {
   const sb = sandbox();
   await cli(sb, ['--workspace', sb.project, 'trust']);
-  writeFileSync(join(sb.profile, 'settings.json'), JSON.stringify({ models: [{ id: 'local', provider: 'ollama', model: 'qwen', api_key_env: 'MISSING_MODEL_KEY' }] }));
+  writeFileSync(join(sb.profile, 'settings.json'), JSON.stringify({ models: [{ id: 'local', provider: 'ollama', model: 'qwen', api_key_env: 'MISSING_MODEL_KEY' }, { id: 'stored', provider: 'ollama', model: 'qwen', api_key_secret: 'MISSING_STORED_KEY' }] }));
   chmodSync(join(sb.profile, 'state.db'), 0o644);
   const { call, engine, close } = await connection(sb);
   t.teardown(close);
@@ -32,7 +32,7 @@ t.test('doctor finds loose permissions, a broken audit chain and missing credent
   t.equal(d.status, 'fail');
   t.match(check(d, 'profile_permissions'), { status: 'fail', detail: /state.db is 644, expected 600/ });
   t.match(check(d, 'audit_chain'), { status: 'fail', detail: /broken at row 1/ });
-  t.match(check(d, 'secrets'), { status: 'warn', detail: 'missing: MISSING_MODEL_KEY' });
+  t.match(check(d, 'secrets'), { status: 'warn', detail: 'missing: MISSING_MODEL_KEY, MISSING_STORED_KEY' });
   const again = (await call('shadow_doctor')).data;
   t.equal(check(again, 'profile_permissions').status, 'fail', 'still failing: nothing was repaired');
 });
@@ -58,4 +58,20 @@ t.test('the model probe asks each endpoint once, only when asked, without creden
   const d = (await call('shadow_doctor', { probe_models: true })).data;
   t.match(d.model_probes, [{ id: 'up', status: 'ok', detail: 'HTTP 200' }, { id: 'down', status: 'fail', detail: 'connection failed' }]);
   t.same(seen, [{ url: '/v1/models', auth: undefined }]);
+});
+
+t.test('the model probe skips a remote endpoint while the project has no network permission', async (t) => {
+  const sb = sandbox();
+  const { call, close, engine } = await connection(sb);
+  t.teardown(close);
+  engine.db();
+  writeFileSync(join(sb.profile, 'settings.json'), JSON.stringify({ models: [
+    { id: 'far', provider: 'openai-compatible', model: 'm', base_url: 'http://192.0.2.1/v1' },
+    { id: 'odd', provider: 'openai-compatible', model: 'm', base_url: 'http://u:p@127.0.0.1:9/v1' },
+  ] }));
+  const d = (await call('shadow_doctor', { probe_models: true })).data;
+  t.match(d.model_probes, [
+    { id: 'far', status: 'skipped', detail: /no network permission/ },
+    { id: 'odd', status: 'skipped', detail: /base URL is refused/ },
+  ]);
 });

@@ -126,12 +126,19 @@ t.test('a crash in the middle of a change leaves the store consistent', async (t
         (tk) => changeFile(tk, c.engine.db(), sb.project, job.id, 'f' + (i % 3) + '.bin', Buffer.concat([big, Buffer.from(String(i))]), 'loop ' + i, 16 << 20));
     }
   `;
+  // A timed-out run must not leave an endless writer behind.
+  let live: ReturnType<typeof spawn> | null = null;
+  t.teardown(() => {
+    live?.kill('SIGKILL');
+  });
   for (let round = 0; round < 4; round++) {
     const child = spawn(process.execPath, ['--import', `file://${ROOT}node_modules/@tapjs/typescript/dist/esm/import.mjs`, '--input-type=module', '-e', script, JSON.stringify(sb)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    live = child;
     await new Promise<void>((r) => child.stdout.once('data', () => r()));
     await new Promise((r) => setTimeout(r, 150 + round * 170));
     child.kill('SIGKILL');
     await new Promise((r) => child.on('close', r));
+    live = null;
   }
   const e = new Engine(sb.profile, shippedPolicy(), sb.env);
   t.teardown(() => e.shutdown());

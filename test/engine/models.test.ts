@@ -18,10 +18,11 @@ t.test('models are listed without credentials, with URLs stripped of userinfo an
   t.teardown(close);
   const r = await call('shadow_models');
   t.match(r.data.models, [
-    { id: 'a', base_url: 'https://api.example/v1', api_key_env: 'STORED_KEY', credential: 'present', default: true },
-    { id: 'b', base_url: null, credential: 'not_needed' },
-    { id: 'c', credential: 'missing' },
+    { id: 'a', base_url: 'https://api.example/v1', endpoint: 'invalid', api_key_env: 'STORED_KEY', credential: 'present', default: true },
+    { id: 'b', base_url: 'http://127.0.0.1:11434/v1', endpoint: 'loopback', credential: 'not_needed' },
+    { id: 'c', base_url: 'https://api.anthropic.com/', endpoint: 'remote', credential: 'missing' },
   ]);
+  t.equal(r.data.network, false, 'the project has no network permission');
   t.notMatch(r.text, /canary/);
 });
 

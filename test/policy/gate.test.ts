@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import { ScError } from '../../src/errors.js';
-import { enforce } from '../../src/policy/gate.js';
+import { admit, enforce } from '../../src/policy/gate.js';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { readAudit, verifyAudit } from '../../src/store/audit.js';
 import { openDb } from '../../src/store/db.js';
@@ -90,4 +90,42 @@ t.test('audited strings are cut at audit.string_chars from the policy in force',
   await enforce(env, stdio({ action: 'tool:shadow_status', args: { note: 'm'.repeat(shipped + 1) } }), () => undefined);
   const rows = readAudit(db, { kinds: ['decision'], limit: 10 });
   t.ok(rows.some((r) => (r.body as { args?: { note?: string } }).args?.note === `${'m'.repeat(shipped)}…[1 more]`), 'the shipped limit applies by default');
+});
+
+t.test('admit decides an HTTP request and its tool call in one transaction, before any ticket exists', async (t) => {
+  const { db, env } = setup(t);
+  const http = (action: string): GateRequest => ({ ...stdio({ action }), principal: { kind: 'http', owner: 'gw-1', allow_write: false, allow_approvals: false } });
+  const [outer, inner] = admit(env, [http('http:request'), http('tool:shadow_status')]);
+  t.ok(outer?.ticket && inner?.ticket, 'both allowed');
+  const rows = readAudit(db, { kinds: ['decision'], limit: 10 });
+  t.same(rows.map((r) => (r.body as { action: string }).action), ['http:request', 'tool:shadow_status']);
+  t.equal(rows[0]?.at, rows[1]?.at, 'one commit');
+  t.same(rows.map((r) => (r.body as { decision_id: string }).decision_id), [outer?.decisionId, inner?.decisionId]);
+  t.ok(verifyAudit(db).ok);
+});
+
+t.test('admit stops at the first denial: what the denied request carries is never decided', async (t) => {
+  const { db, env } = setup(t);
+  const stranger = { kind: 'stdio' as const, owner: 'conn-1', allow_write: false, allow_approvals: false };
+  const out = admit(env, [stdio({ action: 'http:request', principal: stranger }), stdio({ action: 'tool:shadow_status' })]);
+  t.equal(out.length, 1);
+  t.equal(out[0]?.denied?.code, 'SC_POLICY_DENIED');
+  t.equal(out[0]?.ticket, undefined);
+  t.same(readAudit(db, { kinds: ['decision'], limit: 10 }).map((r) => (r.body as { action: string }).action), ['http:request']);
+});
+
+t.test('trust left to the gate is read inside the transaction that records the decision', async (t) => {
+  const { db, env } = setup(t);
+  let reads = 0;
+  const project = () => {
+    reads++;
+    // Inside the write transaction: this connection holds the lock while the gate reads.
+    t.ok(db.inTransaction, 'read under the audit write lock');
+    return { path: '/p', trusted: false, level: 'read_only' as const };
+  };
+  const { project: _omit, ...pending } = stdio({ action: 'tool:shadow_status' });
+  const seen = await enforce({ ...env, project }, pending, (_ticket, req) => req);
+  t.equal(reads, 1);
+  t.same(seen.project, { path: '/p', trusted: false, level: 'read_only' }, 'the tool sees the trust that was decided on');
+  t.match(readAudit(db, { kinds: ['decision'], limit: 1 })[0]?.body, { project: '/p', allow: true });
 });

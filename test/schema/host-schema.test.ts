@@ -9,7 +9,7 @@ import { hostViolations } from '../fixtures/host-rules.js';
 const tools = Object.entries(TOOL_SCHEMAS as Record<string, any>);
 
 t.test('every served schema passes the Anthropic and OpenAI input-schema rules', async (t) => {
-  t.equal(tools.length, 16);
+  t.equal(tools.length, 17);
   for (const [name, full] of tools) t.same(hostViolations(hostInputSchema(name, full)), [], name);
   t.ok(tools.some(([, full]) => hostViolations(full).length > 0), 'the rules do catch the full schemas some tools have');
 });
@@ -52,4 +52,14 @@ t.test('a top-level shape it cannot restate is an error, never silently dropped'
   t.throws(() => hostInputSchema('x', { ...base, allOf: [{ if: { properties: { a: { const: 1 } } }, then: { required: ['b'] } }] }), /an allOf entry other than/, 'an if that also holds when a is absent');
   t.throws(() => hostInputSchema('x', { ...base, anyOf: [{ required: ['a', 'b'] }, { required: ['b'] }] }), /an anyOf entry other than/);
   t.throws(() => hostInputSchema('x', { ...base, anyOf: [{ required: ['c'] }, { required: ['b'] }] }), /names c, which is not a property/);
+});
+
+t.test('the native task tools are offered to models in a form their APIs accept', async (t) => {
+  const { NATIVE_TOOLS, toolSpec } = await import('../../src/agent/tools/index.js');
+  t.equal(NATIVE_TOOLS.size, 7);
+  for (const tool of NATIVE_TOOLS.values()) {
+    const spec = toolSpec(tool);
+    t.same(hostViolations(spec.input_schema as any), [], spec.name);
+    t.ok(spec.description.length > 20, `${spec.name} has a description`);
+  }
 });

@@ -9,7 +9,7 @@ import { connect, FLAVORS, structured } from '../fixtures/mcp.js';
 
 const TOOL_NAMES = [
   'shadow_status', 'shadow_models', 'shadow_sessions', 'shadow_tools', 'shadow_understand', 'shadow_doctor', 'shadow_memory', 'shadow_sqlite', 'shadow_goal',
-  'shadow_jobs', 'shadow_approve', 'shadow_test', 'shadow_review', 'shadow_why', 'shadow_checkpoint', 'shadow_rollback',
+  'shadow_run', 'shadow_jobs', 'shadow_approve', 'shadow_test', 'shadow_review', 'shadow_why', 'shadow_checkpoint', 'shadow_rollback',
 ];
 
 for (const flavor of FLAVORS) {

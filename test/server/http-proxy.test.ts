@@ -68,7 +68,7 @@ t.test('a request through the proxy with the allowed Host and the token is serve
   t.equal(r.status, 200);
   t.match(message(r.body), { result: { serverInfo: { name: 'shadowcode' } } });
   const list = await via({ host: 'mcp.example.com:443', ...auth() }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }));
-  t.equal(message(list.body).result.tools.length, 16, 'the explicit default port is the same host');
+  t.equal(message(list.body).result.tools.length, 17, 'the explicit default port is the same host');
 });
 
 t.test('with proxy hosts, the token stays mandatory and only those hosts are accepted', async (t) => {

@@ -21,7 +21,7 @@ for (const flavor of ['v2-modern', 'v2-legacy', 'v1'] as const) {
     const c = await httpClient(gw.url, flavor);
     t.teardown(() => c.close());
     if (flavor !== 'v1') t.equal((c as any).era, flavor === 'v2-modern' ? 'modern' : 'legacy');
-    t.equal((await c.listTools()).tools.length, 16);
+    t.equal((await c.listTools()).tools.length, 17);
     const s = await c.callTool({ name: 'shadow_status', arguments: {} });
     t.match(s.structuredContent, { project: { path: sb.project, trusted: true }, connection: { transport: 'http', allow_write: true } });
     const m = await c.callTool({ name: 'shadow_memory', arguments: { action: 'append', text: `via ${flavor}` } });
@@ -219,6 +219,7 @@ t.test('start-up refusals: non-loopback binds, bad tokens, proxy host shapes', a
   }
   const short = await run(['--http', '127.0.0.1:0', '--token-env', 'T'], { T: 'too-short' });
   t.match(short.stderr, /must be 32-512 bearer-token characters.*\[SC_HTTP_TOKEN_INVALID\]/);
+  t.equal(short.code, 2, 'a short token is a bad value');
   t.notMatch(short.stderr, /too-short/, 'the bad token is not echoed');
   t.match((await run(['--http', '127.0.0.1:0', '--token-env', 'UNSET_NAME'], {})).stderr, /neither set in the environment nor stored/);
   t.match((await run(['--http', '127.0.0.1:0'])).stderr, /--http needs --token-env/);
@@ -255,7 +256,7 @@ t.test('mcp register --url output connects to the running gateway for each clien
     }
     t.notMatch(r.stdout, TOKEN, 'the registration does not contain the token');
     const c = await httpClient(url, 'v2-modern', { authorization });
-    t.equal((await c.listTools()).tools.length, 16, client);
+    t.equal((await c.listTools()).tools.length, 17, client);
     await c.close();
   }
 });

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import t, { type Test } from 'tap';
-import { appendAudit, readAudit, verifyAudit } from '../../src/store/audit.js';
+import { appendAudit, appendAuditRows, deferAudit, deferredAuditRows, flushAudit, readAudit, verifyAudit } from '../../src/store/audit.js';
 import { openDb } from '../../src/store/db.js';
 import { ensureProfileDir } from '../../src/store/profile.js';
-import { ROOT, sandbox } from '../fixtures/env.js';
+import { ROOT, sandbox, until } from '../fixtures/env.js';
 
 function fresh(t: Test) {
   const sb = sandbox('sc-audit');
@@ -56,13 +56,62 @@ t.test('a removed row is a sequence gap; a rehashed forgery breaks the next link
   t.equal(r.first_break?.seq, 2);
 });
 
+t.test('rows appended together share one transaction and keep their order', async (t) => {
+  const { db } = fresh(t);
+  appendAudit(db, 'decision', { n: 0 });
+  const seqs = appendAuditRows(db, () => [{ kind: 'decision', body: { n: 1 } }, { kind: 'decision', body: { n: 2 } }]);
+  t.same(seqs, [2, 3]);
+  const rows = readAudit(db, { limit: 10 });
+  t.equal(rows[1]?.at, rows[2]?.at, 'one commit');
+  t.same(rows.map((r) => (r.body as { n: number }).n), [0, 1, 2]);
+  t.throws(() => appendAuditRows(db, () => {
+    throw new Error('refused while building');
+  }), /refused while building/);
+  t.equal(verifyAudit(db).rows, 3, 'a batch that fails while building writes nothing');
+});
+
+t.test('deferred rows ride with the next commit, before its own rows', async (t) => {
+  const { db } = fresh(t);
+  const bound = { flush_ms: 60000, rows: 100 };
+  appendAudit(db, 'decision', { n: 1 });
+  deferAudit(db, 'http_outcome', { n: 2 }, bound);
+  deferAudit(db, 'http_outcome', { n: 3 }, bound);
+  t.equal(verifyAudit(db).rows, 1, 'not written yet');
+  t.equal(deferredAuditRows(db), 2);
+  const [seq] = appendAuditRows(db, () => [{ kind: 'decision', body: { n: 4 } }]);
+  t.equal(seq, 4, 'the new row follows the deferred ones');
+  t.same(readAudit(db, { limit: 10 }).map((r) => [r.kind, (r.body as { n: number }).n]), [['decision', 1], ['http_outcome', 2], ['http_outcome', 3], ['decision', 4]]);
+  t.equal(deferredAuditRows(db), 0);
+  t.ok(verifyAudit(db).ok);
+});
+
+t.test('deferred rows are flushed at the row bound, after the time bound, and on request', async (t) => {
+  const { db } = fresh(t);
+  deferAudit(db, 'http_outcome', { n: 1 }, { flush_ms: 60000, rows: 2 });
+  t.equal(verifyAudit(db).rows, 0);
+  deferAudit(db, 'http_outcome', { n: 2 }, { flush_ms: 60000, rows: 2 });
+  t.equal(verifyAudit(db).rows, 2, 'the row bound flushes at once');
+  deferAudit(db, 'http_outcome', { n: 3 }, { flush_ms: 20, rows: 100 });
+  await until(() => verifyAudit(db).rows === 3);
+  t.pass('the time bound flushes without another commit');
+  deferAudit(db, 'http_outcome', { n: 4 }, { flush_ms: 60000, rows: 100 });
+  flushAudit(db);
+  t.equal(verifyAudit(db).rows, 4);
+  t.ok(verifyAudit(db).ok);
+});
+
 t.test('two processes appending at once keep one unbroken chain', async (t) => {
   const { sb, db } = fresh(t);
+  // Each writer also defers rows, as the HTTP gateway does with outcomes: they join the chain with its next commit.
   const script = `
     import { openDb } from './src/store/db.ts';
-    import { appendAudit } from './src/store/audit.ts';
+    import { appendAudit, deferAudit, flushAudit } from './src/store/audit.ts';
     const db = openDb(process.argv[1], 10000);
-    for (let i = 0; i < 100; i++) appendAudit(db, 'decision', { w: process.argv[2], i });
+    for (let i = 0; i < 100; i++) {
+      appendAudit(db, 'decision', { w: process.argv[2], i });
+      if (i % 2) deferAudit(db, 'http_outcome', { w: process.argv[2], i }, { flush_ms: 60000, rows: 7 });
+    }
+    flushAudit(db);
     db.close();
   `;
   const run = (who: string) =>
@@ -74,5 +123,5 @@ t.test('two processes appending at once keep one unbroken chain', async (t) => {
   t.same(codes, [0, 0]);
   const r = verifyAudit(db);
   t.equal(r.ok, true);
-  t.equal(r.rows, 200);
+  t.equal(r.rows, 300);
 });

@@ -1,6 +1,7 @@
 /* shadowcode approvals: the pending approvals of every owner's jobs in the project. */
 import { pendingApprovals } from '../../engine/jobs.js';
 import type { CommandSpec } from '../spec.js';
+import { table } from '../style.js';
 
 export const command: CommandSpec = {
   name: 'approvals',
@@ -13,7 +14,11 @@ export const command: CommandSpec = {
   async run(ctx) {
     const approvals = pendingApprovals(ctx.db(), { project: ctx.requireWorkspace('approvals') });
     const text = approvals.length
-      ? approvals.map((a) => `${a.id}  job ${a.job_id}  owner ${a.owner}\n  ${a.kind}: ${a.action.argv ? JSON.stringify(a.action.argv) : a.action.path} in ${a.action.cwd ?? ''}`).join('\n')
+      ? table(
+          ['APPROVAL', 'JOB', 'OWNER', 'KIND', 'ACTION'],
+          approvals.map((a) => [a.id, a.job_id, a.owner, a.kind, `${a.action.argv ? JSON.stringify(a.action.argv) : a.action.path}${a.action.cwd ? ` in ${a.action.cwd}` : ''}`]),
+          ctx.style,
+        )
       : 'no pending approvals';
     return { data: { approvals }, text };
   },

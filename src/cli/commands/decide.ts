@@ -3,6 +3,7 @@ import { decideApproval, getApproval, getJob } from '../../engine/jobs.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
+import { findShared } from '../engine.js';
 import type { Output } from '../spec.js';
 
 export async function decide(ctx: Ctx, id: string, decision: 'approved' | 'denied'): Promise<Output> {
@@ -13,5 +14,8 @@ export async function decide(ctx: Ctx, id: string, decision: 'approved' | 'denie
   const verb = decision === 'approved' ? 'approve' : 'deny';
   const done = await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id, project }, args: { approval_id: id } }), () => decideApproval(db, id, decision, 'cli'));
   const what = done.action.argv ? JSON.stringify(done.action.argv) : (done.action.path ?? '');
-  return { data: { approval: done }, text: `${decision} ${id}: ${done.kind} ${what}` };
+  // The shared engine hears of it now; a temporary engine in a server process finds it by polling.
+  const shared = await findShared(ctx);
+  if (shared) await shared.decision(id);
+  return { data: { approval: done, engine: shared ? { mode: 'shared', pid: shared.info.pid } : { mode: 'temporary' } }, text: `${decision} ${id}: ${done.kind} ${what}` };
 }

@@ -1,6 +1,6 @@
 /* shadowcode mcp add FILE: store a definition as config:NAME. Replacing one needs its current --hash. */
 import { resolve } from 'node:path';
-import { normalize, parseText } from '../../catalog/definition.js';
+import { definitionHash, definitionWarnings, normalize, parseText } from '../../catalog/definition.js';
 import { addDefinition } from '../../catalog/store.js';
 import { enforce } from '../../policy/gate.js';
 import { readUserFile } from '../../util/safe-read.js';
@@ -10,7 +10,7 @@ export const command: CommandSpec = {
   name: 'mcp add',
   summary: 'Store an external MCP server definition (YAML or JSON)',
   description:
-    'Read a definition file (YAML or JSON), validate it and store it as config:NAME. It is inert until enabled for a project. Nothing is executed or contacted. Replacing an existing definition needs --hash with its current hash (from shadowcode mcp).',
+    'Read a definition file (a .json file as strict JSON, anything else as YAML), validate it and store it as config:NAME. It is inert until enabled for a project. Nothing is executed or contacted. Adding identical content again changes nothing; replacing an existing definition needs --hash with its current hash (from shadowcode mcp). A ${ in the command is stored literally, with a warning.',
   options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the current hash of the definition being replaced' }],
   args: [{ name: 'FILE', required: true, description: 'the definition file: a regular file within the definition size cap (a FIFO or device is refused)' }],
   examples: ['shadowcode mcp add ./my-tools.yaml', 'shadowcode mcp add ./my-tools.yaml --hash 3f9c…'],
@@ -23,7 +23,12 @@ export const command: CommandSpec = {
     const def = normalize(parseText(text, args[0] as string, limits), args[0] as string, limits);
     const hash = options.hash as string | undefined;
     const secrets = ctx.secrets();
-    const r = await enforce(ctx.gate(), ctx.request('cli:mcp.add', { args: { id: `config:${def.name}`, replace: hash !== undefined } }), (t) => addDefinition(t, ctx.db(), secrets, def, hash));
-    return { data: { ...r, needs_network: def.needs_network }, text: `${r.replaced ? 'replaced' : 'added'} ${r.id}\nhash ${r.hash}\nenable it for a project with: shadowcode --workspace DIR mcp enable ${r.id} --hash ${r.hash}` };
+    const r = await enforce(ctx.gate(), ctx.request('cli:mcp.add', { args: { id: `config:${def.name}`, hash: definitionHash(def), replace: hash !== undefined } }), (t) => addDefinition(t, ctx.db(), secrets, def, hash));
+    const warnings = definitionWarnings(def);
+    if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${w}\n`);
+    const said = r.unchanged
+      ? `${r.id} is already stored with this content; nothing changed\nhash ${r.hash}`
+      : `${r.replaced ? 'replaced' : 'added'} ${r.id}\nhash ${r.hash}\nenable it for a project with: shadowcode --workspace DIR mcp enable ${r.id} --hash ${r.hash}`;
+    return { data: { ...r, needs_network: def.needs_network, warnings }, text: said };
   },
 };

@@ -1,12 +1,15 @@
 /* shadowcode mcp disable ID: withdraw a grant from this project. */
 import { disableGrant } from '../../catalog/store.js';
+import { catalogView } from '../../catalog/view.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
+import { nearest } from '../../util/suggest.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'mcp disable',
   summary: 'Withdraw a definition\'s grant from the project',
+  description: "Withdraw the selected project's grant of a definition. Disabling one that is not enabled changes nothing and says so; an id that names no definition is an error.",
   options: [],
   args: [{ name: 'ID', required: true, description: 'the definition id' }],
   examples: ['shadowcode --workspace ~/src/app mcp disable config:my-tools'],
@@ -15,7 +18,15 @@ export const command: CommandSpec = {
     const project = ctx.requireWorkspace('mcp disable');
     const id = args[0] as string;
     const removed = await enforce(ctx.gate(), ctx.request('cli:mcp.disable', { args: { id } }), (t) => disableGrant(t, ctx.db(), project, id));
-    if (!removed) throw new ScError('SC_DEF_NOT_FOUND', `${id} is not enabled for ${project}`);
-    return { data: { id, disabled: true }, text: `disabled ${id} for ${project}` };
+    if (!removed) {
+      // Not enabled is the state asked for, so it is a no-op; only an id that names nothing is an error.
+      const known = catalogView(ctx.db(), project, ctx.policy()).definitions.map((d) => d.id);
+      if (!known.includes(id)) {
+        const suggestion = nearest(id, known);
+        throw new ScError('SC_DEF_NOT_FOUND', `no definition ${id}${suggestion ? `; did you mean ${suggestion}?` : ''} (see shadowcode mcp)`, { id });
+      }
+      return { data: { id, disabled: true, changed: false }, text: `${id} is not enabled for ${project}; nothing changed` };
+    }
+    return { data: { id, disabled: true, changed: true }, text: `disabled ${id} for ${project}` };
   },
 };

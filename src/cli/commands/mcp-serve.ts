@@ -3,17 +3,18 @@
  * stdio, or with --http as an authenticated loopback Streamable HTTP gateway.
  * Stdout carries protocol only (stdio) or nothing (HTTP); logs go to stderr.
  */
-import { Engine } from '../../engine/engine.js';
+import type { Engine } from '../../engine/engine.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
+import { openEngine } from '../engine.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'mcp serve',
   summary: 'Serve the project to an MCP client over stdio',
   description:
-    'Serve the selected project to one MCP client over stdio (newline-delimited JSON-RPC). Read-only unless --allow-write; writes also need a trusted project and stay within its level. Stdout carries protocol only; logs go to stderr. Cannot be combined with --json.',
+    'Serve the selected project to one MCP client over stdio (newline-delimited JSON-RPC). Read-only unless --allow-write; writes also need a trusted project and stay within its level. Jobs run in the profile\'s shared engine when one is running (shadowcode engine start), owned by this connection; otherwise in a temporary engine that ends with this server. Stdout carries protocol only; logs go to stderr. Cannot be combined with --json.',
   options: [
     { name: 'allow-write', type: 'boolean', description: 'let this connection change a trusted project, up to its level' },
     { name: 'allow-approvals', type: 'boolean', description: 'let this connection approve its own pending actions (needs --allow-write)' },
@@ -39,8 +40,14 @@ export const command: CommandSpec = {
     // Nothing but protocol may reach stdout from here on.
     console.log = console.error;
     console.info = console.error;
-    const engine = new Engine(ctx.profile.dir, ctx.policy(), ctx.io.env);
+    // The profile's shared engine if one runs (shadowcode engine start), else a temporary one in this process.
+    const engine = await openEngine(ctx, { kind: http === undefined ? 'stdio' : 'http', owner: `${http === undefined ? 'stdio' : 'http'}:${process.pid}` });
+    if (engine.mode === 'shared') ctx.io.stderr.write(`shadowcode: jobs run in the shared engine (pid ${engine.sharedPid})\n`);
     if (http !== undefined) return serveHttp(ctx, engine, http, options['token-env'] as string | undefined, allowedHosts, allowWrite, allowApprovals);
+    // Started by hand at a terminal, it would otherwise sit silent: say what it is waiting for.
+    if (ctx.io.stdin.isTTY) {
+      ctx.io.stderr.write('shadowcode: waiting for an MCP client on stdin (newline-delimited JSON-RPC); a coding tool normally launches this itself, see shadowcode mcp register. Ctrl-D ends it.\n');
+    }
     const { serveOverStdio } = await import('../../server/stdio.js');
     const code = await serveOverStdio({
       engine,

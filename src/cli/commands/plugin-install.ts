@@ -1,7 +1,7 @@
 /* shadowcode plugin install DIR: namespaced definitions plugin:NAME/SERVER, inert until enabled. */
 import { join, resolve } from 'node:path';
 import type { Plugin } from '../../../gen/types/plugin.js';
-import { type Normalized, normalize, parseText } from '../../catalog/definition.js';
+import { definitionWarnings, type Normalized, normalize, parseText } from '../../catalog/definition.js';
 import { installPlugin } from '../../catalog/store.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
@@ -39,6 +39,8 @@ export const command: CommandSpec = {
     const names = servers.map((s) => s.name);
     if (new Set(names).size !== names.length) throw new ScError('SC_PLUGIN_INVALID', `${found.m}: server names must be unique`);
     const r = await enforce(ctx.gate(), ctx.request('cli:plugin.install', { args: { name: manifest.name, version: manifest.version } }), (t) => installPlugin(t, ctx.db(), manifest.name, manifest.version, servers));
-    return { data: { plugin: manifest.name, version: manifest.version, definitions: r }, text: [`installed ${manifest.name} ${manifest.version}`, ...r.map((d) => `  ${d.id}  hash ${d.hash}`)].join('\n') };
+    const warnings = servers.flatMap((s) => definitionWarnings(s).map((w) => `plugin:${manifest.name}/${s.name}: ${w}`));
+    if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${w}\n`);
+    return { data: { plugin: manifest.name, version: manifest.version, definitions: r, warnings }, text: [`installed ${manifest.name} ${manifest.version}`, ...r.map((d) => `  ${d.id}  hash ${d.hash}`)].join('\n') };
   },
 };

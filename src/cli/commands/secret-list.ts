@@ -1,5 +1,6 @@
 /* shadowcode secret list: names and dates only. */
 import type { CommandSpec } from '../spec.js';
+import { table } from '../style.js';
 
 export const command: CommandSpec = {
   name: 'secret list',
@@ -11,7 +12,7 @@ export const command: CommandSpec = {
   async run(ctx) {
     const secrets = ctx.secrets().list();
     const text = secrets.length
-      ? secrets.map((s) => `${s.name}  created ${s.created_at}  updated ${s.updated_at}`).join('\n')
+      ? table(['NAME', 'CREATED', 'UPDATED'], secrets.map((s) => [s.name, s.created_at, s.updated_at]), ctx.style)
       : 'no secrets stored';
     return { data: { secrets }, text };
   },

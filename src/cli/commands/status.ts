@@ -3,11 +3,13 @@ import type { Status } from '../../../gen/types/status.js';
 import { check } from '../../schema/validate.js';
 import { getProject } from '../../store/projects.js';
 import { PROTOCOL_REVISIONS, VERSION } from '../../version.js';
+import { engineFiles } from '../../engine/daemon/files.js';
+import { findShared } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'status',
-  summary: 'Show the project, its trust, the profile, versions and policy hash',
+  summary: 'Show the project, its trust, the profile, its engine, versions and policy hash',
   options: [],
   args: [],
   examples: ['shadowcode --workspace ~/src/app status', 'shadowcode --json status'],
@@ -16,11 +18,13 @@ export const command: CommandSpec = {
     const db = ctx.db();
     const policy = ctx.policy();
     const project = ctx.workspace === undefined ? null : getProject(db, ctx.workspace);
+    const shared = await findShared(ctx);
     const data = check<Status>(
       'status',
       {
         project,
         profile: { path: ctx.profile.dir },
+        engine: { mode: shared ? 'shared' : 'temporary', pid: shared?.info.pid ?? null, socket: engineFiles(ctx.profile.dir).sock },
         versions: {
           shadowcode: VERSION,
           node: process.versions.node,
@@ -34,9 +38,10 @@ export const command: CommandSpec = {
     );
     const lines = [
       project
-        ? `project   ${project.path}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}`
+        ? `project   ${project.path}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}\nnetwork   ${project.network ? 'allowed: tasks may reach remote models and servers' : 'off: loopback models and servers only'}`
         : 'project   none selected (use --workspace DIR)',
       `profile   ${data.profile.path}`,
+      `engine    ${shared ? `shared, pid ${shared.info.pid} on ${data.engine.socket}` : 'temporary (no shared engine running; each server runs its own jobs)'}`,
       `versions  shadowcode ${data.versions.shadowcode}, node ${data.versions.node}, sqlite ${data.versions.sqlite}`,
       `protocols ${data.versions.protocols.join(', ')}`,
       `policy    ${data.policy.hash} (${data.policy.rules} rules)`,

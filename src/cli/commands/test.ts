@@ -3,27 +3,67 @@
  * model. The person at the terminal is the approver: they confirm the exact
  * command (or pass --yes), and its output streams here as it runs.
  */
-import { Engine } from '../../engine/engine.js';
+import { randomBytes } from 'node:crypto';
+import type { OwnerSpec } from '../../engine/engine-submit.js';
 import { singleTestCommand } from '../../engine/detect-tests.js';
 import { decideApproval, getJob, jobEvents } from '../../engine/jobs.js';
-import { ScError } from '../../errors.js';
+import { EXIT, ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
+import { getProject } from '../../store/projects.js';
 import { encodeCursor } from '../../util/cursor.js';
+import { openEngine } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 
 async function confirm(ctx: Parameters<CommandSpec['run']>[0], argv: string[], cwd: string): Promise<boolean> {
-  if (!ctx.io.stdin.isTTY) return false;
   ctx.io.stderr.write(`Run ${JSON.stringify(argv)} in ${cwd}? [y/N] `);
   const answer = await new Promise<string>((resolve) => ctx.io.stdin.once('data', (d) => resolve(String(d))));
   ctx.io.stdin.pause();
   return /^y(es)?\s*$/i.test(answer);
 }
 
+/** Why a run that did not succeed ended, in words a person can act on. */
+function whyFailed(argv: readonly string[], exit: ExitBody | undefined, state: string): string {
+  if (exit?.error !== undefined) {
+    if (/\bENOENT\b/.test(exit.error)) return `command not found: ${argv[0]}`;
+    if (/\bEACCES\b/.test(exit.error)) return `permission denied: ${argv[0]} is not executable`;
+    return `could not start ${argv[0]}: ${exit.error}`;
+  }
+  if (state === 'cancelled' || exit?.cancelled) return 'cancelled before it finished';
+  if (exit?.signal) return `killed by ${exit.signal}`;
+  if (typeof exit?.code === 'number') return `exited ${exit.code}`;
+  return 'ended without an exit status';
+}
+
+interface ExitBody {
+  code?: number | null;
+  signal?: string | null;
+  cancelled?: boolean;
+  error?: string;
+}
+
+/** Keeps the last `cap` bytes of the output, cut at a character boundary. */
+class Tail {
+  private text = '';
+  truncated = false;
+  constructor(private readonly cap: number) {}
+  add(chunk: string): void {
+    this.text += chunk;
+    const bytes = Buffer.from(this.text);
+    if (bytes.length > this.cap) {
+      this.truncated = true;
+      this.text = bytes.subarray(bytes.length - this.cap).toString('utf8').replace(/^\uFFFD+/, '');
+    }
+  }
+  toString(): string {
+    return this.text;
+  }
+}
+
 export const command: CommandSpec = {
   name: 'test',
   summary: "Run the project's test command as an approved job",
   description:
-    'Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes. Exits with the command\'s status.',
+    "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output); 3 when the policy refused to run it, e.g. in a project that is not trusted.",
   options: [{ name: 'yes', type: 'boolean', description: 'approve the exact command without asking' }],
   args: [{ name: 'COMMAND', required: false, variadic: true, description: 'the literal argv, after --' }],
   examples: ['shadowcode --workspace ~/src/app test', 'shadowcode --workspace ~/src/app test --yes -- npm run test:unit'],
@@ -32,22 +72,42 @@ export const command: CommandSpec = {
     const project = ctx.requireWorkspace('test');
     let argv = [...args];
     if (argv.length === 0) argv = [...singleTestCommand(project, ctx.policy().limits.files).argv];
-    if (options.yes !== true && !(await confirm(ctx, argv, project))) throw new ScError('SC_APPROVAL_REQUIRED', `not approved: ${JSON.stringify(argv)}; re-run with --yes to approve it`);
-    const engine = new Engine(ctx.profile.dir, ctx.policy(), ctx.io.env);
-    const owner = `cli:${process.pid}`;
+    if (options.yes !== true) {
+      // Without a terminal nobody can answer the prompt: that is a usage error, not a refusal.
+      if (!ctx.io.stdin.isTTY) throw new ScError('SC_APPROVAL_REQUIRED', `stdin is not a terminal, so nobody can approve ${JSON.stringify(argv)} at a prompt; pass --yes to approve it`);
+      if (!(await confirm(ctx, argv, project))) throw new ScError('SC_APPROVAL_REQUIRED', `not approved: ${JSON.stringify(argv)}; nothing ran (answer y, or pass --yes)`);
+    }
+    // The shared engine's queue when one runs; this invocation owns the job either way, so ^C cancels it.
+    const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
+    const tail = new Tail(ctx.policy().limits.cli.output_tail_bytes);
+    let exit: ExitBody | undefined;
+    let refusal: { message: string; code?: string } | undefined;
     try {
+      // A refusal, at submission or when the job is about to run, says which rule and what to do about it.
+      const refused = (message: string, detail: Record<string, unknown> | undefined): ScError => {
+        const trusted = getProject(engine.db(), project).trusted;
+        return new ScError('SC_POLICY_DENIED', `${JSON.stringify(argv)} did not run: ${message}${trusted ? '' : `; trust the project first: shadowcode --workspace ${project} trust`}`, detail);
+      };
       const { job, approval } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:test', { requested_level: 'workspace', args: { argv } }), (t) =>
-        engine.jobs().submitTest(owner, project, argv, t.ceiling === 'read_only' ? 'workspace' : t.ceiling, null),
-      );
+        engine.submitJob(owner, { kind: 'test', argv, ceiling: t.ceiling === 'read_only' ? 'workspace' : t.ceiling, task_id: null }),
+      ).catch((err: unknown) => {
+        throw err instanceof ScError && err.code === 'SC_POLICY_DENIED' ? refused(err.message, err.detail) : err;
+      });
+      if (!approval) throw new ScError('SC_INTERNAL', 'a test job was submitted without its approval');
       decideApproval(engine.db(), approval.id, 'approved', 'cli');
-      engine.jobs().sync();
+      await engine.notifyDecision(approval.id, owner.label);
       let after: string | undefined;
       const drain = () => {
         for (;;) {
           const page = jobEvents(engine.db(), job.id, { limit: 500, ...(after ? { cursor: after } : {}) });
           for (const e of page.items) {
-            const text = (e.body as { text?: string }).text;
-            if (!ctx.json && text !== undefined) (e.kind === 'stderr' ? ctx.io.stderr : ctx.io.stdout).write(text);
+            const body = e.body as { text?: string; message?: string; code?: string } & ExitBody;
+            if ((e.kind === 'stdout' || e.kind === 'stderr') && body.text !== undefined) {
+              tail.add(body.text);
+              if (!ctx.json) (e.kind === 'stderr' ? ctx.io.stderr : ctx.io.stdout).write(body.text);
+            } else if (e.kind === 'exit') exit = body;
+            else if (e.kind === 'error') refusal = { message: body.message ?? 'the job failed', ...(body.code ? { code: body.code } : {}) };
           }
           const last = page.items[page.items.length - 1];
           if (last) after = encodeCursor([last.seq]);
@@ -59,13 +119,20 @@ export const command: CommandSpec = {
         drain();
         if (cur && ['succeeded', 'failed', 'cancelled'].includes(cur.state)) {
           drain();
-          const summary = `${cur.state}: ${JSON.stringify(argv)} exited ${cur.exit_code} after ${cur.duration_ms} ms (job ${cur.id})`;
-          const exitCode = cur.state === 'succeeded' ? 0 : typeof cur.exit_code === 'number' && cur.exit_code > 0 ? Math.min(cur.exit_code, 125) : 1;
-          return { data: { job: cur }, text: ctx.json ? '' : summary, exitCode };
+          if (refusal?.code === 'SC_POLICY_DENIED') throw refused(refusal.message, { job_id: cur.id, action: 'job:run' });
+          const ok = cur.state === 'succeeded';
+          const reason = ok ? undefined : refusal ? refusal.message : whyFailed(argv, exit, cur.state);
+          const summary = ok
+            ? `succeeded: ${JSON.stringify(argv)} exited 0 after ${cur.duration_ms} ms (job ${cur.id})`
+            : `${cur.state}: ${JSON.stringify(argv)}: ${reason}${cur.duration_ms !== null ? ` after ${cur.duration_ms} ms` : ''} (job ${cur.id})`;
+          const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated };
+          // Our own status, never the command's: its 2, 3 or 4 would read as a usage error, a denial or a broken chain.
+          return { data, text: summary, exitCode: ok ? EXIT.ok : EXIT.error };
         }
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
+      await engine.releaseOwner(owner.label);
       await engine.shutdown();
     }
   },

@@ -1,6 +1,7 @@
 /* shadow_doctor: diagnostics without repairs; the model probe only when asked. */
 import { diagnose } from '../../engine/doctor.js';
 import { probeModels } from '../../engine/model-probe.js';
+import { getProject } from '../../store/projects.js';
 import { READ_ONLY, type ToolDef } from './types.js';
 
 interface Args {
@@ -14,7 +15,7 @@ export const shadowDoctor: ToolDef<Args> = {
   async run(conn, args, ticket) {
     const e = conn.engine;
     const checks = diagnose({ profileDir: e.profileDir, project: conn.project, db: e.db(), policy: e.policy, settings: () => e.settings(), secrets: e.secrets(), env: e.env });
-    const probes = args.probe_models ? await probeModels(ticket, e.settings(), e.policy.limits.inspection.model_probe_ms) : null;
+    const probes = args.probe_models ? await probeModels(ticket, e.settings(), e.policy.limits.inspection.model_probe_ms, getProject(e.db(), conn.project).network) : null;
     const worst = checks.some((c) => c.status === 'fail') ? 'fail' : checks.some((c) => c.status === 'warn') ? 'warn' : 'ok';
     return { status: worst, checks, model_probes: probes };
   },

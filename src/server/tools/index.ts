@@ -8,6 +8,7 @@ import { shadowMemory } from './memory.js';
 import { shadowModels } from './models.js';
 import { shadowReview } from './review.js';
 import { shadowRollback } from './rollback.js';
+import { shadowRun } from './run.js';
 import { shadowSessions } from './sessions.js';
 import { shadowSqlite } from './sqlite.js';
 import { shadowStatus } from './status.js';
@@ -20,6 +21,6 @@ import { shadowWhy } from './why.js';
 export const TOOLS: ReadonlyMap<string, ToolDef<any>> = new Map(
   [
     shadowStatus, shadowModels, shadowSessions, shadowTools, shadowUnderstand, shadowDoctor, shadowMemory, shadowSqlite, shadowGoal,
-    shadowJobs, shadowApprove, shadowTest, shadowReview, shadowWhy, shadowCheckpoint, shadowRollback,
+    shadowRun, shadowJobs, shadowApprove, shadowTest, shadowReview, shadowWhy, shadowCheckpoint, shadowRollback,
   ].map((t) => [t.name, t]),
 );

@@ -1,5 +1,5 @@
 /* shadow_jobs: this owner's jobs, their events by page, their pending approvals, and cancelling one. */
-import { getJob, jobEvents, listJobs, pendingApprovals } from '../../engine/jobs.js';
+import { getJob, jobAnswer, jobEvents, listJobs, pendingApprovals } from '../../engine/jobs.js';
 import { READ_ONLY, type ToolDef } from './types.js';
 
 interface Args {
@@ -31,12 +31,15 @@ export const shadowJobs: ToolDef<Args> = {
       }
       case 'events': {
         const p = jobEvents(db, a.job_id as string, { limit: Math.min(a.limit ?? l.jobs.event_page_size, l.inspection.page_size_max), ...page });
-        return { job: getJob(db, a.job_id as string), events: p.items, next_cursor: p.next_cursor };
+        const job = getJob(db, a.job_id as string);
+        // An agent task's pending approvals and final answer come with every page, so a client need not page to the end.
+        const extra = job?.kind === 'agent' ? { approvals: pendingApprovals(db, { project: conn.project, jobId: job.id }), answer: jobAnswer(db, job.id) } : {};
+        return { job, events: p.items, next_cursor: p.next_cursor, ...extra };
       }
       case 'approvals':
         return { approvals: pendingApprovals(db, { project: conn.project, jobId: a.job_id as string }) };
       case 'cancel':
-        return { job: await conn.engine.jobs().cancel(a.job_id as string) };
+        return { job: await conn.engine.cancelJob(conn.ownerSpec, a.job_id as string) };
     }
   },
 };

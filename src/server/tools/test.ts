@@ -2,6 +2,7 @@
 import { singleTestCommand } from '../../engine/detect-tests.js';
 import { taskInProject } from '../../engine/history.js';
 import { getJob } from '../../engine/jobs.js';
+import { ScError } from '../../errors.js';
 import { type ToolDef, WRITES } from './types.js';
 
 interface Args {
@@ -14,12 +15,13 @@ export const shadowTest: ToolDef<Args> = {
   annotations: { ...WRITES, openWorldHint: true },
   action: () => 'tool:shadow_test',
   resource: (conn, a) => (a.task_id ? { kind: 'task', id: a.task_id, project: getJob(conn.engine.db(), a.task_id)?.project ?? conn.project } : undefined),
-  run(conn, a, ticket) {
+  async run(conn, a, ticket) {
     const db = conn.engine.db();
     if (a.task_id) taskInProject(db, conn.project, a.task_id);
     let argv = a.command;
     if (!argv) argv = [...singleTestCommand(conn.project, conn.engine.policy.limits.files).argv];
-    const { job, approval } = conn.engine.jobs().submitTest(conn.owner, conn.project, argv, ticket.ceiling, a.task_id ?? null);
+    const { job, approval } = await conn.engine.submitJob(conn.ownerSpec, { kind: 'test', argv, ceiling: ticket.ceiling, task_id: a.task_id ?? null });
+    if (!approval) throw new ScError('SC_INTERNAL', 'a test job was submitted without its approval');
     return {
       job_id: job.id,
       state: job.state,

@@ -20,6 +20,7 @@ const ACTIONS: Record<string, string[]> = {
   shadow_memory: ['tool:shadow_memory.read', 'tool:shadow_memory.append', 'tool:shadow_memory.replace'],
   shadow_sqlite: ['tool:shadow_sqlite'],
   shadow_goal: ['tool:shadow_goal.list', 'tool:shadow_goal.get', 'tool:shadow_goal.create', 'tool:shadow_goal.advance', 'tool:shadow_goal.abandon'],
+  shadow_run: ['tool:shadow_run'],
   shadow_jobs: ['tool:shadow_jobs.list', 'tool:shadow_jobs.events', 'tool:shadow_jobs.approvals', 'tool:shadow_jobs.cancel'],
   shadow_approve: ['tool:shadow_approve.approve', 'tool:shadow_approve.deny'],
   shadow_test: ['tool:shadow_test'],
@@ -39,7 +40,7 @@ export const shadowTools: ToolDef = {
       name,
       title: TOOL_SCHEMAS[name as keyof typeof TOOL_SCHEMAS]?.title ?? name,
       actions: actions.map((action) => {
-        const d = explain(policy, conn.request(action, { resource: { kind: 'self', owner: conn.owner, project: conn.project } }));
+        const d = explain(policy, conn.requestNow(action, { resource: { kind: 'self', owner: conn.owner, project: conn.project } }));
         return { action, allowed: d.allow, ...(d.allow ? {} : { denied_by: d.reasons }) };
       }),
     }));

@@ -1,6 +1,6 @@
 /* What a tool module declares. The input schema comes from schemas/tools/<name>.schema.json. */
 import type { GateRequest } from '../../../gen/types/gate-request.js';
-import type { GateTicket } from '../../ticket.js';
+import type { GateTicket, Level } from '../../ticket.js';
 import type { Connection } from '../connection.js';
 
 export interface ToolAnnotations {
@@ -15,6 +15,8 @@ export interface ToolDef<A = Record<string, unknown>> {
   readonly annotations: ToolAnnotations;
   /** The gate action for these arguments, e.g. `tool:shadow_memory.append`. */
   action(args: A): string;
+  /** The permission level the call asks for (shadow_run's permission_level); the ticket's ceiling is at most this. */
+  requestedLevel?(args: A): Level;
   /** The record the call touches, for ownership and project rules. */
   resource?(conn: Connection, args: A): GateRequest['resource'] | undefined;
   /** `request` is what the gate decided on, including the project's trust as read for this call. */

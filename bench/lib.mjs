@@ -1,0 +1,44 @@
+// Shared bench helpers: statistics over rounds, and an installed copy of the
+// package built the way a host gets it (npm pack, then npm install of the tarball).
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** min / median / max of per-round values. */
+export const spread = (xs) => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) });
+
+/** The order servers run in for round i: alternating, so neither always goes first. */
+export const ordered = (entries, i) => (i % 2 ? [...entries].reverse() : entries);
+
+/**
+ * Installs the package from its own tarball into dir and returns the installed bin.
+ * Dependencies come through npm (cache first); install scripts are skipped and the
+ * checkout's compiled better-sqlite3 addon is copied in, because building it again
+ * takes minutes and is the same file.
+ */
+export function installPacked(root, dir) {
+  mkdirSync(dir, { recursive: true });
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  execFileSync(npm, ['pack', '--pack-destination', dir, '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  const tgz = readdirSync(dir).find((n) => n.endsWith('.tgz'));
+  const app = join(dir, 'host');
+  mkdirSync(app, { recursive: true });
+  writeFileSync(join(app, 'package.json'), '{"name":"bench-host","private":true}\n');
+  execFileSync(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--omit=dev', '--ignore-scripts', join(dir, tgz)], { cwd: app, stdio: ['ignore', 'ignore', 'inherit'] });
+  const addon = join('better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+  const target = join(app, 'node_modules', addon);
+  if (!existsSync(target)) {
+    mkdirSync(join(target, '..'), { recursive: true });
+    copyFileSync(join(root, 'node_modules', addon), target);
+  }
+  return join(app, 'node_modules', 'shadowcode', 'bin', 'shadowcode.js');
+}
+
+export const f2 = (x) => x.toFixed(2);
+export const fs = (s, f = f2) => `${f(s.median)} (${f(s.min)}–${f(s.max)})`;

@@ -1,0 +1,289 @@
+/*
+ * The native task loop: one conversation with a model, inside a job.
+ *
+ *   prompt ─► fit the conversation to the model's context (trim oldest tool outputs, or fail)
+ *   ─► gate 'model:request' ─► provider.turn(ticket, …) ─► Turn
+ *   ─► tool calls accumulated? (whatever the stop reason said)
+ *        none ─► the answer is the summary; done
+ *        stop 'length' ─► a failed turn: nothing runs, each call gets a tool error
+ *        each call in order: parse JSON (never run unparsable) ─► schema ─► gate 'task:tool.<name>'
+ *          ─► native tool | the task's extra tool source ─► result (capped, scrubbed) to the model
+ *        finish ─► its summary; done
+ *   ─► next step, within agent.max_steps, wall_time_ms and total_tokens
+ *
+ * Every request, call, result, approval and checkpoint becomes a job event
+ * through ctx.emit, which redacts known secret values before storing. Tool
+ * results are scrubbed of them before the model sees them too.
+ */
+import { ScError } from '../errors.js';
+import type { GateEnv } from '../policy/gate.js';
+import { enforce } from '../policy/gate.js';
+import type { Policy } from '../policy/load.js';
+import { scrubText } from '../policy/redact.js';
+import { checkAgentToolArgs } from '../schema/validate.js';
+import type { Db } from '../store/db.js';
+import { getProject } from '../store/projects.js';
+import { NATIVE_TOOLS, offeredTools, toolSpec } from './tools/index.js';
+import type { NativeTool, ToolEnv } from './tools/types.js';
+import type { Message, ModelProvider, TaskContext, TaskOutcome, TaskRunner, TaskToolSource, ToolCall, ToolResult, ToolSpec, Turn, Usage } from './types.js';
+
+export interface LoopDeps {
+  readonly policy: Policy;
+  readonly db: () => Db;
+  readonly gateEnv: GateEnv;
+  readonly env: NodeJS.ProcessEnv;
+  /** Tools beyond the native ones for this task (the outbound MCP client), or null. */
+  readonly toolSource?: (ctx: TaskContext) => TaskToolSource | null;
+}
+
+type Limits = Policy['limits']['agent'];
+
+const MODE_TEXT: Record<TaskContext['mode'], string> = {
+  plan: 'PLAN mode: read what you need, change nothing, and call finish with a step-by-step plan as the summary.',
+  review: 'REVIEW mode: read and assess, change nothing, and call finish with your findings as the summary.',
+  build: 'BUILD mode: make the change, verify it (run_command waits for a person to approve the exact command), then call finish with what you did and how you checked it.',
+};
+
+export function systemPrompt(ctx: TaskContext): string {
+  return [
+    'You are the coding agent of shadowcode, working on one project through the tools offered.',
+    `The project root is ${ctx.project}; every path is relative to it and cannot leave it.`,
+    MODE_TEXT[ctx.mode],
+    `This task's permission ceiling is ${ctx.ceiling}; a tool call the policy refuses comes back as an error naming the rule. Do not retry a refused call unchanged.`,
+    'Read a file before editing it. edit_file needs old_text copied exactly (without the line-number prefixes read_file shows).',
+    'End by calling finish exactly once.',
+  ].join('\n');
+}
+
+/** Head and tail of a long text, with what was left out said in the middle. */
+export function capText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const note = `\n[... ${text.length - max} of ${text.length} characters omitted ...]\n`;
+  const keep = Math.max(0, max - note.length);
+  const head = Math.ceil(keep * 0.6);
+  return text.slice(0, head) + note + text.slice(text.length - (keep - head));
+}
+
+export function estimateTokens(system: string, messages: readonly Message[], tools: readonly ToolSpec[], charsPerToken: number): number {
+  let chars = system.length + JSON.stringify(tools).length;
+  for (const m of messages) {
+    chars += m.content.length + 16;
+    if (m.role === 'assistant' && m.tool_calls) for (const c of m.tool_calls) chars += c.name.length + c.arguments.length + c.id.length + 16;
+  }
+  return Math.ceil(chars / charsPerToken);
+}
+
+/**
+ * Makes the conversation fit: the oldest tool outputs are cut down first, one
+ * at a time, until the estimate plus the output budget fits the window.
+ * Returns how many were trimmed, or null when even trimming all does not fit.
+ */
+export function fitContext(system: string, messages: Message[], tools: readonly ToolSpec[], window: number, l: Limits, trimmed: Set<number>): number | null {
+  const budget = window - l.max_output_tokens;
+  let n = 0;
+  for (let i = 0; estimateTokens(system, messages, tools, l.chars_per_token) > budget; i++) {
+    while (i < messages.length && (messages[i]?.role !== 'tool' || trimmed.has(i) || (messages[i]?.content.length ?? 0) <= l.trimmed_output_chars)) i++;
+    if (i >= messages.length) return null;
+    const m = messages[i] as Extract<Message, { role: 'tool' }>;
+    messages[i] = { ...m, content: `${m.content.slice(0, l.trimmed_output_chars)}\n[trimmed to fit the context: ${m.content.length - l.trimmed_output_chars} characters dropped]` };
+    trimmed.add(i);
+    n++;
+  }
+  return n;
+}
+
+/** `""` is `{}`; anything else must be a JSON object. */
+export function parseArgs(raw: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+  if (raw.trim() === '') return { ok: true, value: {} };
+  try {
+    const v = JSON.parse(raw) as unknown;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return { ok: false, error: 'the arguments are JSON but not an object' };
+    return { ok: true, value: v as Record<string, unknown> };
+  } catch (err) {
+    return { ok: false, error: `the arguments are not valid JSON (${(err as Error).message})` };
+  }
+}
+
+function errorResult(err: unknown): ToolResult {
+  if (err instanceof ScError) return { content: `${err.code}: ${err.message}`, is_error: true };
+  return { content: `SC_INTERNAL: ${(err as Error)?.message ?? String(err)}`, is_error: true };
+}
+
+class Stop extends Error {
+  constructor(readonly outcome: TaskOutcome) {
+    super(outcome.reason?.message ?? outcome.state);
+  }
+}
+
+export class NativeLoop implements TaskRunner {
+  constructor(private readonly provider: ModelProvider, private readonly deps: LoopDeps) {}
+
+  async run(ctx: TaskContext): Promise<TaskOutcome> {
+    const l = this.deps.policy.limits.agent;
+    const started = Date.now();
+    const usage = { input_tokens: 0, output_tokens: 0 };
+    let steps = 0;
+    const fail = (code: string, message: string): never => {
+      throw new Stop({ state: 'failed', summary: null, reason: { code, message }, usage: { ...usage }, steps });
+    };
+    const wall = AbortSignal.timeout(l.wall_time_ms);
+    const signal = AbortSignal.any([ctx.signal, wall]);
+    const stopped = (): TaskOutcome | null => {
+      if (ctx.signal.aborted) return { state: 'cancelled', summary: null, reason: { code: 'SC_CANCELLED', message: 'the task was cancelled' }, usage: { ...usage }, steps };
+      if (wall.aborted) return { state: 'failed', summary: null, reason: { code: 'SC_LIMIT_REACHED', message: `the task ran past its wall time of ${l.wall_time_ms} ms` }, usage: { ...usage }, steps };
+      return null;
+    };
+    const source = this.deps.toolSource?.(ctx) ?? null;
+    try {
+      const native = offeredTools(ctx.mode);
+      const specs: ToolSpec[] = [...native.map(toolSpec), ...(source ? await source.tools() : [])];
+      const env = this.toolEnv(ctx);
+      const system = systemPrompt(ctx);
+      const messages: Message[] = [{ role: 'user', content: ctx.prompt }];
+      const trimmed = new Set<number>();
+      const window = this.provider.contextTokens > 0 ? this.provider.contextTokens : this.deps.policy.limits.models.default_context_tokens;
+      let failedTurns = 0;
+      for (;;) {
+        const halt = stopped();
+        if (halt) return halt;
+        if (steps >= l.max_steps) fail('SC_LIMIT_REACHED', `the task used its ${l.max_steps} model requests without finishing`);
+        if (usage.input_tokens + usage.output_tokens >= l.total_tokens) fail('SC_LIMIT_REACHED', `the task used ${usage.input_tokens + usage.output_tokens} tokens, past its limit of ${l.total_tokens}`);
+        const cut = fitContext(system, messages, specs, window, l, trimmed);
+        if (cut === null) fail('SC_LIMIT_REACHED', `the conversation no longer fits the model's context of ${window} tokens, even with every tool output trimmed`);
+        steps++;
+        const estimated = estimateTokens(system, messages, specs, l.chars_per_token);
+        ctx.emit('model_request', { step: steps, model: this.provider.id, messages: messages.length, estimated_tokens: estimated, ...(cut ? { trimmed_outputs: cut } : {}) });
+        const t0 = Date.now();
+        let turn: Turn;
+        try {
+          turn = await enforce(this.deps.gateEnv, this.modelRequest(ctx), (ticket) =>
+            this.provider.turn(ticket, { system, messages: [...messages], tools: specs, max_output_tokens: l.max_output_tokens, signal }),
+          );
+        } catch (err) {
+          const halt2 = stopped();
+          if (halt2) return halt2;
+          const e = err instanceof ScError ? err : new ScError('SC_INTERNAL', (err as Error)?.message ?? String(err));
+          return fail(e.code, `the model request failed: ${e.message}`);
+        }
+        if (turn.usage) {
+          usage.input_tokens += turn.usage.input_tokens;
+          usage.output_tokens += turn.usage.output_tokens;
+        }
+        const calls = turn.tool_calls;
+        ctx.emit('model_response', {
+          step: steps, stop: turn.stop, ms: Date.now() - t0, usage: turn.usage, text: capText(turn.text, l.event_text_chars),
+          tool_calls: calls.map((c) => ({ id: c.id, name: c.name })),
+        });
+        if (calls.length === 0) {
+          if (turn.stop === 'length') fail('SC_MODEL_TURN_INCOMPLETE', `the model's answer stopped at the output limit of ${l.max_output_tokens} tokens before it finished`);
+          if (turn.stop === 'content_filter') fail('SC_MODEL_TURN_INCOMPLETE', "the model's answer was stopped by its provider's content filter");
+          // An answer with no tool call ends the task: the text is its summary.
+          const summary = turn.text.slice(0, l.summary_chars);
+          if (ctx.mode === 'plan' && summary.trim()) ctx.emit('plan', { text: summary, via: 'answer' });
+          return { state: 'succeeded', summary, usage: { ...usage }, steps };
+        }
+        messages.push({ role: 'assistant', content: turn.text, tool_calls: calls });
+        if (turn.stop === 'length') {
+          // A call cut off by the length limit may look complete; none of this turn runs.
+          failedTurns++;
+          ctx.emit('turn_failed', { step: steps, reason: 'length', calls: calls.length });
+          for (const c of calls) this.answer(ctx, messages, c, { content: `SC_MODEL_TURN_INCOMPLETE: your answer stopped at the output limit (${l.max_output_tokens} tokens) while making this call, so it was not run. Make smaller calls (for a large file, write it in parts with edit_file).`, is_error: true });
+          if (failedTurns >= 2) fail('SC_MODEL_TURN_INCOMPLETE', `two answers in a row stopped at the output limit of ${l.max_output_tokens} tokens in the middle of a tool call`);
+          continue;
+        }
+        failedTurns = 0;
+        let summary: string | null = null;
+        for (const call of calls) {
+          if (summary !== null) {
+            this.answer(ctx, messages, call, { content: 'Not run: the task already finished.', is_error: true });
+            continue;
+          }
+          const halt3 = stopped();
+          if (halt3) return halt3;
+          ctx.emit('tool_call', { step: steps, id: call.id, name: call.name, arguments: capText(call.arguments, l.event_text_chars) });
+          const t1 = Date.now();
+          const result = await this.execute(ctx, env, source, call);
+          const halt4 = stopped();
+          if (halt4) return halt4;
+          this.answer(ctx, messages, call, result, Date.now() - t1);
+          if (call.name === 'finish' && !result.is_error) summary = result.content;
+        }
+        if (summary !== null) return { state: 'succeeded', summary, usage: { ...usage }, steps };
+      }
+    } catch (err) {
+      if (err instanceof Stop) return err.outcome;
+      const halt = stopped();
+      if (halt) return halt;
+      throw err;
+    } finally {
+      await source?.close().catch(() => {});
+    }
+  }
+
+  /** One tool result into the conversation and the job's events: capped and scrubbed of known secrets. */
+  private answer(ctx: TaskContext, messages: Message[], call: ToolCall, r: ToolResult, ms?: number): void {
+    const l = this.deps.policy.limits.agent;
+    const content = scrubText(capText(r.content, l.tool_output_chars));
+    messages.push({ role: 'tool', tool_call_id: call.id, name: call.name, content, ...(r.is_error ? { is_error: true } : {}) });
+    ctx.emit('tool_result', { id: call.id, name: call.name, is_error: r.is_error, content: capText(content, l.event_text_chars), ...(ms !== undefined ? { ms } : {}) });
+  }
+
+  private async execute(ctx: TaskContext, env: ToolEnv, source: TaskToolSource | null, call: ToolCall): Promise<ToolResult> {
+    const parsed = parseArgs(call.arguments);
+    const native = NATIVE_TOOLS.get(call.name);
+    const offered = native && (ctx.mode === 'build' || !native.writes);
+    // A native name is never handed to the extra source: a plan task's write_file stays refused.
+    if (!offered && (native !== undefined || !(source?.has(call.name) ?? false))) {
+      const why = native ? `${call.name} is not offered in ${ctx.mode} mode, which cannot change the project` : `there is no tool named ${JSON.stringify(call.name.slice(0, 128))}`;
+      return { content: `SC_TOOL_UNKNOWN: ${why}; use one of the tools offered`, is_error: true };
+    }
+    if (!parsed.ok) return { content: `SC_TOOL_ARGS_INVALID: ${parsed.error}; the call was not run. Send the arguments again as one JSON object.`, is_error: true };
+    try {
+      if (!offered) return await (source as TaskToolSource).call(call.name, parsed.value, ctx);
+      const tool = native as NativeTool<any>;
+      const args = checkAgentToolArgs<Record<string, unknown>>(call.name, parsed.value);
+      const req = env.request(`task:tool.${call.name}`, { resource: { kind: 'tool', id: call.name, owner: ctx.owner, project: ctx.project }, args: tool.describe(args) });
+      return await enforce(this.deps.gateEnv, req, (ticket) => tool.run(env, args, ticket));
+    } catch (err) {
+      return errorResult(err);
+    }
+  }
+
+  private toolEnv(ctx: TaskContext): ToolEnv {
+    const d = this.deps;
+    return {
+      ctx, policy: d.policy, db: d.db, gate: d.gateEnv, env: d.env,
+      request: (action, extra = {}) => {
+        const p = getProject(d.db(), ctx.project);
+        return {
+          action,
+          principal: { kind: 'engine', owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
+          project: { path: p.path, trusted: p.trusted, level: p.level },
+          requested_level: ctx.ceiling,
+          ...extra,
+        };
+      },
+    };
+  }
+
+  private modelRequest(ctx: TaskContext) {
+    const p = getProject(this.deps.db(), ctx.project);
+    const url = this.provider.endpoint.url;
+    let host = '';
+    try {
+      host = new URL(url).host;
+    } catch {
+      host = '(invalid)';
+    }
+    return {
+      action: 'model:request',
+      principal: { kind: 'engine' as const, owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
+      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
+      requested_level: ctx.ceiling,
+      resource: { kind: 'model', id: this.provider.id, owner: ctx.owner, project: ctx.project, model: this.provider.id, endpoint_kind: this.provider.endpoint.loopback ? ('loopback' as const) : ('remote' as const), host: host.slice(0, 256) },
+      args: { job_id: ctx.jobId },
+    };
+  }
+}
+
+export type { Usage };

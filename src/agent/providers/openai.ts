@@ -1,0 +1,150 @@
+/*
+ * OpenAI-compatible Chat Completions, streamed: OpenAI itself, Ollama, llama.cpp
+ * server, vLLM, LM Studio and hosted look-alikes.
+ *
+ *   TurnRequest ─► {model, messages, tools, stream, stream_options.include_usage}
+ *     ─► POST {base}/chat/completions ─► SSE `data:` chunks
+ *     ─► delta.content (text) · delta.tool_calls (accumulated) · finish_reason · usage
+ *     ─► `[DONE]` (or the stream's end after a finish_reason) ─► Turn
+ *
+ * Tool calls are accumulated defensively: a delta with an id not seen yet opens
+ * a call (Ollama gives every parallel call index 0), a delta without an id
+ * continues the latest call with its index, or the latest call at all when the
+ * server leaves the index out. Arguments stay the raw text that arrived.
+ */
+import { ScError } from '../../errors.js';
+import { assertTicket, type GateTicket } from '../../ticket.js';
+import type { Message, ModelProvider, StopReason, ToolCall, Turn, TurnRequest, Usage } from '../types.js';
+import type { ProviderConfig } from './config.js';
+import { SseReader } from './sse.js';
+import { postStream, redactedMessage } from './wire.js';
+
+interface Slot {
+  id: string;
+  index: number | null;
+  name: string;
+  args: string;
+}
+
+const STOP: Record<string, StopReason> = { stop: 'end', tool_calls: 'tool_calls', function_call: 'tool_calls', length: 'length', content_filter: 'content_filter' };
+
+function wireMessages(system: string, messages: readonly Message[]): unknown[] {
+  const out: unknown[] = system ? [{ role: 'system', content: system }] : [];
+  for (const m of messages) {
+    if (m.role === 'user') out.push({ role: 'user', content: m.content });
+    else if (m.role === 'tool') out.push({ role: 'tool', tool_call_id: m.tool_call_id, content: m.content });
+    else if (m.tool_calls?.length) {
+      out.push({
+        role: 'assistant',
+        content: m.content || null,
+        tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+      });
+    } else out.push({ role: 'assistant', content: m.content });
+  }
+  return out;
+}
+
+/** Folds the stream's chunks into a Turn. */
+export class ChatAccumulator {
+  text = '';
+  private readonly slots: Slot[] = [];
+  stop: StopReason | null = null;
+  usage: Usage | null = null;
+  done = false;
+
+  constructor(private readonly label: string, private readonly onText?: (d: string) => void) {}
+
+  event(data: string): void {
+    if (this.done) return;
+    if (data.trim() === '[DONE]') {
+      this.done = true;
+      return;
+    }
+    let chunk: any;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      throw new ScError('SC_MODEL_FAILED', `model ${this.label}: malformed stream event (not JSON)`, { status: 200 });
+    }
+    if (chunk === null || typeof chunk !== 'object') throw new ScError('SC_MODEL_FAILED', `model ${this.label}: malformed stream event`, { status: 200 });
+    if (chunk.error) {
+      const msg = typeof chunk.error === 'string' ? chunk.error : String(chunk.error.message ?? 'error');
+      throw new ScError('SC_MODEL_FAILED', `model ${this.label}: the stream reported an error: ${redactedMessage(msg)}`, { status: 200 });
+    }
+    if (chunk.usage && typeof chunk.usage === 'object') {
+      this.usage = { input_tokens: Number(chunk.usage.prompt_tokens) || 0, output_tokens: Number(chunk.usage.completion_tokens) || 0 };
+    }
+    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    if (!choice || typeof choice !== 'object') return;
+    const delta = choice.delta ?? {};
+    if (typeof delta.content === 'string' && delta.content) {
+      this.text += delta.content;
+      this.onText?.(delta.content);
+    }
+    if (Array.isArray(delta.tool_calls)) for (const tc of delta.tool_calls) this.toolDelta(tc);
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason) this.stop = STOP[choice.finish_reason] ?? 'other';
+  }
+
+  private toolDelta(tc: any): void {
+    if (!tc || typeof tc !== 'object') return;
+    const index = typeof tc.index === 'number' ? tc.index : null;
+    const id = typeof tc.id === 'string' && tc.id ? tc.id : null;
+    let slot: Slot | undefined;
+    if (id) slot = this.slots.find((s) => s.id === id);
+    else if (index !== null) slot = [...this.slots].reverse().find((s) => s.index === index);
+    else slot = this.slots[this.slots.length - 1];
+    if (!slot) {
+      slot = { id: id ?? `call_${this.slots.length}`, index, name: '', args: '' };
+      this.slots.push(slot);
+    }
+    const fn = tc.function ?? {};
+    if (typeof fn.name === 'string' && fn.name && slot.name !== fn.name) slot.name += fn.name;
+    if (typeof fn.arguments === 'string') slot.args += fn.arguments;
+  }
+
+  turn(): Turn {
+    if (this.stop === null) throw new ScError('SC_MODEL_FAILED', `model ${this.label}: the stream ended before a finish reason`, { status: 200 });
+    const tool_calls: ToolCall[] = this.slots.map((s) => ({ id: s.id, name: s.name, arguments: s.args }));
+    return { text: this.text, tool_calls, stop: this.stop, usage: this.usage };
+  }
+}
+
+export class OpenAiCompatibleProvider implements ModelProvider {
+  readonly id: string;
+  readonly kind: ModelProvider['kind'];
+  readonly model: string;
+  readonly endpoint: ModelProvider['endpoint'];
+  readonly contextTokens: number;
+
+  constructor(private readonly cfg: ProviderConfig) {
+    this.id = cfg.id;
+    this.kind = cfg.kind;
+    this.model = cfg.model;
+    this.endpoint = { url: cfg.url.toString(), loopback: cfg.loopback };
+    this.contextTokens = cfg.contextTokens;
+  }
+
+  async turn(ticket: GateTicket, req: TurnRequest): Promise<Turn> {
+    assertTicket(ticket, 'model:request');
+    const body: Record<string, unknown> = {
+      model: this.model,
+      messages: wireMessages(req.system, req.messages),
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: req.max_output_tokens,
+    };
+    if (req.tools.length) body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.input_schema } }));
+    const headers: Record<string, string> = {};
+    if (this.cfg.key) headers.authorization = `Bearer ${this.cfg.key}`;
+    const acc = new ChatAccumulator(this.id, req.onText);
+    const sse = new SseReader((e) => acc.event(e.data));
+    const base = this.cfg.url.toString();
+    await postStream(
+      ticket,
+      { url: new URL('chat/completions', base.endsWith('/') ? base : `${base}/`), headers, body: JSON.stringify(body), limits: this.cfg.limits, signal: req.signal, label: this.id },
+      (chunk) => sse.push(chunk),
+    );
+    sse.end();
+    return acc.turn();
+  }
+}

@@ -1,0 +1,127 @@
+/*
+ * Claude Code as a task runner (`claude -p`, stream-json both ways).
+ *
+ *   claude [fixed args] -p --output-format stream-json --input-format stream-json --verbose
+ *          --permission-prompt-tool stdio --strict-mcp-config --mcp-config <temp 0600>
+ *          --setting-sources user --permission-mode plan|default --no-session-persistence
+ *   stdin:  {type:user, message} with the prompt; control_response for each approval
+ *   stdout: system/init, assistant (text, tool_use), user (tool_result), control_request
+ *           can_use_tool ─► ctx.requestApproval(exact tool input) ─► allow | deny, result
+ *
+ * Isolation: only the servers passed in our temp config (--strict-mcp-config), and no
+ * project or local settings (their hooks would run even in an untrusted folder). No
+ * --allowedTools: an allow rule would answer before the prompt and our approval would
+ * never be asked. A read-only task runs in plan mode and every prompt is denied here.
+ */
+import { isAbsolute, relative, resolve } from 'node:path';
+import type { ApprovalKind } from '../types.js';
+import { type Driven, type Run, stderrTail } from './run.js';
+
+/** A path as the project sees it, or null when it leaves the project (such a write is refused unasked). */
+export function projectRelative(project: string, path: string): string | null {
+  const rel = relative(project, resolve(project, path));
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? null : rel;
+}
+
+/** What the approval row records for one tool use: the kind and the exact action. */
+export function claudeApproval(project: string, tool: string, input: Record<string, unknown>): { kind: ApprovalKind; action: Record<string, unknown> } {
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
+  if (mcp) return { kind: 'mcp_call', action: { server: mcp[1], tool: mcp[2], arguments: input } };
+  if (tool === 'Bash' && typeof input.command === 'string') return { kind: 'command', action: { argv: ['sh', '-c', input.command], cwd: project, tool, input } };
+  const path = input.file_path ?? input.notebook_path;
+  if (['Edit', 'MultiEdit', 'Write', 'NotebookEdit'].includes(tool)) return { kind: 'write', action: { path: typeof path === 'string' ? projectRelative(project, path) : null, tool, input } };
+  return { kind: 'command', action: { tool, input, cwd: project } };
+}
+
+interface Message {
+  type?: string;
+  subtype?: string;
+  request_id?: string;
+  request?: { subtype?: string; tool_name?: string; input?: Record<string, unknown>; tool_use_id?: string };
+  message?: { content?: unknown };
+  result?: string;
+  is_error?: boolean;
+  num_turns?: number;
+  total_cost_usd?: number;
+  usage?: { input_tokens?: number; output_tokens?: number };
+  session_id?: string;
+  model?: string;
+  permissionMode?: string;
+  mcp_servers?: unknown;
+  errors?: unknown;
+}
+
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((c) => (typeof c === 'object' && c && 'text' in c ? String((c as { text: unknown }).text) : JSON.stringify(c))).join('\n');
+  return JSON.stringify(content ?? '');
+}
+
+export async function driveClaude(run: Run): Promise<Driven> {
+  const { ctx, readOnly } = run;
+  const mcpServers: Record<string, unknown> = {};
+  for (const s of run.servers.shared) mcpServers[s.name] = s.transport === 'stdio' ? { type: 'stdio', command: s.command, args: s.args, env: {} } : { type: 'http', url: s.url };
+  const config = run.tempFile('mcp.json', JSON.stringify({ mcpServers }));
+  const args = [
+    '-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose',
+    '--permission-prompt-tool', 'stdio', '--strict-mcp-config', '--mcp-config', config,
+    '--setting-sources', 'user', '--permission-mode', readOnly ? 'plan' : 'default', '--no-session-persistence',
+  ];
+  let result: Message | null = null;
+  let broken: string | null = null;
+  const answer = (requestId: string, response: Record<string, unknown>) => proc.send({ type: 'control_response', response: { subtype: 'success', request_id: requestId, response } });
+  const approve = async (m: Message) => {
+    const r = m.request ?? {};
+    const input = r.input ?? {};
+    const tool = String(r.tool_name ?? '');
+    if (readOnly) return answer(m.request_id as string, { behavior: 'deny', message: 'This is a read-only task: no edits, commands or external tool calls.' });
+    const { kind, action } = claudeApproval(ctx.project, tool, input);
+    if (kind === 'write' && action.path === null) return answer(m.request_id as string, { behavior: 'deny', message: 'shadowcode allows edits only inside the project.' });
+    const outcome = await ctx.requestApproval(kind, action);
+    if (outcome === 'approved') answer(m.request_id as string, { behavior: 'allow', updatedInput: input });
+    else answer(m.request_id as string, { behavior: 'deny', message: outcome === 'denied' ? 'The user denied this action in shadowcode.' : 'The task was cancelled.', ...(outcome === 'cancelled' ? { interrupt: true } : {}) });
+  };
+  const onLine = (line: string) => {
+    let m: Message;
+    try {
+      m = JSON.parse(line) as Message;
+    } catch {
+      run.emit('runner.output', { text: line });
+      return;
+    }
+    if (m.type === 'system' && m.subtype === 'init') run.emit('runner.session', { session_id: m.session_id ?? null, model: m.model ?? null, permission_mode: m.permissionMode ?? null, mcp_servers: m.mcp_servers ?? [] });
+    else if (m.type === 'assistant' && Array.isArray(m.message?.content)) {
+      const blocks = m.message.content as Array<Record<string, unknown>>;
+      const uses = blocks.filter((c) => c.type === 'tool_use').map((c) => ({ id: String(c.id), name: String(c.name), input: c.input ?? {} }));
+      const text = blocks.filter((c) => c.type === 'text' && typeof c.text === 'string').map((c) => c.text as string).join('');
+      const u = (m.message as { usage?: { input_tokens?: number; output_tokens?: number } }).usage;
+      run.events.say(text, u ? { input_tokens: u.input_tokens ?? 0, output_tokens: u.output_tokens ?? 0 } : null, uses);
+      for (const c of uses) run.events.toolCall(c.id, c.name, c.input);
+    } else if (m.type === 'user' && Array.isArray(m.message?.content)) {
+      for (const c of m.message.content as Array<Record<string, unknown>>) {
+        if (c.type === 'tool_result') run.events.toolResult(String(c.tool_use_id), c.is_error === true, resultText(c.content));
+      }
+    } else if (m.type === 'control_request' && m.request_id) {
+      if (m.request?.subtype === 'can_use_tool') void approve(m).catch((err: unknown) => answer(m.request_id as string, { behavior: 'deny', message: `shadowcode could not record the approval: ${(err as Error).message}` }));
+      else proc.send({ type: 'control_response', response: { subtype: 'error', request_id: m.request_id, error: `shadowcode does not handle ${m.request?.subtype ?? 'this request'}` } });
+    } else if (m.type === 'result') {
+      result = m;
+      const usage = { input_tokens: m.usage?.input_tokens ?? 0, output_tokens: m.usage?.output_tokens ?? 0 };
+      run.emit('usage', { ...usage, ...(typeof m.total_cost_usd === 'number' ? { cost_usd: m.total_cost_usd } : {}) });
+      // One prompt per task: end of input lets the CLI exit; the group is stopped if it lingers.
+      proc.endInput();
+      setTimeout(() => proc.cancel(), run.limits.kill_grace_ms).unref();
+    }
+  };
+  const proc = run.launch(args, ['HOME', 'CLAUDE_CONFIG_DIR'], onLine);
+  proc.send({ type: 'user', message: { role: 'user', content: ctx.prompt }, parent_tool_use_id: null, session_id: '' });
+  const exit = await proc.done;
+  if (exit.overflow) broken = exit.overflow;
+  const r = result as Message | null;
+  const usage = r?.usage ? { input_tokens: r.usage.input_tokens ?? 0, output_tokens: r.usage.output_tokens ?? 0 } : undefined;
+  run.emit('runner.exited', { code: exit.code, signal: exit.signal, stopped: exit.stopped });
+  if (broken) return { ok: false, summary: null, failure: broken, ...(usage ? { usage } : {}) };
+  if (!r) return { ok: false, summary: null, failure: `claude ended without a result (exit ${exit.code ?? exit.signal ?? exit.error}): ${stderrTail(exit.stderr) || 'no stderr'}` };
+  if (r.is_error || (r.subtype && r.subtype !== 'success')) return { ok: false, summary: r.result ?? null, failure: `claude reported ${r.subtype ?? 'an error'}: ${JSON.stringify(r.errors ?? r.result ?? '').slice(0, 300)}`, ...(usage ? { usage } : {}) };
+  return { ok: true, summary: r.result ?? null, ...(usage ? { usage } : {}), ...(r.num_turns !== undefined ? { steps: r.num_turns } : {}) };
+}

@@ -1,0 +1,200 @@
+/*
+ * What every coding-CLI runner does around the CLI's own protocol.
+ *
+ *   gate 'runner:spawn' (trusted project) ─► executable found
+ *   ─► servers for this run ─► snapshot before (contents kept)
+ *   ─► private temp dir (0700) ─► drive(run): spawn + the CLI's protocol
+ *   ─► always: temp dir removed ─► snapshot after ─► differences recorded
+ *      as the job's checkpoints and changes ─► outcome
+ *
+ * The drivers (claude.ts, codex.ts, acp.ts) only translate: the CLI's events
+ * into job events, its approval requests into ctx.requestApproval, its end into
+ * an outcome. Cancellation (ctx.signal) stops the CLI's process group.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Settings } from '../../../gen/types/settings.js';
+import { recordObservedChange } from '../../engine/files.js';
+import { ScError } from '../../errors.js';
+import { enforce, type GateEnv } from '../../policy/gate.js';
+import type { Policy } from '../../policy/load.js';
+import type { Db } from '../../store/db.js';
+import { getProject } from '../../store/projects.js';
+import type { SecretStore } from '../../store/secrets.js';
+import { assertTicket, type GateTicket } from '../../ticket.js';
+import type { TaskContext, TaskOutcome, Usage } from '../types.js';
+import { type ServerChoice, serversForRun } from './servers.js';
+import { diffSnapshots, takeSnapshot } from './snapshot.js';
+import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
+
+export type RunnerProvider = 'claude-code' | 'codex' | 'acp';
+
+export interface RunnerEntry {
+  readonly id: string;
+  readonly provider: RunnerProvider;
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+export interface RunnerDeps {
+  readonly env: NodeJS.ProcessEnv;
+  readonly secrets: SecretStore;
+  readonly policy: Policy;
+  readonly db: Db;
+  readonly gateEnv: GateEnv;
+  /** The profile's settings; `mcp.share_with_cli_agents: false` shares no servers. */
+  readonly settings?: Settings;
+}
+
+export type Limits = Policy['limits']['runners'];
+
+/** What a driver gets for one run. */
+export interface Run {
+  readonly ctx: TaskContext;
+  readonly entry: RunnerEntry;
+  readonly limits: Limits;
+  /** Plan, Review, or a read_only ceiling: the CLI runs in its no-edit mode and gets no write approvals. */
+  readonly readOnly: boolean;
+  readonly servers: ServerChoice;
+  /** Writes a file (mode 0600) in the run's private temp dir, removed after the run. */
+  tempFile(name: string, content: string): string;
+  /** Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`. */
+  launch(extra: readonly string[], envNames: readonly string[], onLine: (line: string) => void): RunnerProcess;
+  /** Appends a job event, with long text fields cut to the event text limit. */
+  emit(kind: string, body: Record<string, unknown>): void;
+  clip(text: string): string;
+  /** The events the native loop emits too, so every runner's job reads the same. */
+  readonly events: {
+    /** An assistant message: `model_response {step, stop, usage, text, tool_calls}`. */
+    say(text: string, usage: Usage | null, calls: ReadonlyArray<{ id: string; name: string }>): void;
+    /** `tool_call {step, id, name, arguments}` (arguments as JSON text). */
+    toolCall(id: string, name: string, input: unknown): void;
+    /** `tool_result {id, name, is_error, content}`. */
+    toolResult(id: string, isError: boolean, content: string): void;
+  };
+}
+
+/** A driver's report of how the CLI's run ended. */
+export interface Driven {
+  readonly ok: boolean;
+  readonly summary: string | null;
+  readonly usage?: Usage;
+  readonly steps?: number;
+  readonly failure?: string;
+}
+
+function failed(code: string, message: string): TaskOutcome {
+  return { state: 'failed', summary: null, reason: { code, message } };
+}
+
+export async function runCli(entry: RunnerEntry, deps: RunnerDeps, ctx: TaskContext, drive: (run: Run) => Promise<Driven>): Promise<TaskOutcome> {
+  const limits = deps.policy.limits.runners;
+  const readOnly = ctx.mode !== 'build' || ctx.ceiling === 'read_only';
+  const p = getProject(deps.db, ctx.project);
+  try {
+    return await enforce(
+      deps.gateEnv,
+      {
+        action: 'runner:spawn',
+        principal: { kind: 'engine', owner: ctx.owner, allow_write: !readOnly, allow_approvals: false },
+        project: { path: p.path, trusted: p.trusted, level: p.level },
+        requested_level: ctx.ceiling,
+        resource: { kind: 'runner', id: entry.id, provider: entry.provider, command: entry.command, project: ctx.project },
+        args: { job_id: ctx.jobId, mode: ctx.mode, args: [...entry.args] },
+      },
+      (ticket) => runTicketed(ticket, entry, deps, ctx, limits, readOnly, drive),
+    );
+  } catch (err) {
+    if (err instanceof ScError) return failed(err.code, err.message);
+    return failed('SC_RUNNER_FAILED', (err as Error).message);
+  }
+}
+
+async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerDeps, ctx: TaskContext, limits: Limits, readOnly: boolean, drive: (run: Run) => Promise<Driven>): Promise<TaskOutcome> {
+  assertTicket(ticket, 'runner:spawn');
+  checkExecutable(entry.command);
+  const servers = serversForRun(deps.db, ctx.project, deps.policy, deps.settings, readOnly);
+  const clip = (text: string) => (text.length > limits.event_text_chars ? `${text.slice(0, limits.event_text_chars)}… (${text.length - limits.event_text_chars} more characters)` : text);
+  const emit = (kind: string, body: Record<string, unknown>) => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(body)) out[k] = typeof v === 'string' ? clip(v) : v;
+    ctx.emit(kind, out);
+  };
+  let step = 0;
+  const names = new Map<string, string>();
+  const events: Run['events'] = {
+    say: (text, usage, calls) => {
+      step++;
+      emit('model_response', { step, stop: calls.length ? 'tool_calls' : 'end', usage, text, tool_calls: calls.map((c) => ({ id: c.id, name: c.name })) });
+    },
+    toolCall: (id, name, input) => {
+      names.set(id, name);
+      emit('tool_call', { step, id, name, arguments: typeof input === 'string' ? input : JSON.stringify(input ?? {}) });
+    },
+    toolResult: (id, isError, content) => emit('tool_result', { id, name: names.get(id) ?? null, is_error: isError, content }),
+  };
+  emit('runner.servers', { shared: servers.shared.map((s) => ({ name: s.name, definition: s.definition, transport: s.transport })), withheld: servers.withheld });
+  const snapLimits = { ...limits, gitignore_bytes: deps.policy.limits.files.gitignore_bytes };
+  const before = takeSnapshot(ctx.project, snapLimits, true);
+  if (before.truncated) emit('runner.snapshot_limited', { reason: before.truncated });
+  const dir = mkdtempSync(join(tmpdir(), 'shadowcode-run-'));
+  const procs: RunnerProcess[] = [];
+  let overtime = false;
+  const wall = setTimeout(() => {
+    overtime = true;
+    for (const p of procs) p.cancel();
+  }, limits.wall_time_ms);
+  wall.unref();
+  let driven: Driven;
+  try {
+    const run: Run = {
+      ctx, entry, limits, readOnly, servers, emit, clip, events,
+      tempFile: (name, content) => {
+        const path = join(dir, name);
+        writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
+        return path;
+      },
+      launch: (extra, envNames, onLine) => {
+        const argv = [entry.command, ...entry.args, ...extra];
+        const proc = spawnRunner(ticket, {
+          argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
+          graceMs: limits.kill_grace_ms, lineBytes: limits.line_bytes, outputBytes: limits.output_bytes, stderrBytes: limits.stderr_capture_bytes,
+        }, onLine);
+        procs.push(proc);
+        if (overtime) proc.cancel();
+        const stop = () => proc.cancel();
+        if (ctx.signal.aborted) stop();
+        ctx.signal.addEventListener('abort', stop, { once: true });
+        void proc.done.finally(() => ctx.signal.removeEventListener('abort', stop));
+        void proc.pid.then((pid) => emit('runner.started', { provider: entry.provider, argv, pid }));
+        return proc;
+      },
+    };
+    driven = await drive(run);
+  } catch (err) {
+    driven = { ok: false, summary: null, failure: err instanceof ScError ? err.message : (err as Error).message };
+  } finally {
+    clearTimeout(wall);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const after = takeSnapshot(ctx.project, snapLimits, false);
+  const diffs = diffSnapshots(before, after);
+  const why = `changed by ${entry.provider} runner ${entry.id}`;
+  for (const d of diffs) {
+    if (!d.restorable) continue;
+    const checkpointId = recordObservedChange(ticket, deps.db, ctx.project, ctx.jobId, d.path, d.before, d.after_sha, why);
+    emit('checkpoint', { path: d.path, checkpoint_id: checkpointId, kind: d.kind, via: entry.provider });
+  }
+  if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
+  if (ctx.signal.aborted) return { state: 'cancelled', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}) };
+  if (overtime) return { ...failed('SC_LIMIT_REACHED', `the ${entry.provider} run passed its wall time of ${limits.wall_time_ms} ms and was stopped`), ...(driven.usage ? { usage: driven.usage } : {}) };
+  if (!driven.ok) return { ...failed('SC_RUNNER_FAILED', driven.failure ?? `${entry.provider} failed`), ...(driven.usage ? { usage: driven.usage } : {}) };
+  return { state: 'succeeded', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}), ...(driven.steps !== undefined ? { steps: driven.steps } : {}) };
+}
+
+/** One line of what the CLI said on stderr, for a failure message. */
+export function stderrTail(text: string): string {
+  const lines = text.trim().split('\n').filter((l) => l.trim());
+  return lines.slice(-3).join(' | ').slice(0, 500);
+}

@@ -1,0 +1,181 @@
+/*
+ * Starts a coding CLI for one task: the literal executable and arguments (no
+ * shell), in the project's real path, with the sanitised environment plus only
+ * the names the runner needs, as the leader of its own process group under the
+ * runner supervisor (supervisor.ts).
+ *
+ *   spawnRunner(ticket 'runner:spawn', spec)
+ *     ─► node dist/runner-supervisor.js ─► CLI (own group)
+ *     stdout ─► bounded JSON lines ─► onLine     stderr ─► bounded capture
+ *     cancel() / our death ─► supervisor: TERM, grace, KILL to the group
+ *
+ * A line longer than the line cap, or more stdout than the output cap, stops
+ * the CLI and fails the run: nothing it prints can grow without bound here.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { Environment } from '../../../gen/types/environment.js';
+import { childEnv } from '../../engine/child-env.js';
+import { ScError } from '../../errors.js';
+import { assertTicket, type GateTicket } from '../../ticket.js';
+import { packageRoot } from '../../util/paths.js';
+
+export interface RunnerSpec {
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly env: Record<string, string>;
+  readonly graceMs: number;
+  readonly lineBytes: number;
+  readonly outputBytes: number;
+  readonly stderrBytes: number;
+}
+
+export interface RunnerExit {
+  readonly code: number | null;
+  readonly signal: string | null;
+  /** The group was stopped by us (cancel, owner death, a broken limit), not by the CLI ending. */
+  readonly stopped: boolean;
+  readonly error?: string;
+  /** Why we stopped it, when a limit did. */
+  readonly overflow?: string;
+  readonly stderr: string;
+}
+
+export interface RunnerProcess {
+  /** The CLI's pid (the leader of its process group), once it started. */
+  readonly pid: Promise<number | null>;
+  readonly done: Promise<RunnerExit>;
+  /** Writes one JSON line to the CLI's stdin. */
+  send(message: unknown): void;
+  /** Writes text as is to the CLI's stdin. */
+  write(text: string): void;
+  /** Closes the CLI's stdin (end of input); the CLI decides when to exit. */
+  endInput(): void;
+  /** Stops the CLI's group: TERM, the grace period, KILL. */
+  cancel(): void;
+}
+
+/** The sanitised environment plus the extra names a runner needs, where shadowcode's own environment has them; a denied name never passes. */
+export function runnerEnv(policy: Environment, env: NodeJS.ProcessEnv, extra: readonly string[]): Record<string, string> {
+  const out = childEnv(policy, env);
+  for (const name of extra) {
+    const value = env[name];
+    const denied = policy.deny.includes(name) || policy.deny_substrings.some((s) => name.toUpperCase().includes(s));
+    if (value !== undefined && value !== '' && !denied) out[name] = value;
+  }
+  return out;
+}
+
+/** The executable must be an absolute path to a regular file we may execute. */
+export function checkExecutable(command: string): void {
+  if (!isAbsolute(command)) throw new ScError('SC_RUNNER_NOT_FOUND', `runner command ${JSON.stringify(command)} must be an absolute path`);
+  try {
+    if (!statSync(command).isFile()) throw new Error('not a regular file');
+    accessSync(command, constants.X_OK);
+  } catch (err) {
+    throw new ScError('SC_RUNNER_NOT_FOUND', `runner command ${command} cannot be run: ${(err as Error).message}`);
+  }
+}
+
+export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line: string) => void): RunnerProcess {
+  assertTicket(ticket, 'runner:spawn');
+  checkExecutable(spec.argv[0] as string);
+  const payload = Buffer.from(JSON.stringify({ argv: spec.argv, cwd: spec.cwd, grace_ms: spec.graceMs })).toString('base64');
+  const sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'runner-supervisor.js'), payload], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'] });
+  const input = sup.stdin as Writable;
+  const live = sup.stdio[3] as Writable;
+  input.on('error', () => {});
+  live.on('error', () => {});
+  let overflow: string | undefined;
+  let stopped = false;
+  const cancel = () => {
+    if (stopped) return;
+    stopped = true;
+    live.end();
+  };
+
+  let pending: Buffer = Buffer.alloc(0);
+  let total = 0;
+  sup.stdout.on('data', (chunk: Buffer) => {
+    if (overflow) return;
+    total += chunk.length;
+    if (total > spec.outputBytes) {
+      overflow = `the CLI printed more than ${spec.outputBytes} bytes`;
+      return cancel();
+    }
+    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    let nl: number;
+    while ((nl = pending.indexOf(10)) >= 0) {
+      const line = pending.subarray(0, nl).toString('utf8');
+      pending = pending.subarray(nl + 1);
+      if (line.trim()) {
+        try {
+          onLine(line);
+        } catch (err) {
+          // A line we cannot record is a run we cannot account for: stop it.
+          overflow = `a CLI event could not be handled: ${(err as Error).message}`;
+          cancel();
+        }
+      }
+      if (overflow) return;
+    }
+    if (pending.length > spec.lineBytes) {
+      overflow = `the CLI printed a line longer than ${spec.lineBytes} bytes`;
+      cancel();
+    }
+  });
+  let stderr = '';
+  sup.stderr.on('data', (chunk: Buffer) => {
+    if (stderr.length < spec.stderrBytes) stderr += chunk.toString('utf8').slice(0, spec.stderrBytes - stderr.length);
+  });
+
+  let statusText = '';
+  let resolvePid: (pid: number | null) => void = () => {};
+  const pid = new Promise<number | null>((r) => (resolvePid = r));
+  (sup.stdio[4] as Readable).on('data', (d: Buffer) => {
+    statusText += d.toString('utf8');
+    const first = statusText.split('\n')[0] as string;
+    if (statusText.includes('\n')) {
+      try {
+        resolvePid((JSON.parse(first) as { pid?: number }).pid ?? null);
+      } catch {
+        resolvePid(null);
+      }
+    }
+  });
+  const done = new Promise<RunnerExit>((resolve) => {
+    sup.on('close', () => {
+      resolvePid(null);
+      const last = statusText.trim().split('\n').pop() ?? '';
+      let s: { code?: number | null; signal?: string | null; stopped?: boolean; error?: string } = {};
+      try {
+        s = JSON.parse(last) as typeof s;
+      } catch {
+        s = { error: 'the runner supervisor ended without a status' };
+      }
+      if (pending.length && !overflow && pending.toString('utf8').trim()) {
+        try {
+          onLine(pending.toString('utf8'));
+        } catch (err) {
+          overflow = `a CLI event could not be handled: ${(err as Error).message}`;
+        }
+      }
+      live.end();
+      resolve({ code: s.code ?? null, signal: s.signal ?? null, stopped: stopped || s.stopped === true, stderr, ...(s.error ? { error: s.error } : {}), ...(overflow ? { overflow } : {}) });
+    });
+  });
+  return {
+    pid,
+    done,
+    send: (message) => {
+      if (!input.writableEnded) input.write(`${JSON.stringify(message)}\n`);
+    },
+    write: (text) => {
+      if (!input.writableEnded) input.write(text);
+    },
+    endInput: () => input.end(),
+    cancel,
+  };
+}

@@ -1,0 +1,68 @@
+/*
+ * From a submitted agent job to its runner.
+ *
+ *   shadow_run / shadowcode run ─► jobs.submitAgent(spec) ─► (queued) ─► start
+ *   ─► agentRunners(engine, deps)(spec) ─► the model entry (spec.modelId or the default)
+ *   ─► runnerFor(entry, deps): a coding-CLI runner (claude-code, codex, acp), or NativeLoop over the entry's provider
+ *
+ * Credentials are resolved by the provider factory when the task starts, never
+ * at submission, and never logged.
+ */
+import type { Settings } from '../../gen/types/settings.js';
+import type { Engine } from '../engine/engine.js';
+import type { SettingsModel } from '../engine/models.js';
+import { ScError } from '../errors.js';
+import type { GateEnv } from '../policy/gate.js';
+import type { Policy } from '../policy/load.js';
+import type { Db } from '../store/db.js';
+import type { SecretStore } from '../store/secrets.js';
+import { NativeLoop } from './loop.js';
+import { createProvider } from './providers/index.js';
+import { createRunner, isRunnerProvider } from './runners/index.js';
+import type { TaskContext, TaskRunner, TaskToolSource } from './types.js';
+
+export type { SettingsModel };
+
+/** What a runner is built from. */
+export interface TaskDeps {
+  readonly env: NodeJS.ProcessEnv;
+  readonly secrets: SecretStore;
+  readonly policy: Policy;
+  readonly db: Db;
+  readonly gateEnv: GateEnv;
+  /** The profile's settings as the task started (runners read what they may share). */
+  readonly settings?: Settings;
+  /** The outbound MCP client's tools for one task (src/client/task-tools.ts), or null for none. */
+  readonly toolSource?: (ctx: TaskContext) => TaskToolSource | null;
+}
+
+/** The configured model a task asks for: by id, or the profile's default (or the only one). */
+export function resolveModelEntry(settings: Settings, id: string | null | undefined): SettingsModel {
+  const models = settings.models ?? [];
+  const want = id ?? settings.default_model ?? (models.length === 1 ? models[0]?.id : undefined);
+  if (!want) throw new ScError('SC_MODEL_NOT_FOUND', models.length ? 'no model given and no default model set; pass model, or run shadowcode model add ... --default' : 'no model is configured; add one with shadowcode model add ID --provider ... --model NAME');
+  const entry = models.find((m) => m.id === want);
+  if (!entry) throw new ScError('SC_MODEL_NOT_FOUND', `no configured model ${JSON.stringify(want)}; shadowcode model list shows them`);
+  return entry;
+}
+
+/** The runner for one task: a coding CLI for a runner provider, else the native loop over the entry's model provider. */
+export function runnerFor(entry: SettingsModel, deps: TaskDeps): TaskRunner {
+  if (isRunnerProvider(entry.provider)) return createRunner(entry, { env: deps.env, secrets: deps.secrets, policy: deps.policy, db: deps.db, gateEnv: deps.gateEnv, ...(deps.settings ? { settings: deps.settings } : {}) });
+  return new NativeLoop(createProvider(entry, deps), { policy: deps.policy, db: () => deps.db, gateEnv: deps.gateEnv, env: deps.env, ...(deps.toolSource ? { toolSource: deps.toolSource } : {}) });
+}
+
+/**
+ * Lets the engine's jobs run agent tasks. Settings are read again when each task
+ * starts, so a model added or removed since submission is seen; a missing model
+ * fails that task with SC_MODEL_NOT_FOUND.
+ */
+export function attachAgentRuntime(engine: Engine, extra: Pick<TaskDeps, 'toolSource'> = {}): void {
+  const jobs = engine.jobs();
+  if (jobs.hasAgentRunners) return;
+  jobs.useAgentRunners((spec) => {
+    const settings = engine.freshSettings();
+    const entry = resolveModelEntry(settings, spec.modelId);
+    return runnerFor(entry, { env: engine.env, secrets: engine.secrets(), policy: engine.policy, db: engine.db(), gateEnv: { policy: engine.policy, db: () => engine.db() }, settings, ...extra });
+  });
+}

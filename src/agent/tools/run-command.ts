@@ -1,0 +1,69 @@
+/*
+ * run_command: one literal argv in a project directory, after a person
+ * approves exactly that argv and directory.
+ *
+ *   cwd confined to the project ─► ctx.requestApproval('command', {argv, cwd}) (waits)
+ *   ─► approved ─► gate 'job:run' ─► job supervisor: own process group, policy env,
+ *   output to job events (capped at jobs.output_bytes), stopped on cancel, on
+ *   agent.command_timeout_ms, and by the supervisor itself if the engine dies
+ *   ─► exit status and output back to the model
+ */
+import { statSync } from 'node:fs';
+import { childEnv } from '../../engine/child-env.js';
+import { runCommand } from '../../engine/process.js';
+import { ScError } from '../../errors.js';
+import { enforce } from '../../policy/gate.js';
+import { assertTicket, type GateTicket } from '../../ticket.js';
+import { confinedPath } from '../../util/confine.js';
+import { fail, type NativeTool, ok, type ToolEnv } from './types.js';
+
+interface Args {
+  argv: string[];
+  cwd?: string;
+}
+
+export const runCommandTool: NativeTool<Args> = {
+  name: 'run_command',
+  writes: true,
+  describe: (a) => ({ argv: a.argv, cwd: a.cwd ?? '.' }),
+  async run(env: ToolEnv, a: Args, ticket: GateTicket) {
+    assertTicket(ticket, 'task:tool.run_command');
+    const { ctx } = env;
+    const cwd = confinedPath(ctx.project, a.cwd ?? '.', { mustExist: true });
+    if (!statSync(cwd).isDirectory()) throw new ScError('SC_FILE_NOT_FOUND', `${a.cwd} is not a directory`);
+    const outcome = await ctx.requestApproval('command', { argv: a.argv, cwd });
+    if (outcome !== 'approved') return fail('SC_APPROVAL_DENIED', `${JSON.stringify(a.argv)} in ${cwd} was ${outcome} and did not run`);
+    const limits = env.policy.limits;
+    const req = env.request('job:run', { resource: { kind: 'job', id: ctx.jobId, owner: ctx.owner, project: ctx.project }, args: { argv: a.argv, cwd } });
+    const out = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+    let captured = 0;
+    let timedOut = false;
+    const result = await enforce(env.gate, req, async (jobTicket) => {
+      const handle = runCommand(jobTicket, { argv: a.argv, cwd, env: childEnv(env.policy.environment, env.env), graceMs: limits.ownership.kill_grace_ms }, (stream, chunk) => {
+        if (captured >= limits.jobs.output_bytes) return;
+        const part = chunk.subarray(0, limits.jobs.output_bytes - captured);
+        captured += part.length;
+        out[stream].push(part);
+        ctx.emit(stream, { text: part.toString('utf8') });
+        if (captured >= limits.jobs.output_bytes) ctx.emit('output_truncated', { after_bytes: limits.jobs.output_bytes });
+      });
+      const stop = () => handle.cancel();
+      ctx.signal.addEventListener('abort', stop, { once: true });
+      const timer = setTimeout(() => {
+        timedOut = true;
+        handle.cancel();
+      }, limits.agent.command_timeout_ms);
+      try {
+        return await handle.done;
+      } finally {
+        clearTimeout(timer);
+        ctx.signal.removeEventListener('abort', stop);
+      }
+    });
+    ctx.emit('exit', { ...result, argv: a.argv, cwd });
+    const how = timedOut ? `was stopped after ${limits.agent.command_timeout_ms} ms` : result.cancelled ? 'was cancelled' : result.error ? `could not start: ${result.error}` : result.signal ? `ended by ${result.signal}` : `exited ${result.code}`;
+    const text = (b: Buffer[]) => Buffer.concat(b).toString('utf8');
+    const body = `${JSON.stringify(a.argv)} ${how} after ${result.duration_ms} ms.\n--- stdout ---\n${text(out.stdout)}\n--- stderr ---\n${text(out.stderr)}${captured >= limits.jobs.output_bytes ? `\n[output cut at ${limits.jobs.output_bytes} bytes]` : ''}`;
+    return result.code === 0 ? ok(body) : { content: body, is_error: true };
+  },
+};

@@ -1,0 +1,43 @@
+/*
+ * shadowcode engine stop: the shared engine cancels every job it runs, stops its
+ * background processes, reaps their process groups, and exits; this waits for that.
+ */
+import { engineFiles } from '../../engine/daemon/files.js';
+import { controlRequest } from '../../engine/daemon/remote.js';
+import { ScError } from '../../errors.js';
+import { findShared } from '../engine.js';
+import type { CommandSpec } from '../spec.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export const command: CommandSpec = {
+  name: 'engine stop',
+  summary: "Stop the profile's shared engine, cancelling its jobs",
+  description: "Stop the profile's shared engine. It cancels its running and queued jobs (their command process groups are killed and reaped) and stops its background processes before it exits; this command returns once the engine process is gone.",
+  options: [],
+  args: [],
+  examples: ['shadowcode engine stop'],
+  workspace: 'ignored',
+  async run(ctx) {
+    const files = engineFiles(ctx.profile.dir);
+    const shared = await findShared(ctx);
+    if (!shared) throw new ScError('SC_ENGINE_NOT_RUNNING', `no engine running for ${ctx.profile.dir}`);
+    const before = await controlRequest(ctx.gate(), files, { kind: 'cli', owner: 'cli' }, { type: 'status' });
+    const jobs = (before.data.jobs as unknown[]).length;
+    await controlRequest(ctx.gate(), files, { kind: 'cli', owner: 'cli' }, { type: 'stop' });
+    const pid = shared.info.pid;
+    const end = Date.now() + ctx.policy().limits.engine.stop_deadline_ms;
+    while (alive(pid)) {
+      if (Date.now() > end) throw new ScError('SC_ENGINE_TIMEOUT', `the engine (pid ${pid}) did not exit within ${ctx.policy().limits.engine.stop_deadline_ms} ms`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return { data: { stopped: true, pid, cancelled_jobs: jobs }, text: `engine stopped (pid ${pid}); ${jobs} unfinished job(s) cancelled` };
+  },
+};

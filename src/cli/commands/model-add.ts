@@ -1,0 +1,95 @@
+/*
+ * shadowcode model add ID: configure a model in settings.json. The key is named
+ * (an environment variable or a stored secret), never given; the base URL is
+ * checked before anything is written, and nothing is contacted.
+ */
+import { checkKeyTransport } from '../../agent/providers/index.js';
+import { isRunnerProvider } from '../../agent/runners/index.js';
+import { runnerModelEntry } from '../../agent/runners/register.js';
+import { checkBaseUrl, credentialPresent, endpointOf, type SettingsModel } from '../../engine/models.js';
+import { ScError } from '../../errors.js';
+import { enforce } from '../../policy/gate.js';
+import { updateSettings } from '../../store/settings.js';
+import type { CommandSpec } from '../spec.js';
+
+export const command: CommandSpec = {
+  name: 'model add',
+  summary: 'Configure a model (OpenAI-compatible, Anthropic, Ollama) or a coding CLI runner (Claude Code, Codex, ACP) in settings.json',
+  description:
+    'Add a model to the profile settings. The key is read at task start from the environment variable (--api-key-env) or stored secret (--api-key-secret) you name; it is never accepted on the command line. A base URL must be plain http or https with no credentials, query or fragment, and a key is only sent over https unless the host is loopback. Nothing is contacted; use model probe for that. A coding CLI runner (--provider claude-code, codex or acp) is registered by --command, the absolute path of its executable, and any number of --arg fixed arguments; both are run literally, never through a shell, and the CLI signs in by itself.',
+  options: [
+    { name: 'provider', type: 'string', value: 'KIND', choices: ['openai-compatible', 'anthropic', 'ollama', 'claude-code', 'codex', 'acp'], description: 'the wire format the endpoint speaks, or the coding CLI to run' },
+    { name: 'model', type: 'string', value: 'NAME', description: "the provider's model name" },
+    { name: 'base-url', type: 'string', value: 'URL', description: 'the endpoint (defaults: OpenAI, Anthropic, or Ollama on 127.0.0.1:11434)' },
+    { name: 'api-key-env', type: 'string', value: 'VAR', description: 'the environment variable that holds the key' },
+    { name: 'api-key-secret', type: 'string', value: 'NAME', description: 'the stored secret (shadowcode secret set NAME) that holds the key' },
+    { name: 'context-tokens', type: 'string', value: 'N', description: "the model's context window in tokens" },
+    { name: 'command', type: 'string', value: 'PATH', description: 'for claude-code, codex or acp: the absolute path of the CLI executable' },
+    { name: 'arg', type: 'strings', value: 'ARG', description: 'for claude-code, codex or acp: a fixed argument put before the ones shadowcode adds' },
+    { name: 'default', type: 'boolean', description: 'make this the default model' },
+  ],
+  args: [{ name: 'ID', required: true, description: 'a name for this model: letters, digits, _ . - (up to 64)' }],
+  examples: [
+    'shadowcode model add local --provider ollama --model qwen2.5-coder:14b --default',
+    'shadowcode model add claude --provider anthropic --model claude-sonnet-4-5 --api-key-env ANTHROPIC_API_KEY',
+    'shadowcode model add vllm --provider openai-compatible --model qwen --base-url http://127.0.0.1:8000/v1 --context-tokens 32768',
+    'shadowcode model add cc --provider claude-code --command /usr/local/bin/claude',
+    'shadowcode model add gemini --provider acp --command /usr/local/bin/gemini --arg --experimental-acp',
+  ],
+  workspace: 'ignored',
+  async run(ctx, { args, options }) {
+    const id = args[0] as string;
+    if (!options.provider) throw new ScError('SC_USAGE', 'model add needs --provider openai-compatible|anthropic|ollama|claude-code|codex|acp');
+    if (isRunnerProvider(options.provider as string)) return addRunner(ctx, id, options);
+    if (options.command !== undefined || options.arg !== undefined) throw new ScError('SC_USAGE', '--command and --arg are for the coding CLI providers claude-code, codex and acp');
+    if (!options.model) throw new ScError('SC_USAGE', 'model add needs --model NAME');
+    if (options['api-key-env'] && options['api-key-secret']) throw new ScError('SC_USAGE', 'give --api-key-env or --api-key-secret, not both');
+    const entry: Record<string, unknown> = { id, provider: options.provider, model: options.model };
+    if (options['base-url'] !== undefined) entry.base_url = checkBaseUrl(options['base-url'] as string).toString();
+    if (options['api-key-env']) entry.api_key_env = options['api-key-env'];
+    if (options['api-key-secret']) entry.api_key_secret = options['api-key-secret'];
+    if (options['context-tokens'] !== undefined) {
+      const n = options['context-tokens'] as string;
+      if (!/^\d{1,9}$/.test(n)) throw new ScError('SC_BAD_VALUE', `--context-tokens must be a whole number; got "${n.slice(0, 32)}"`, { option: '--context-tokens' });
+      entry.context_tokens = Number(n);
+    }
+    const m = entry as unknown as SettingsModel;
+    const ep = endpointOf(m);
+    checkKeyTransport(id, ep, Boolean(m.api_key_env || m.api_key_secret));
+    const makeDefault = options.default === true;
+    const saved = await enforce(ctx.gate(), ctx.request('cli:model.add', { args: { id, provider: m.provider, endpoint_kind: ep.loopback ? 'loopback' : 'remote', default: makeDefault } }), (t) =>
+      updateSettings(t, ctx.profile.dir, ctx.db(), (s) => {
+        if ((s.models ?? []).some((x) => x.id === id)) throw new ScError('SC_MODEL_EXISTS', `a model named ${id} is configured; remove it first (shadowcode model remove ${id})`);
+        return { ...s, models: [...(s.models ?? []), m], ...(makeDefault || !s.default_model ? { default_model: id } : {}) };
+      }, 'SC_BAD_VALUE'),
+    );
+    const keyName = m.api_key_env ?? m.api_key_secret;
+    const secrets = keyName ? ctx.secrets() : undefined;
+    const present = keyName && secrets ? (m.api_key_env ? credentialPresent(keyName, ctx.io.env, secrets) : secrets.has(keyName)) : null;
+    const lines = [`added model ${id} (${m.provider}, ${m.model}) at ${ep.url.toString()} [${ep.loopback ? 'loopback' : 'remote'}]${saved.default_model === id ? ', the default' : ''}`];
+    if (keyName) lines.push(`key from ${m.api_key_env ? 'environment variable' : 'secret'} ${keyName}${present ? '' : ' (not set yet)'}`);
+    if (!ep.loopback) lines.push('a remote model is reached only from a project with network permission: shadowcode --workspace DIR trust --network');
+    return { data: { model: m, endpoint: ep.loopback ? 'loopback' : 'remote', default: saved.default_model === id, credential: keyName ? (present ? 'present' : 'missing') : 'not_needed' }, text: lines.join('\n') };
+  },
+};
+
+/** The runner branch: a literal executable and fixed arguments, no endpoint or key. */
+async function addRunner(ctx: Parameters<CommandSpec['run']>[0], id: string, options: Record<string, unknown>) {
+  const m = runnerModelEntry(id, options.provider as string, {
+    ...(options.command !== undefined ? { command: options.command as string } : {}),
+    args: (options.arg as string[] | undefined) ?? [],
+    ...(options.model !== undefined ? { model: options.model as string } : {}),
+    ...(options['base-url'] !== undefined ? { baseUrl: options['base-url'] as string } : {}),
+    keyNamed: options['api-key-env'] !== undefined || options['api-key-secret'] !== undefined || options['context-tokens'] !== undefined,
+  });
+  const makeDefault = options.default === true;
+  const saved = await enforce(ctx.gate(), ctx.request('cli:model.add', { args: { id, provider: m.provider, command: m.command, args: m.args, default: makeDefault } }), (t) =>
+    updateSettings(t, ctx.profile.dir, ctx.db(), (s) => {
+      if ((s.models ?? []).some((x) => x.id === id)) throw new ScError('SC_MODEL_EXISTS', `a model named ${id} is configured; remove it first (shadowcode model remove ${id})`);
+      return { ...s, models: [...(s.models ?? []), m], ...(makeDefault || !s.default_model ? { default_model: id } : {}) };
+    }, 'SC_BAD_VALUE'),
+  );
+  const line = `added ${m.provider} runner ${id}: ${[m.command, ...(m.args ?? [])].map((a) => JSON.stringify(a)).join(' ')}${saved.default_model === id ? ', the default' : ''}`;
+  return { data: { model: m, endpoint: 'cli', default: saved.default_model === id, credential: 'not_needed' }, text: `${line}
+it runs only in trusted projects; shadowcode model probe ${id} runs its --version` };
+}

@@ -1,0 +1,44 @@
+/*
+ * shadowcode model list: configured models, their endpoints and whether each key is
+ * present (never its value). For a coding CLI runner: its command, whether the
+ * executable is found, and what its `--version` says (the only thing it runs).
+ */
+import { isRunnerProvider } from '../../agent/runners/index.js';
+import { probeRunner } from '../../agent/runners/probe.js';
+import { listModels } from '../../engine/models.js';
+import { enforce } from '../../policy/gate.js';
+import { readSettings } from '../../store/settings.js';
+import type { CommandSpec } from '../spec.js';
+
+export const command: CommandSpec = {
+  name: 'model list',
+  summary: 'List configured models, their endpoints and key presence; for CLI runners, the executable and its --version',
+  options: [],
+  args: [],
+  examples: ['shadowcode model list', 'shadowcode --json model list'],
+  workspace: 'ignored',
+  async run(ctx) {
+    const s = readSettings(ctx.profile.dir);
+    const entries = s.models ?? [];
+    const runners = entries.filter((m) => isRunnerProvider(m.provider));
+    const policy = ctx.policy();
+    const probes = runners.length
+      ? await enforce(ctx.gate(), ctx.request('cli:model.list', { args: { runners: runners.map((m) => m.id) } }), (t) => Promise.all(runners.map((m) => probeRunner(t, m, policy.environment, ctx.io.env, policy.limits.runners))))
+      : [];
+    const models = listModels(s, ctx.io.env, ctx.secrets()).map((v) => {
+      const entry = entries.find((m) => m.id === v.id);
+      const p = probes.find((x) => x.id === v.id);
+      return p && entry ? { ...v, runner: { command: p.command, args: entry.args ?? [], found: p.found, version: p.version, status: p.status, detail: p.detail } } : v;
+    });
+    const text = models.length
+      ? models
+          .map((m) => {
+            if ('runner' in m) return `${m.default ? '*' : ' '} ${m.id}  ${m.provider}  ${m.runner.command}${m.runner.args.length ? ` ${m.runner.args.join(' ')}` : ''}  ${m.runner.found ? (m.runner.version ?? `(${m.runner.detail})`) : '(not found)'}`;
+            const key = m.api_key_env ? `env ${m.api_key_env}` : m.api_key_secret ? `secret ${m.api_key_secret}` : 'no key';
+            return `${m.default ? '*' : ' '} ${m.id}  ${m.provider}  ${m.model}  ${m.base_url ?? ''} [${m.endpoint}]  ${key}${m.credential === 'missing' ? ' (missing)' : ''}`;
+          })
+          .join('\n')
+      : 'no models configured; add one with: shadowcode model add ID --provider ollama --model NAME';
+    return { data: { models, default_model: s.default_model ?? null }, text };
+  },
+};

@@ -1,0 +1,137 @@
+/*
+ * shadowcode run "PROMPT": a task for the model, followed live in the terminal.
+ *
+ *   gate cli:run (requested level = --level) ─► jobs.submitAgent (owner cli:<pid>)
+ *   ─► follow the job's events: a status line (step, current tool, tokens, elapsed);
+ *      each pending approval shown exactly (argv and directory) and asked y/N at the terminal
+ *   ─► the final answer; exit 0 when it succeeded
+ *
+ * --json prints each event as one JSON line on stdout instead. Ctrl-C cancels the
+ * task and waits for its cleanup (the command's process group too) before exiting.
+ */
+import { attachAgentRuntime, resolveModelEntry } from '../../agent/task.js';
+import { randomBytes } from 'node:crypto';
+import type { OwnerSpec } from '../../engine/engine-submit.js';
+import { decideApproval, getJob, jobAnswer, jobEvents, type JobRow } from '../../engine/jobs.js';
+import { ScError } from '../../errors.js';
+import { enforce } from '../../policy/gate.js';
+import type { Level } from '../../ticket.js';
+import { encodeCursor } from '../../util/cursor.js';
+import type { Ctx } from '../context.js';
+import { openEngine } from '../engine.js';
+import type { CommandSpec } from '../spec.js';
+
+const ENDED = ['succeeded', 'failed', 'cancelled'];
+
+async function ask(ctx: Ctx, question: string): Promise<boolean> {
+  ctx.io.stderr.write(question);
+  const answer = await new Promise<string>((resolve) => ctx.io.stdin.once('data', (d) => resolve(String(d))));
+  ctx.io.stdin.pause();
+  return /^y(es)?\s*$/i.test(answer);
+}
+
+function describeAction(kind: string, action: Record<string, unknown>): string {
+  if (kind === 'command') return `run ${JSON.stringify(action.argv)} in ${String(action.cwd)}`;
+  if (kind === 'mcp_call') return `call ${String(action.server)}/${String(action.tool)} with ${JSON.stringify(action.arguments)}`;
+  return `${kind} ${JSON.stringify(action)}`;
+}
+
+export const command: CommandSpec = {
+  name: 'run',
+  summary: 'Start a task for the model and follow it live',
+  description:
+    'Start a task for a configured model in the selected project and follow it: the step, the current tool, tokens and elapsed time, and a y/N prompt for each command it wants to run, showing the exact argv and directory. --level defaults to read_only, so a build task that should change files or run commands needs --level workspace in a project trusted at that level. --json prints each job event as one JSON line. Ctrl-C cancels the task and waits for its cleanup. Without a terminal, approve from another shell with shadowcode approvals approve ID.',
+  options: [
+    { name: 'mode', type: 'string', value: 'MODE', choices: ['plan', 'review', 'build'], default: 'build', description: 'plan: read and record a plan; review: read and report; build: change and verify' },
+    { name: 'model', type: 'string', value: 'ID', description: 'a configured model (shadowcode model list); default the default model' },
+    { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], default: 'read_only', description: 'the most this task may do; never more than the project is trusted for' },
+  ],
+  args: [{ name: 'PROMPT', required: true, variadic: true, description: 'the task, in plain words' }],
+  examples: [
+    'shadowcode --workspace ~/src/app run --mode plan "add a --verbose flag"',
+    'shadowcode --workspace ~/src/app run --level workspace "add a --verbose flag and run the tests"',
+    'shadowcode --workspace ~/src/app --json run --mode review "check error handling in src/io"',
+  ],
+  workspace: 'required',
+  async run(ctx, { args, options }) {
+    const project = ctx.requireWorkspace('run');
+    const prompt = args.join(' ').trim();
+    if (!prompt) throw new ScError('SC_USAGE', 'run needs a PROMPT, e.g. shadowcode --workspace . run "fix the failing test"');
+    const mode = (options.mode as 'plan' | 'review' | 'build' | undefined) ?? 'build';
+    const level = (options.level as Level | undefined) ?? 'read_only';
+    // The shared engine's queue when one runs; this invocation owns the task either way, so ^C cancels it.
+    const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
+    let job: JobRow | undefined;
+    const interrupt = () => {
+      if (job) void engine.cancelJob(owner, job.id);
+    };
+    process.on('SIGINT', interrupt);
+    try {
+      const entry = resolveModelEntry(engine.freshSettings(), options.model as string | undefined);
+      attachAgentRuntime(engine);
+      ({ job } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
+        engine.submitJob(owner, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
+      ));
+      const id = job.id;
+      const started = Date.now();
+      const tty = ctx.io.stderr === process.stderr && process.stderr.isTTY === true;
+      const view = { step: 0, tool: '', tokens: 0 };
+      const status = () => {
+        if (!tty || ctx.json) return;
+        ctx.io.stderr.write(`\r\u001b[2K[${id}] step ${view.step} · ${view.tool || 'thinking'} · ${view.tokens} tokens · ${Math.round((Date.now() - started) / 1000)}s`);
+      };
+      const line = (text: string) => {
+        if (ctx.json) return;
+        ctx.io.stderr.write(`${tty ? '\r\u001b[2K' : ''}${text}\n`);
+        status();
+      };
+      line(`task ${id} (${mode}, model ${entry.id}, ceiling ${job.ceiling}) started; Ctrl-C cancels it`);
+      let after: string | undefined;
+      for (;;) {
+        const page = jobEvents(engine.db(), id, { limit: 500, ...(after ? { cursor: after } : {}) });
+        for (const e of page.items) {
+          const body = e.body as Record<string, any>;
+          if (ctx.json) ctx.io.stdout.write(`${JSON.stringify({ job_id: id, seq: e.seq, at: e.at, kind: e.kind, body })}\n`);
+          if (e.kind === 'model_request') view.step = body.step;
+          else if (e.kind === 'model_response' && body.usage) view.tokens += (body.usage.input_tokens ?? 0) + (body.usage.output_tokens ?? 0);
+          else if (e.kind === 'tool_call') {
+            view.tool = body.name;
+            line(`step ${body.step}: ${body.name}`);
+          } else if (e.kind === 'checkpoint') line(`  changed ${body.path} (checkpoint ${body.checkpoint_id})`);
+          else if (e.kind === 'approval_requested') {
+            const what = describeAction(body.kind, body.action);
+            if (ctx.io.stdin.isTTY) {
+              const yes = await ask(ctx, `${tty ? '\r\u001b[2K' : ''}The task asks to ${what}. Approve? [y/N] `);
+              try {
+                decideApproval(engine.db(), body.approval_id, yes ? 'approved' : 'denied', 'cli');
+              } catch (err) {
+                if (!(err instanceof ScError && err.code === 'SC_APPROVAL_NOT_PENDING')) throw err;
+              }
+              await engine.notifyDecision(body.approval_id, owner.label);
+            } else line(`The task asks to ${what}; approve with: shadowcode --workspace ${project} approvals approve ${body.approval_id} (or deny)`);
+          }
+          status();
+        }
+        const last = page.items[page.items.length - 1];
+        if (last) after = encodeCursor([last.seq]);
+        if (page.next_cursor) continue;
+        const cur = getJob(engine.db(), id) as JobRow;
+        if (ENDED.includes(cur.state) && jobAnswer(engine.db(), id) !== null) {
+          const more = jobEvents(engine.db(), id, { limit: 1, ...(after ? { cursor: after } : {}) });
+          if (more.items.length) continue;
+          const answer = jobAnswer(engine.db(), id) as { state: string; summary: string | null; reason: { code: string; message: string } | null; usage: unknown; steps: number | null };
+          if (tty && !ctx.json) ctx.io.stderr.write('\r\u001b[2K');
+          const text = answer.summary ?? `${cur.state}: ${answer.reason?.message ?? ''} [${answer.reason?.code ?? ''}]`;
+          const changed = [...new Set(jobEvents(engine.db(), id, { limit: 10000 }).items.filter((e) => e.kind === 'checkpoint').map((e) => (e.body as { path: string }).path))];
+          const after2 = changed.length ? `; changed ${changed.join(', ')} (diff: shadow_review {"task_id":"${id}"}, undo: shadow_rollback)` : '';
+          return { data: { job: cur, answer, changed }, text: `${text}\n(${cur.state}, task ${id}${after2})`, exitCode: cur.state === 'succeeded' ? 0 : cur.state === 'cancelled' ? 130 : 1, streamed: true };
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      process.off('SIGINT', interrupt);
+      await engine.shutdown();
+    }
+  },
+};

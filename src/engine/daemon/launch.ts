@@ -1,0 +1,38 @@
+/*
+ * `engine start` without --foreground: this CLI starts `engine start --foreground`
+ * as a detached process (its own session, no terminal, output to engine.log) and
+ * returns once that engine answers on its socket, or reports why it did not.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { assertTicket, type GateTicket } from '../../ticket.js';
+import { packageRoot } from '../../util/paths.js';
+import type { EngineFiles } from './files.js';
+
+export interface Launched {
+  readonly pid: number;
+  /** Resolves with the exit code if the process ends (it lost a start race, or failed). */
+  readonly exited: Promise<number | null>;
+}
+
+export function launchEngine(ticket: GateTicket, files: EngineFiles, env: NodeJS.ProcessEnv): Launched {
+  assertTicket(ticket, 'cli:engine.start');
+  const log = openSync(files.log, 'a', 0o600);
+  try {
+    const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'shadowcode.js'), '--profile', files.dir, 'engine', 'start', '--foreground'], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env,
+      cwd: files.dir,
+    });
+    const exited = new Promise<number | null>((resolve) => {
+      child.once('exit', (code) => resolve(code));
+      child.once('error', () => resolve(null));
+    });
+    child.unref();
+    return { pid: child.pid ?? 0, exited };
+  } finally {
+    closeSync(log);
+  }
+}

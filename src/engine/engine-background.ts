@@ -1,0 +1,123 @@
+/*
+ * Background processes with an explicitly independent lifetime: started by a
+ * task (a dev server, a watcher), they outlive the task and its owner's socket,
+ * and stay in this list until a task stops them or the engine stops.
+ *
+ *   start(job, argv) ─► gate background:start (the job's ceiling: read-only tasks
+ *   are refused) ─► cap engine.background_processes ─► own process group, in the
+ *   job's project, sanitised environment, no terminal ─► listed
+ *   stop(id, job)   ─► gate background:stop ─► TERM to the group, grace, KILL ─► reaped
+ *   stopAll()       ─► the engine is closing: every group, then wait for each leader
+ *
+ * The leader is never reaped before its group has been signalled, so a late
+ * signal cannot reach a reused pid.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { ScError } from '../errors.js';
+import { enforce, type GateEnv } from '../policy/gate.js';
+import { getProject } from '../store/projects.js';
+import { assertTicket, type GateTicket } from '../ticket.js';
+import { newId } from '../util/ids.js';
+import { childEnv } from './child-env.js';
+import { addEvent, type JobRow } from './jobs.js';
+
+export interface BackgroundEntry {
+  readonly id: string;
+  readonly project: string;
+  readonly argv: string[];
+  readonly pid: number;
+  readonly started_at: string;
+  readonly job_id: string;
+  readonly owner: string;
+}
+
+interface Held {
+  readonly entry: BackgroundEntry;
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* the group is gone */
+  }
+}
+
+/** Starts one background process as the leader of its own group. */
+export function spawnBackground(ticket: GateTicket, spec: { argv: string[]; cwd: string; env: Record<string, string> }): ChildProcess {
+  assertTicket(ticket, 'background:start');
+  return spawn(spec.argv[0] as string, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: 'ignore' });
+}
+
+export class Background {
+  private readonly held = new Map<string, Held>();
+
+  constructor(private readonly gate: GateEnv, private readonly env: NodeJS.ProcessEnv) {}
+
+  private request(action: 'background:start' | 'background:stop', job: JobRow, id: string) {
+    const p = getProject(this.gate.db(), job.project);
+    return {
+      action,
+      principal: { kind: 'engine' as const, owner: job.owner, allow_write: job.ceiling !== 'read_only', allow_approvals: false },
+      project: { path: p.path, trusted: p.trusted, level: p.level },
+      requested_level: job.ceiling,
+      resource: { kind: 'background', id, owner: job.owner, project: job.project },
+    };
+  }
+
+  list(): BackgroundEntry[] {
+    return [...this.held.values()].map((h) => h.entry);
+  }
+
+  /** A task with at least workspace authority starts a process that outlives it. */
+  async start(job: JobRow, argv: string[]): Promise<BackgroundEntry> {
+    const id = newId('bg');
+    const L = this.gate.policy.limits.engine;
+    return enforce(this.gate, { ...this.request('background:start', job, id), args: { argv } }, async (t) => {
+      if (this.held.size >= L.background_processes) throw new ScError('SC_LIMIT_REACHED', `${this.held.size} background processes are running, the most the engine keeps`);
+      const child = spawnBackground(t, { argv, cwd: job.project, env: childEnv(this.gate.policy.environment, this.env) });
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', (err) => reject(new ScError('SC_BAD_VALUE', `cannot start ${JSON.stringify(argv[0])}: ${err.message}`)));
+      });
+      const entry: BackgroundEntry = { id, project: job.project, argv, pid: child.pid as number, started_at: new Date().toISOString(), job_id: job.id, owner: job.owner };
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      this.held.set(id, { entry, child, exited });
+      // Ending by itself also ends its listing; the rest of its group is not left behind.
+      void exited.then(() => {
+        signalGroup(entry.pid, 'SIGKILL');
+        this.held.delete(id);
+      });
+      addEvent(this.gate.db(), job.id, 'background_started', { id, argv, pid: entry.pid });
+      return entry;
+    });
+  }
+
+  private async kill(h: Held): Promise<void> {
+    signalGroup(h.entry.pid, 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(h.entry.pid, 'SIGKILL'), this.gate.policy.limits.ownership.kill_grace_ms);
+    await h.exited;
+    clearTimeout(timer);
+    signalGroup(h.entry.pid, 'SIGKILL');
+    this.held.delete(h.entry.id);
+  }
+
+  /** Stopping needs the same authority as starting; any task of the project with it may stop one. */
+  async stop(id: string, job: JobRow): Promise<BackgroundEntry> {
+    return enforce(this.gate, this.request('background:stop', job, id), async () => {
+      const h = this.held.get(id);
+      if (!h || h.entry.project !== job.project) throw new ScError('SC_JOB_NOT_FOUND', `no background process ${JSON.stringify(id)} in this project`);
+      await this.kill(h);
+      addEvent(this.gate.db(), job.id, 'background_stopped', { id });
+      return h.entry;
+    });
+  }
+
+  async stopAll(): Promise<number> {
+    const all = [...this.held.values()];
+    await Promise.all(all.map((h) => this.kill(h)));
+    return all.length;
+  }
+}

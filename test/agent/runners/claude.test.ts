@@ -1,0 +1,196 @@
+// Claude Code as a task runner, against a stand-in CLI that speaks the recorded
+// stream-json and control-protocol shapes: exact arguments and isolation, the MCP
+// config it is handed, approvals as approval rows, checkpoints and rollback of
+// what it changed, and no CLI process left after a cancel.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { createRunner } from '../../../src/agent/runners/index.js';
+import { shippedPolicy } from '../../../src/policy/load.js';
+import { cli } from '../../fixtures/env.js';
+import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
+
+const CLAUDE = join(FIXTURES, 'fake-claude.mjs');
+const policy = shippedPolicy();
+
+async function setup(t: any, opts: { trust?: 'workspace' | 'read_only' | null; scenario?: string } = {}) {
+  const h = await runnerProject(t, { trust: opts.trust === undefined ? 'workspace' : opts.trust });
+  mkdirSync(join(h.sb.project, 'src'));
+  writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
+  const record = join(h.sb.root, 'claude-record.json');
+  const entry = { id: 'cc', provider: 'claude-code' as const, model: 'default', command: CLAUDE, args: ['--fake-scenario', opts.scenario ?? 'edit', '--fake-record', record] };
+  const env = { ...h.sb.env, ANTHROPIC_API_KEY: 'sk-ant-canary-0001', CLAUDE_CONFIG_DIR: join(h.sb.root, '.claude'), NODE_OPTIONS: '--inspect' };
+  const runner = (settings?: object) => createRunner(entry, { env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db }, ...(settings ? { settings } : {}) });
+  const recorded = () => JSON.parse(readFileSync(record, 'utf8'));
+  return { ...h, record, runner, recorded, env };
+}
+
+t.test('starts Claude Code headless and isolated, with exactly the arguments and environment it needs', async (t) => {
+  const s = await setup(t);
+  const { ctx, events, approvals, jobId } = s.task({ mode: 'build', ceiling: 'workspace' });
+  const out = await s.runner().run(ctx);
+  t.match(out, { state: 'succeeded', summary: 'Edited src/app.txt.', usage: { input_tokens: 120, output_tokens: 34 }, steps: 2 });
+  const r = s.recorded();
+  const config = r.argv[r.argv.indexOf('--mcp-config') + 1];
+  t.same(r.argv, [
+    '--fake-scenario', 'edit', '--fake-record', s.record,
+    '-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose',
+    '--permission-prompt-tool', 'stdio', '--strict-mcp-config', '--mcp-config', config,
+    '--setting-sources', 'user', '--permission-mode', 'default', '--no-session-persistence',
+  ]);
+  t.notOk(r.argv.some((a: string) => /allowedTools|bypass|dangerously/i.test(a)), 'no allow rules and no bypass: every prompt reaches us');
+  t.equal(r.cwd, s.sb.project, 'runs in the project real path');
+  t.equal(r.env.HOME, s.sb.env.HOME, "the user's HOME");
+  t.equal(r.env.CLAUDE_CONFIG_DIR, s.env.CLAUDE_CONFIG_DIR, "the CLI's own config dir");
+  // The test runner injects its own _TAPJS_* and NODE_OPTIONS into every child it sees spawned; ours are not passed.
+  const passed = Object.keys(r.env).filter((k) => !k.startsWith('_TAPJS_') && k !== 'NODE_OPTIONS').sort();
+  t.same(passed, ['CLAUDE_CONFIG_DIR', 'HOME', 'PATH', 'TMPDIR'], 'only the sanitised names and the CLI config dir');
+  t.notMatch(String(r.env.NODE_OPTIONS ?? ''), /--inspect/, 'our NODE_OPTIONS is not passed');
+  t.notMatch(JSON.stringify(r.env), /sk-ant-canary/, 'no API key reaches the CLI');
+  t.same(r.stdin[0], { type: 'user', message: { role: 'user', content: 'change hello to goodbye' }, parent_tool_use_id: null, session_id: '' }, 'the prompt goes in as a stream-json user message');
+  t.same(JSON.parse(r.config), { mcpServers: {} }, 'no grants, no servers');
+  t.equal(r.config_mode, 0o600);
+  t.notOk(existsSync(config), 'the temporary MCP config is removed after the run');
+
+  t.same(approvals.map((a) => [a.kind, a.action.path, a.action.tool]), [['write', 'src/app.txt', 'Edit']], 'the edit became one exact write approval');
+  t.same(approvals[0]!.action.input, { file_path: join(s.sb.project, 'src', 'app.txt'), old_string: 'hello', new_string: 'goodbye' });
+  const answer = r.stdin.find((m: any) => m.type === 'control_response');
+  t.same(answer, { type: 'control_response', response: { subtype: 'success', request_id: 'req-1', response: { behavior: 'allow', updatedInput: approvals[0]!.action.input } } });
+  t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'goodbye world\n');
+
+  const kinds = events.map((e) => e.kind);
+  for (const k of ['runner.servers', 'runner.session', 'model_response', 'tool_call', 'tool_result', 'usage', 'runner.exited', 'runner.files', 'checkpoint']) t.ok(kinds.includes(k), `emits ${k}`);
+  t.match(events.find((e) => e.kind === 'tool_call')!.body, { id: 'toolu_e1', name: 'Edit' });
+  t.match(events.find((e) => e.kind === 'tool_call')!.body, { step: 2, arguments: JSON.stringify(approvals[0]!.action.input) });
+  t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'toolu_e1', name: 'Edit', is_error: false });
+  t.match(events.find((e) => e.kind === 'model_response')!.body, { step: 1, text: 'Working on: change hello to goodbye', usage: { input_tokens: 10, output_tokens: 5 } });
+  t.match(events.find((e) => e.kind === 'checkpoint')!.body, { path: 'src/app.txt', checkpoint_id: /^ckpt/, via: 'claude-code' });
+  t.match(events.find((e) => e.kind === 'usage')!.body, { input_tokens: 120, output_tokens: 34, cost_usd: 0.0123 });
+  t.match(events.find((e) => e.kind === 'runner.files')!.body, { changed: [{ path: 'src/app.txt', kind: 'modified', recorded: true }] });
+
+  // What the CLI changed is the task's checkpoint: reviewable and rolled back through the tools.
+  const review = await s.c.call('shadow_review', { task_id: jobId });
+  t.match(review.data.files, [{ path: 'src/app.txt', status: 'modified', diff: /-hello world\n\+goodbye world/ }]);
+  const why = await s.c.call('shadow_why', { path: 'src/app.txt' });
+  t.match(JSON.stringify(why.data), /changed by claude-code runner cc/);
+  const rb = await s.c.call('shadow_rollback', { task_id: jobId, confirm: true });
+  t.equal(rb.isError, false, rb.text);
+  t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'hello world\n', 'rolled back');
+});
+
+t.test('a Plan task, and a Build task at read_only, start Claude Code in plan mode and ask nothing', async (t) => {
+  for (const [mode, ceiling] of [['plan', 'workspace'], ['review', 'workspace'], ['build', 'read_only']] as const) {
+    const s = await setup(t);
+    const { ctx, approvals, events } = s.task({ mode, ceiling });
+    const out = await s.runner().run(ctx);
+    t.equal(out.state, 'succeeded', `${mode}/${ceiling}`);
+    const r = s.recorded();
+    t.equal(r.argv[r.argv.indexOf('--permission-mode') + 1], 'plan', `${mode}/${ceiling}: --permission-mode plan`);
+    t.same(approvals, [], 'no approvals asked');
+    t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'hello world\n', 'nothing edited');
+    t.notOk(events.some((e) => e.kind === 'runner.files'), 'no changes recorded');
+  }
+});
+
+t.test('a command the CLI runs is asked as an exact command, and the file it made is checkpointed', async (t) => {
+  const s = await setup(t, { scenario: 'bash' });
+  const { ctx, approvals, jobId } = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await s.runner().run(ctx)).state, 'succeeded');
+  t.same(approvals.map((a) => [a.kind, a.action.argv, a.action.cwd]), [['command', ['sh', '-c', 'echo made > made-by-bash.txt'], s.sb.project]]);
+  t.ok(existsSync(join(s.sb.project, 'made-by-bash.txt')));
+  const review = await s.c.call('shadow_review', { task_id: jobId });
+  t.match(review.data.files, [{ path: 'made-by-bash.txt', status: 'added' }]);
+  t.equal((await s.c.call('shadow_rollback', { task_id: jobId, confirm: true })).isError, false);
+  t.notOk(existsSync(join(s.sb.project, 'made-by-bash.txt')), 'the added file is removed by rollback');
+});
+
+t.test('a denied approval reaches the CLI as a deny with a message, and nothing changes', async (t) => {
+  const s = await setup(t);
+  const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'denied' });
+  t.equal((await s.runner().run(ctx)).state, 'succeeded');
+  const answer = s.recorded().stdin.find((m: any) => m.type === 'control_response');
+  t.match(answer.response.response, { behavior: 'deny', message: /denied/ });
+  t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'toolu_e1', is_error: true });
+  t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'hello world\n');
+});
+
+t.test('refuses to start a CLI in an untrusted project, through the gate', async (t) => {
+  const s = await setup(t, { trust: null });
+  const { ctx } = s.task({ mode: 'plan', ceiling: 'read_only' });
+  const out = await s.runner().run(ctx);
+  t.match(out, { state: 'failed', reason: { code: 'SC_POLICY_DENIED', message: /runner-needs-trust/ } });
+  t.notOk(existsSync(s.record), 'the CLI never started');
+});
+
+t.test('a missing executable fails with SC_RUNNER_NOT_FOUND', async (t) => {
+  const s = await setup(t);
+  const { ctx } = s.task({ mode: 'build', ceiling: 'workspace' });
+  const runner = createRunner({ id: 'cc', provider: 'claude-code', model: 'default', command: join(s.sb.root, 'no-such-claude'), args: [] }, { env: s.env, secrets: s.c.engine.secrets(), policy, db: s.db, gateEnv: { policy, db: () => s.db } });
+  t.match(await runner.run(ctx), { state: 'failed', reason: { code: 'SC_RUNNER_NOT_FOUND' } });
+});
+
+t.test('an error result from the CLI fails the task with SC_RUNNER_FAILED', async (t) => {
+  const s = await setup(t, { scenario: 'fail' });
+  const { ctx } = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.match(await s.runner().run(ctx), { state: 'failed', reason: { code: 'SC_RUNNER_FAILED', message: /error_during_execution/ } });
+});
+
+t.test('cancelling while an approval is pending stops the CLI and everything in its process group', async (t) => {
+  const s = await setup(t, { scenario: 'hang' });
+  const { ctx, controller, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
+  const running = s.runner().run(ctx);
+  while (approvals.length === 0) await new Promise((r) => setTimeout(r, 20));
+  const r = s.recorded();
+  t.equal(r.children.length, 1, 'the CLI started a descendant');
+  controller.abort();
+  const out = await running;
+  t.equal(out.state, 'cancelled');
+  t.same(await gone([r.pid, ...r.children]), [], 'no CLI process is left');
+  t.equal(s.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(approvals[0]!.id), 'cancelled', 'the pending approval is cancelled');
+});
+
+t.test('shares only enabled servers without secrets or literal env, and none when sharing is off', async (t) => {
+  const s = await setup(t);
+  const defs: Record<string, string> = {
+    plain: 'name: plain\ncommand: ["/opt/tools/bin/server", "--stdio"]\n',
+    web: 'name: web\nurl: http://127.0.0.1:9/mcp\n',
+    refs: 'name: refs\ncommand: ["/opt/tools/bin/refs"]\nenv_refs:\n  API_TOKEN: MY_TOOLS_API_KEY\n',
+    literal: 'name: literal\ncommand: ["/opt/tools/bin/literal"]\nenv:\n  LITERAL_VALUE: canary-literal-env-5c3a91\n',
+  };
+  await cli(s.sb, ['secret', 'set', 'MY_TOOLS_API_KEY'], 'canary-secret-value-77aa01');
+  for (const [name, text] of Object.entries(defs)) {
+    const file = join(s.sb.root, `${name}.yaml`);
+    writeFileSync(file, text);
+    const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
+    const en = await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
+    t.equal(en.code, 0, en.stderr);
+  }
+  const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await s.runner().run(ctx)).state, 'succeeded');
+  const r = s.recorded();
+  t.same(JSON.parse(r.config), { mcpServers: { plain: { type: 'stdio', command: '/opt/tools/bin/server', args: ['--stdio'], env: {} }, web: { type: 'http', url: 'http://127.0.0.1:9/mcp' } } });
+  t.notMatch(r.config, /canary/, 'no secret or literal env value in the config');
+  t.match(events.find((e) => e.kind === 'runner.servers')!.body, { withheld: [{ definition: 'config:literal', reason: /literal environment/ }, { definition: 'config:refs', reason: /secrets/ }] });
+
+  const off = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await s.runner({ mcp: { share_with_cli_agents: false } }).run(off.ctx)).state, 'succeeded');
+  t.same(JSON.parse(s.recorded().config), { mcpServers: {} }, 'mcp.share_with_cli_agents: false shares nothing');
+});
+
+t.test('a SIGKILLed owner leaves no CLI process behind', async (t) => {
+  const { spawn } = await import('node:child_process');
+  const owner = spawn(process.execPath, [...process.execArgv, join(FIXTURES, 'runner-owner.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => owner.kill('SIGKILL'));
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    owner.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve();
+    });
+    owner.on('exit', (code) => reject(new Error(`owner exited ${code}`)));
+  });
+  const r = JSON.parse(readFileSync(out.trim(), 'utf8'));
+  t.equal(r.children.length, 1);
+  owner.kill('SIGKILL');
+  t.same(await gone([r.pid, ...r.children]), [], 'the CLI and its descendant are gone');
+});

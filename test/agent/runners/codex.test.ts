@@ -1,0 +1,99 @@
+// Codex as a task runner, against a stand-in speaking `codex exec --json`'s JSONL:
+// the exact arguments, the sandbox chosen from the task's ceiling, the servers
+// passed as -c overrides, events, checkpoints of what it changed, and cancellation.
+import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { createRunner } from '../../../src/agent/runners/index.js';
+import { shippedPolicy } from '../../../src/policy/load.js';
+import { cli } from '../../fixtures/env.js';
+import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
+
+const CODEX = join(FIXTURES, 'fake-codex.mjs');
+const policy = shippedPolicy();
+
+async function setup(t: any, scenario = 'edit', pol = policy) {
+  const h = await runnerProject(t);
+  mkdirSync(join(h.sb.project, 'src'));
+  writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
+  const record = join(h.sb.root, 'codex-record.json');
+  const env = { ...h.sb.env, OPENAI_API_KEY: 'sk-canary-openai-01', CODEX_HOME: join(h.sb.root, '.codex') };
+  const runner = createRunner({ id: 'cx', provider: 'codex', model: 'default', command: CODEX, args: ['--fake-scenario', scenario, '--fake-record', record] }, { env, secrets: h.c.engine.secrets(), policy: pol, db: h.db, gateEnv: { policy, db: () => h.db } });
+  return { ...h, record, runner, env, recorded: () => JSON.parse(readFileSync(record, 'utf8')) };
+}
+
+t.test('runs codex exec --json in the workspace-write sandbox for a Build task, prompt on stdin', async (t) => {
+  const s = await setup(t);
+  const { ctx, events, jobId } = s.task({ mode: 'build', ceiling: 'workspace' });
+  const out = await s.runner.run(ctx);
+  t.match(out, { state: 'succeeded', summary: 'Changed hello to goodbye in src/app.txt.', usage: { input_tokens: 2400, output_tokens: 180 }, steps: 1 });
+  const r = s.recorded();
+  t.same(r.argv, ['--fake-scenario', 'edit', '--fake-record', s.record, 'exec', '--json', '--sandbox', 'workspace-write', '--skip-git-repo-check', '-C', s.sb.project, '-']);
+  t.equal(r.prompt, 'change hello to goodbye', 'the prompt goes in on stdin, not in argv');
+  t.equal(r.cwd, s.sb.project);
+  t.equal(r.env.CODEX_HOME, s.env.CODEX_HOME);
+  t.notOk('OPENAI_API_KEY' in r.env, 'no API key from our environment');
+  t.same(events.filter((e) => e.kind === 'tool_call').map((e) => e.body.name), ['command', 'file_change']);
+  t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'item_1', is_error: false, content: 'hello world\n' });
+  t.match(events.find((e) => e.kind === 'usage')!.body, { input_tokens: 2400, output_tokens: 180, cached_input_tokens: 1024 });
+  const review = await s.c.call('shadow_review', { task_id: jobId });
+  t.match(review.data.files, [{ path: 'src/app.txt', status: 'modified' }]);
+  t.equal((await s.c.call('shadow_rollback', { task_id: jobId, confirm: true })).isError, false);
+  t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'hello world\n');
+});
+
+t.test('Plan, Review and a read_only Build run codex in the read-only sandbox', async (t) => {
+  for (const [mode, ceiling] of [['plan', 'workspace'], ['review', 'workspace'], ['build', 'read_only']] as const) {
+    const s = await setup(t);
+    const { ctx } = s.task({ mode, ceiling });
+    t.equal((await s.runner.run(ctx)).state, 'succeeded');
+    const r = s.recorded();
+    t.equal(r.argv[r.argv.indexOf('--sandbox') + 1], 'read-only', `${mode}/${ceiling}`);
+    t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'hello world\n');
+  }
+});
+
+t.test('passes enabled servers as -c mcp_servers overrides, never one with a secret', async (t) => {
+  const s = await setup(t);
+  await cli(s.sb, ['secret', 'set', 'K'], 'canary-secret-codex-9f');
+  for (const [name, text] of Object.entries({ tools: 'name: tools\ncommand: ["/opt/t/bin/srv", "--stdio", "a b"]\n', web: 'name: web\nurl: http://127.0.0.1:9/mcp\n', keyed: 'name: keyed\ncommand: ["/opt/k"]\nenv_refs:\n  TOKEN: K\n' })) {
+    const file = join(s.sb.root, `${name}.yaml`);
+    writeFileSync(file, text);
+    const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
+    t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
+  }
+  const { ctx } = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await s.runner.run(ctx)).state, 'succeeded');
+  const r = s.recorded();
+  t.same(r.overrides, ['mcp_servers.tools.command="/opt/t/bin/srv"', 'mcp_servers.tools.args=["--stdio","a b"]', 'mcp_servers.web.url="http://127.0.0.1:9/mcp"']);
+  t.notMatch(JSON.stringify(r.argv), /canary|keyed/);
+  t.notOk(r.argv.some((a: string) => a.includes('default_tools_approval_mode')), 'no pre-approval of MCP tools');
+});
+
+t.test('a failed turn fails the task with SC_RUNNER_FAILED and the CLI message', async (t) => {
+  const s = await setup(t, 'fail');
+  const { ctx } = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.match(await s.runner.run(ctx), { state: 'failed', reason: { code: 'SC_RUNNER_FAILED', message: /401 Unauthorized/ } });
+});
+
+t.test('cancelling a running codex stops its whole process group', async (t) => {
+  const s = await setup(t, 'hang');
+  const { ctx, controller, events } = s.task({ mode: 'build', ceiling: 'workspace' });
+  const running = s.runner.run(ctx);
+  while (!events.some((e) => e.kind === 'tool_call')) await new Promise((r) => setTimeout(r, 20));
+  const r = s.recorded();
+  controller.abort();
+  t.equal((await running).state, 'cancelled');
+  t.same(await gone([r.pid, ...r.children]), [], 'no CLI process is left');
+});
+
+t.test('a run past its wall time is stopped and fails with SC_LIMIT_REACHED', async (t) => {
+  const short = { ...policy, limits: { ...policy.limits, runners: { ...policy.limits.runners, wall_time_ms: 1000 } } };
+  const s = await setup(t, 'hang', short);
+  const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.match(await s.runner.run(ctx), { state: 'failed', reason: { code: 'SC_LIMIT_REACHED', message: /wall time of 1000 ms/ } });
+  // The CLI may be stopped before it wrote its record; the runner's own event names its pid.
+  const pid = events.find((e) => e.kind === 'runner.started')?.body.pid as number;
+  t.type(pid, 'number');
+  t.same(await gone([pid]), [], 'no CLI process is left');
+});

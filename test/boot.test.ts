@@ -1,0 +1,78 @@
+// The boot module: the built CLI keeps a V8 code cache in the per-user cache
+// directory, never beside the package, and a cache that is missing, damaged or
+// unwritable only means a normal compile.
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { ROOT, sandbox, spawnCli } from './fixtures/env.js';
+
+const cacheFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith('.v8')) : []);
+
+t.test('writes the code cache under XDG_CACHE_HOME, owner-only, and not in the package', async (t) => {
+  const sb = sandbox('sc-boot');
+  const xdg = join(sb.root, 'xdg');
+  const before = readdirSync(join(ROOT, 'dist')).sort();
+  const r = await spawnCli(sb, ['--version'], '', { XDG_CACHE_HOME: xdg });
+  t.equal(r.code, 0, r.stderr);
+  const dir = join(xdg, 'shadowcode');
+  const files = cacheFiles(dir);
+  t.equal(files.length, 1, 'one cache file');
+  t.match(files[0], new RegExp(`^cli-[0-9a-f]{16}-${process.version.replace(/\./g, '\\.')}-${process.arch}\\.v8$`), 'keyed by bundle hash, node version and arch');
+  t.equal(statSync(dir).mode & 0o777, 0o700);
+  t.equal(statSync(join(dir, files[0] as string)).mode & 0o777, 0o600);
+  t.same(readdirSync(join(ROOT, 'dist')).sort(), before, 'nothing is written into dist/');
+});
+
+t.test('falls back to ~/.cache/shadowcode without XDG_CACHE_HOME', async (t) => {
+  const sb = sandbox('sc-boot');
+  const r = await spawnCli(sb, ['--version']);
+  t.equal(r.code, 0, r.stderr);
+  t.equal(cacheFiles(join(sb.root, '.cache', 'shadowcode')).length, 1);
+});
+
+t.test('runs the same with a cache as without, and replaces a damaged cache', async (t) => {
+  const sb = sandbox('sc-boot');
+  const env = { XDG_CACHE_HOME: join(sb.root, 'xdg') };
+  const first = await spawnCli(sb, ['status', '--json'], '', env);
+  const dir = join(sb.root, 'xdg', 'shadowcode');
+  const file = join(dir, cacheFiles(dir)[0] as string);
+  const second = await spawnCli(sb, ['status', '--json'], '', env);
+  t.equal(second.code, first.code);
+  t.same(JSON.parse(second.stdout), JSON.parse(first.stdout), 'same answer from the cached compile');
+  for (const junk of [Buffer.from('garbage'), Buffer.concat([readFileSync(file).subarray(0, 200)]), Buffer.alloc(0)]) {
+    writeFileSync(file, junk);
+    const r = await spawnCli(sb, ['status', '--json'], '', env);
+    t.equal(r.code, first.code, 'a damaged cache is ignored');
+    t.same(JSON.parse(r.stdout), JSON.parse(first.stdout));
+    t.ok(readFileSync(file).length > 1000, 'and rewritten');
+  }
+});
+
+t.test('runs when the cache directory cannot be written', async (t) => {
+  const sb = sandbox('sc-boot');
+  const xdg = join(sb.root, 'xdg');
+  mkdirSync(join(xdg, 'shadowcode'), { recursive: true });
+  chmodSync(join(xdg, 'shadowcode'), 0o500);
+  t.teardown(() => chmodSync(join(xdg, 'shadowcode'), 0o700));
+  const r = await spawnCli(sb, ['--version'], '', { XDG_CACHE_HOME: xdg });
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stdout.trim(), JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+  t.equal(r.stderr, '');
+  // Writing a file where the directory should be leaves nothing to create the cache in, either.
+  const blocked = join(sb.root, 'blocked');
+  writeFileSync(blocked, 'x');
+  const r2 = await spawnCli(sb, ['--version'], '', { XDG_CACHE_HOME: blocked });
+  t.equal(r2.code, 0, r2.stderr);
+  t.equal(r2.stderr, '');
+});
+
+t.test('a CLI command that needs no database does not load the SQLite driver', async (t) => {
+  const sb = sandbox('sc-boot');
+  // NODE_DEBUG=module logs every module the loader resolves; better-sqlite3 must not be among them.
+  const r = await spawnCli(sb, ['--help'], '', { NODE_DEBUG: 'module' });
+  t.equal(r.code, 0);
+  t.notMatch(r.stderr, /better-sqlite3/);
+  const s = await spawnCli(sb, ['status'], '', { NODE_DEBUG: 'module' });
+  t.equal(s.code, 0, 'status runs');
+  t.match(s.stderr, /better-sqlite3/, 'while one that opens the database does');
+});

@@ -1,0 +1,106 @@
+// engine start / status / stop as a user runs them: one engine per profile, a
+// second start reports it, a stale socket is replaced, racing starts leave one,
+// and stop cancels running jobs and leaves no process behind.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { isValid } from '../../src/schema/validate.js';
+import { alive, BIN, cli, sandbox, type Sandbox, spawnCli, until } from '../fixtures/env.js';
+import { startEngine } from '../fixtures/engine.js';
+
+/** Engines `engine start` puts in the background are this test's to kill. */
+function reap(t: Test, pid: number) {
+  t.teardown(() => {
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  });
+}
+
+async function start(t: Test, sb: Sandbox) {
+  const r = await spawnCli(sb, ['--json', 'engine', 'start']);
+  const data = JSON.parse(r.stdout);
+  if (data.engine?.pid) reap(t, data.engine.pid);
+  return { r, data };
+}
+
+/** Engine processes of this profile, from the process table. */
+function enginesOf(sb: Sandbox): number[] {
+  const ps = spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).stdout;
+  return ps.split('\n').filter((l) => l.includes('engine start --foreground') && l.includes(sb.profile)).map((l) => Number(l.trim().split(/\s+/)[0]));
+}
+
+t.test('engine start runs one engine in the background; a second start reports it', async (t) => {
+  const sb = sandbox('eng');
+  const first = await start(t, sb);
+  t.equal(first.r.code, 0, first.r.stderr);
+  t.match(first.data, { started: true, engine: { pid: Number }, socket: join(sb.profile, 'engine.sock') });
+  t.equal(statSync(join(sb.profile, 'engine.sock')).mode & 0o777, 0o600, 'the socket is 0600');
+  t.equal(statSync(sb.profile).mode & 0o777, 0o700, 'in a 0700 profile directory');
+  t.equal(statSync(join(sb.profile, 'engine.token')).mode & 0o777, 0o600, 'the token file is 0600');
+  const second = await start(t, sb);
+  t.equal(second.r.code, 0);
+  t.match(second.data, { started: false, engine: { pid: first.data.engine.pid } });
+  const st = await cli(sb, ['--json', 'engine', 'status']);
+  t.match(JSON.parse(st.stdout), { running: true, engine: { pid: first.data.engine.pid }, owners: [], jobs: [], background: [] });
+  const text = await cli(sb, ['engine', 'status']);
+  t.match(text.stdout, new RegExp(`engine\\s+pid ${first.data.engine.pid}`));
+  const status = JSON.parse((await cli(sb, ['--json', 'status'])).stdout);
+  t.ok(isValid('status', status));
+  t.match(status.engine, { mode: 'shared', pid: first.data.engine.pid });
+  t.equal((await cli(sb, ['engine', 'stop'])).code, 0);
+  t.match(JSON.parse((await cli(sb, ['--json', 'status'])).stdout).engine, { mode: 'temporary', pid: null });
+});
+
+t.test('a stale socket of a killed engine is detected and replaced', async (t) => {
+  const sb = sandbox('eng');
+  const e = await startEngine(t, sb);
+  e.child.kill('SIGKILL');
+  await e.exited;
+  t.ok(existsSync(join(sb.profile, 'engine.sock')), 'the dead engine left its socket');
+  t.match(JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout), { running: false });
+  const stop = await cli(sb, ['engine', 'stop']);
+  t.equal(stop.code, 1);
+  t.match(stop.stderr, /SC_ENGINE_NOT_RUNNING/);
+  const again = await start(t, sb);
+  t.match(again.data, { started: true });
+  t.not(again.data.engine.pid, e.pid);
+  t.match(JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout), { running: true, engine: { pid: again.data.engine.pid } });
+  await cli(sb, ['engine', 'stop']);
+});
+
+t.test('racing starts leave exactly one engine', async (t) => {
+  const sb = sandbox('eng');
+  const runs = await Promise.all([0, 1, 2, 3].map(() => start(t, sb)));
+  for (const r of runs) t.equal(r.r.code, 0, r.r.stderr);
+  const pids = new Set(runs.map((r) => r.data.engine.pid));
+  t.equal(pids.size, 1, 'every start names the same engine');
+  t.equal(runs.filter((r) => r.data.started).length, 1, 'exactly one of them started it');
+  await until(() => enginesOf(sb).length === 1);
+  t.same(enginesOf(sb), [...pids], 'one engine process for the profile');
+  await cli(sb, ['engine', 'stop']);
+  await until(() => enginesOf(sb).length === 0);
+});
+
+t.test('engine stop cancels running jobs and leaves no process', async (t) => {
+  const sb = sandbox('eng');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const { data } = await start(t, sb);
+  const pidFile = join(sb.project, 'pids');
+  const testRun = spawn(process.execPath, [BIN, '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', `sleep 60 & echo $! >> ${pidFile}; echo $$ >> ${pidFile}; wait`], { env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => testRun.kill('SIGKILL'));
+  const done = new Promise<number | null>((r) => testRun.on('close', (c) => r(c)));
+  await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim().split('\n').length === 2);
+  const pids = readFileSync(pidFile, 'utf8').trim().split('\n').map(Number);
+  const st = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
+  t.equal(st.jobs.length, 1, 'the engine runs the test job');
+  t.match(st.owners, [{ transport: 'cli', project: sb.project }], 'owned by the test command');
+  const stop = await cli(sb, ['--json', 'engine', 'stop']);
+  t.equal(stop.code, 0, stop.stderr);
+  t.match(JSON.parse(stop.stdout), { stopped: true, pid: data.engine.pid, cancelled_jobs: 1 });
+  t.notOk(alive(data.engine.pid), 'the engine is gone');
+  // The sleep was re-parented when its shell died; init reaps it a moment later.
+  await until(() => !pids.some(alive), 5000);
+  t.notOk(pids.some(alive), 'the command and its child are gone');
+  t.not(await done, 0, 'the test command reports the cancelled job');
+  t.same(enginesOf(sb), []);
+});

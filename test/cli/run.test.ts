@@ -1,0 +1,84 @@
+// shadowcode run: the built CLI against the fake model. --json prints one
+// event per line; an approval made from another shell lets the command run;
+// Ctrl-C cancels the task and waits until its command's process group is gone.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { useFakeModel } from '../fixtures/agent-e2e.js';
+import { alive, BIN, cli, sandbox, until } from '../fixtures/env.js';
+import { startFakeModel } from '../fixtures/fake-model.js';
+
+function runCli(sb: ReturnType<typeof sandbox>, argv: string[]) {
+  const child = spawn(process.execPath, [BIN, '--workspace', sb.project, ...argv], { cwd: sb.root, env: sb.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const exit = new Promise<number | null>((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : null))));
+  return { child, out: () => out, err: () => err, exit };
+}
+
+/** Alive and not a zombie: a killed child whose reaper has not collected it yet has already stopped running. */
+function running(pid: number): boolean {
+  if (!alive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
+
+t.test('run --json prints one event per line and finishes after an approval from another shell', async (t) => {
+  const sb = sandbox('cli-run');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  writeFileSync(join(sb.project, 'a.txt'), 'x\n');
+  const fake = await startFakeModel({
+    format: 'openai',
+    script: [
+      { tool_calls: [{ id: 'c1', name: 'edit_file', arguments: JSON.stringify({ path: 'a.txt', old_text: 'x', new_text: 'y' }) }], finish: 'tool_calls', split: 3 },
+      { tool_calls: [{ id: 'c2', name: 'run_command', arguments: JSON.stringify({ argv: ['sh', '-c', 'cat a.txt > b.txt'] }) }], finish: 'tool_calls' },
+      { tool_calls: [{ id: 'c3', name: 'finish', arguments: JSON.stringify({ summary: 'a is y' }) }], finish: 'stop' },
+    ],
+  });
+  t.teardown(() => fake.close());
+  useFakeModel(sb, 'openai', fake.url);
+  const r = runCli(sb, ['--json', 'run', '--level', 'workspace', 'change x to y and copy it']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  await until(() => r.out().includes('"approval_requested"'));
+  const req = r.out().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.kind === 'approval_requested');
+  t.same(req.body.action, { argv: ['sh', '-c', 'cat a.txt > b.txt'], cwd: sb.project });
+  const ok = await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', req.body.approval_id]);
+  t.equal(ok.code, 0, ok.stderr);
+  t.equal(await r.exit, 0, r.err());
+  const lines = r.out().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  t.ok(lines.every((l) => typeof l.kind === 'string' && typeof l.seq === 'number' && l.job_id === req.job_id), 'every line is one event of the task');
+  t.match(lines.at(-1), { kind: 'state', body: { state: 'succeeded' } });
+  t.match(lines.find((l) => l.kind === 'answer').body, { state: 'succeeded', summary: 'a is y' });
+  t.equal(readFileSync(join(sb.project, 'b.txt'), 'utf8'), 'y\n');
+});
+
+t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t) => {
+  const sb = sandbox('cli-int');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const fake = await startFakeModel({
+    format: 'anthropic',
+    script: [{ tool_calls: [{ id: 'c1', name: 'run_command', arguments: JSON.stringify({ argv: ['sh', '-c', 'sleep 60 & echo $! >> pids; echo $$ >> pids; wait'] }) }], finish: 'tool_use' }],
+  });
+  t.teardown(() => fake.close());
+  useFakeModel(sb, 'anthropic', fake.url);
+  const r = runCli(sb, ['run', '--level', 'workspace', 'sleep a while']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  await until(() => /approvals approve (appr_\w+)/.test(r.err()));
+  const id = /approvals approve (appr_\w+)/.exec(r.err())![1]!;
+  t.match(r.err(), /The task asks to run \["sh","-c","sleep 60 & echo \$! >> pids; echo \$\$ >> pids; wait"\] in /, 'the exact action is shown');
+  await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', id]);
+  await until(() => pidsOf(join(sb.project, 'pids')).length === 2);
+  const pids = pidsOf(join(sb.project, 'pids'));
+  r.child.kill('SIGINT');
+  t.equal(await r.exit, 130, 'cancelled');
+  t.ok(!pids.some(running), 'the command and its child were gone before the CLI exited');
+  t.match(r.out(), /SC_CANCELLED|cancelled/);
+});

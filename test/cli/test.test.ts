@@ -1,0 +1,69 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { cli, sandbox } from '../fixtures/env.js';
+
+const project = (script: string) => {
+  const sb = sandbox();
+  writeFileSync(join(sb.project, 'package.json'), JSON.stringify({ scripts: { test: script } }));
+  return sb;
+};
+const ws = (sb: { project: string }) => ['--workspace', sb.project];
+
+t.test('refuses to run in an untrusted project, naming the rule and the command that fixes it', async (t) => {
+  const sb = project('echo ran');
+  const r = await cli(sb, [...ws(sb), 'test', '--yes']);
+  t.equal(r.code, 3);
+  t.match(r.stderr, /did not run: [a-z:]+ denied by engine-[a-z-]*needs-trust/);
+  t.match(r.stderr, new RegExp(`trust the project first: shadowcode --workspace ${sb.project} trust \\[SC_POLICY_DENIED\\]`));
+  t.notMatch(r.stdout, /ran/, 'nothing ran');
+  const j = await cli(sb, ['--json', ...ws(sb), 'test', '--yes']);
+  t.equal(JSON.parse(j.stdout).error.code, 'SC_POLICY_DENIED');
+  t.match(JSON.parse(j.stdout).error, { decision_id: /./, detail: { reasons: [/needs-trust/] } });
+});
+
+t.test('says "command not found" for a missing executable, in text and in --json', async (t) => {
+  const sb = project('true');
+  await cli(sb, [...ws(sb), 'trust']);
+  const r = await cli(sb, [...ws(sb), 'test', '--yes', '--', 'nosuchcmd-sc']);
+  t.equal(r.code, 1);
+  t.match(r.stdout, /^failed: \["nosuchcmd-sc"\]: command not found: nosuchcmd-sc/);
+  const j = JSON.parse((await cli(sb, ['--json', ...ws(sb), 'test', '--yes', '--', 'nosuchcmd-sc'])).stdout);
+  t.match(j, { passed: false, reason: 'command not found: nosuchcmd-sc', job: { state: 'failed' } });
+});
+
+t.test('a failing command exits 1 whatever its own status, with the status, reason and output tail in --json', async (t) => {
+  const sb = project('echo out-line; echo err-line >&2; exit 3');
+  await cli(sb, [...ws(sb), 'trust']);
+  const r = await cli(sb, [...ws(sb), 'test', '--yes']);
+  t.equal(r.code, 1, 'its 3 would read as a policy denial, so it is not passed through');
+  t.match(r.stdout, /out-line/, 'output streams as it runs');
+  t.match(r.stderr, /err-line/);
+  t.match(r.stdout, /failed: \["npm","test"\]: exited 3 after \d+ ms/);
+  const j = await cli(sb, ['--json', ...ws(sb), 'test', '--yes']);
+  t.equal(j.code, 1);
+  const data = JSON.parse(j.stdout);
+  t.match(data, { passed: false, reason: 'exited 3', job: { exit_code: 3 }, output_truncated: false });
+  t.match(data.output_tail, /out-line\n[^]*err-line/);
+});
+
+t.test('a passing command exits 0 and keeps only the tail of long output', async (t) => {
+  const sb = project('true');
+  await cli(sb, [...ws(sb), 'trust']);
+  const j = await cli(sb, ['--json', ...ws(sb), 'test', '--yes', '--', process.execPath, '-e', "process.stdout.write('x'.repeat(10000) + 'END')"]);
+  t.equal(j.code, 0);
+  const data = JSON.parse(j.stdout);
+  t.match(data, { passed: true, job: { state: 'succeeded', exit_code: 0 }, output_truncated: true });
+  t.ok(data.output_tail.endsWith('xEND'), 'the end is kept');
+  t.ok(Buffer.byteLength(data.output_tail) <= 4096, 'bounded by cli.output_tail_bytes');
+  t.notOk('reason' in data);
+});
+
+t.test('without --yes and without a terminal is a usage error, and nothing runs', async (t) => {
+  const sb = project('echo ran');
+  await cli(sb, [...ws(sb), 'trust']);
+  const r = await cli(sb, [...ws(sb), 'test']);
+  t.equal(r.code, 2);
+  t.match(r.stderr, /stdin is not a terminal.*pass --yes.*\[SC_APPROVAL_REQUIRED\]/);
+  t.notMatch(r.stdout, /ran/);
+});
