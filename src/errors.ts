@@ -96,6 +96,7 @@ export const ERRORS = {
   SC_MCP_CONNECT_FAILED: { exit: EXIT.error, summary: 'An external MCP server could not be started, reached or initialized.' },
   SC_MCP_PROTOCOL: { exit: EXIT.error, summary: 'An external MCP server broke a wire limit or rule; its connection was closed.' },
   SC_MCP_CATALOG_INVALID: { exit: EXIT.error, summary: "An external MCP server's tool catalog breaks a catalog limit (size, pages, cursors, duplicate names)." },
+  SC_MCP_CATALOG_CHANGED: { exit: EXIT.error, summary: "An external server's tool catalog differs from the one pinned with its grant; review it with mcp tools ID and accept it with --accept HASH." },
   SC_MCP_CALL_FAILED: { exit: EXIT.error, summary: 'An external MCP tool call failed at the protocol level (not a tool error result).' },
   SC_DEF_CHANGED: { exit: EXIT.error, summary: 'A definition file changed since the task started or since the approval was asked.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },

@@ -4,6 +4,7 @@
  *   shadow_run / shadowcode run ─► jobs.submitAgent(spec) ─► (queued) ─► start
  *   ─► agentRunners(engine, deps)(spec) ─► the model entry (spec.modelId or the default)
  *   ─► runnerFor(entry, deps): a coding-CLI runner (claude-code, codex, acp), or NativeLoop over the entry's provider
+ *      with the granted MCP servers' tools (openTaskTools: Build tasks of trusted projects only)
  *
  * Credentials are resolved by the provider factory when the task starts, never
  * at submission, and never logged.
@@ -16,6 +17,7 @@ import type { GateEnv } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
 import type { SecretStore } from '../store/secrets.js';
+import { openTaskTools } from '../client/task-tools.js';
 import { NativeLoop } from './loop.js';
 import { createProvider } from './providers/index.js';
 import { createRunner, isRunnerProvider } from './runners/index.js';
@@ -32,7 +34,7 @@ export interface TaskDeps {
   readonly gateEnv: GateEnv;
   /** The profile's settings as the task started (runners read what they may share). */
   readonly settings?: Settings;
-  /** The outbound MCP client's tools for one task (src/client/task-tools.ts), or null for none. */
+  /** The external tools of one task; by default the outbound MCP client's (src/client/task-tools.ts). */
   readonly toolSource?: (ctx: TaskContext) => TaskToolSource | null;
 }
 
@@ -49,7 +51,8 @@ export function resolveModelEntry(settings: Settings, id: string | null | undefi
 /** The runner for one task: a coding CLI for a runner provider, else the native loop over the entry's model provider. */
 export function runnerFor(entry: SettingsModel, deps: TaskDeps): TaskRunner {
   if (isRunnerProvider(entry.provider)) return createRunner(entry, { env: deps.env, secrets: deps.secrets, policy: deps.policy, db: deps.db, gateEnv: deps.gateEnv, ...(deps.settings ? { settings: deps.settings } : {}) });
-  return new NativeLoop(createProvider(entry, deps), { policy: deps.policy, db: () => deps.db, gateEnv: deps.gateEnv, env: deps.env, ...(deps.toolSource ? { toolSource: deps.toolSource } : {}) });
+  const toolSource = deps.toolSource ?? ((ctx: TaskContext) => openTaskTools({ env: deps.env, secrets: deps.secrets, policy: deps.policy, db: deps.db, gateEnv: deps.gateEnv, ...(deps.settings ? { settings: deps.settings } : {}) }, ctx));
+  return new NativeLoop(createProvider(entry, deps), { policy: deps.policy, db: () => deps.db, gateEnv: deps.gateEnv, env: deps.env, toolSource });
 }
 
 /**

@@ -36,16 +36,28 @@ export function currentHashes(db: Db, project: string | null, policy: Policy): M
   return m;
 }
 
+/** The tool catalogs pinned with this project's grants (written by the outbound client, src/client/pins.ts). */
+function catalogPins(db: Db, project: string | null): Map<string, { pinned_hash: string; seen_hash: string; seen_at: string }> {
+  if (!project) return new Map();
+  const rows = sql(db, 'SELECT definition_id, pinned_hash, seen_hash, seen_at FROM catalog_pins WHERE project = ?').all(project) as Array<{ definition_id: string; pinned_hash: string; seen_hash: string; seen_at: string }>;
+  return new Map(rows.map((r) => [r.definition_id, r]));
+}
+
 export type GrantStates = Pick<CatalogView, 'definitions' | 'stale_grants' | 'enabled' | 'cap'>;
 
 /** Definitions and their grant state here; what doctor needs, without the history scan. */
 export function grantStates(db: Db, project: string | null, policy: Policy): GrantStates {
   const grants = new Map((project ? grantsOf(db, project) : []).map((g) => [g.definition_id, g]));
+  const pins = catalogPins(db, project);
   const defs: Entry[] = [];
   const grantState = (id: string, hash: string | null): Entry['grant'] => {
     const g = grants.get(id);
     if (!g) return { state: 'disabled' };
-    return g.hash === hash ? { state: 'enabled', granted_hash: g.hash } : { state: 'stale', granted_hash: g.hash, reason: 'the definition changed since it was enabled; enable the new hash or disable it' };
+    const pin = pins.get(id);
+    const catalog = pin ? { catalog: { pinned_hash: pin.pinned_hash, last_hash: pin.seen_hash, last_match: pin.pinned_hash === pin.seen_hash, last_seen_at: pin.seen_at } } : {};
+    return g.hash === hash
+      ? { state: 'enabled', granted_hash: g.hash, ...catalog }
+      : { state: 'stale', granted_hash: g.hash, reason: 'the definition changed since it was enabled; enable the new hash or disable it', ...catalog };
   };
   for (const d of storedDefinitions(db)) defs.push({ ...describe(d.id, d.source, d.body, undefined, d.hash), grant: grantState(d.id, d.hash) });
   if (project) {

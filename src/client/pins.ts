@@ -40,10 +40,6 @@ export function readPin(db: Db, project: string, id: string): Pin | undefined {
   return { pinned_hash: r.pinned_hash, pinned: JSON.parse(r.pinned_body), pinned_at: r.pinned_at, seen_hash: r.seen_hash, seen: JSON.parse(r.seen_body), seen_at: r.seen_at };
 }
 
-export function pinsOf(db: Db, project: string): Map<string, { pinned_hash: string; seen_hash: string; seen_at: string }> {
-  const rows = sql(db, 'SELECT definition_id, pinned_hash, seen_hash, seen_at FROM catalog_pins WHERE project = ?').all(project) as Array<{ definition_id: string; pinned_hash: string; seen_hash: string; seen_at: string }>;
-  return new Map(rows.map((r) => [r.definition_id, r]));
-}
 
 /** Records a catalog just read over a connection opened under an mcp:connect decision. */
 export function recordCatalog(ticket: GateTicket, db: Db, project: string, id: string, tools: CanonicalTool[]): { state: PinState; pinned_hash: string; hash: string } {

@@ -1,5 +1,6 @@
 /* shadowcode approvals: the pending approvals of every owner's jobs in the project. */
 import { pendingApprovals } from '../../engine/jobs.js';
+import { describeAction } from '../output.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
 
@@ -16,7 +17,7 @@ export const command: CommandSpec = {
     const text = approvals.length
       ? table(
           ['APPROVAL', 'JOB', 'OWNER', 'KIND', 'ACTION'],
-          approvals.map((a) => [a.id, a.job_id, a.owner, a.kind, `${a.action.argv ? JSON.stringify(a.action.argv) : a.action.path}${a.action.cwd ? ` in ${a.action.cwd}` : ''}`]),
+          approvals.map((a) => [a.id, a.job_id, a.owner, a.kind, describeAction(a.kind, a.action)]),
           ctx.style,
         )
       : 'no pending approvals';

@@ -26,6 +26,7 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'mcp register', summary: 'Print MCP client configuration for Codex, Claude Code, Cursor or a generic host', load: () => import('./mcp-register.js') },
   { name: 'mcp remove', summary: 'Remove a stored definition and all its grants', load: () => import('./mcp-remove.js') },
   { name: 'mcp serve', summary: 'Serve the project to an MCP client over stdio', load: () => import('./mcp-serve.js') },
+  { name: 'mcp tools', summary: "Show a granted server's pinned tool catalog; review and accept a changed one", load: () => import('./mcp-tools.js') },
   { name: 'model add', summary: 'Configure a model (OpenAI-compatible, Anthropic or Ollama) in settings.json', load: () => import('./model-add.js') },
   { name: 'model list', summary: 'List configured models, their endpoints and key presence', load: () => import('./model-list.js') },
   { name: 'model probe', summary: "Check that a model's endpoint answers and accepts its key", load: () => import('./model-probe.js') },

@@ -23,6 +23,9 @@ export const command: CommandSpec = {
       return [st.state(d.grant.state), d.id, d.transport ?? 'invalid', target, names || '-', d.hash ?? '-'];
     });
     const reasons = view.definitions.filter((d) => d.grant.reason).map((d) => `${st.state(d.grant.state)} ${d.id}: ${d.grant.reason}`);
+    const catalogs = view.definitions
+      .filter((d) => d.grant.catalog && !d.grant.catalog.last_match)
+      .map((d) => `${st.bad('catalog changed')} ${d.id}: last seen ${d.grant.catalog?.last_hash}, pinned ${d.grant.catalog?.pinned_hash}; review it with shadowcode mcp tools ${d.id}`);
     const stale = (view.stale_grants ?? []).map((g) => {
       const s = g as { definition_id?: string; reason?: string };
       return `${st.state('stale')} ${s.definition_id}: ${s.reason}`;
@@ -32,6 +35,7 @@ export const command: CommandSpec = {
       view.project ? `project ${view.project}: ${view.enabled} of ${view.cap} servers enabled` : 'no project selected (use --workspace DIR to see grants)',
       rows.length ? table(['STATE', 'ID', 'TRANSPORT', 'TARGET', 'NAMES', 'HASH'], rows, st) : 'no definitions',
       ...reasons,
+      ...catalogs,
       ...stale,
       `audit chain ${view.audit.ok ? st.state('intact') : st.bad(`BROKEN at row ${view.audit.first_break}`)} (${view.audit.rows} rows); ${view.changes} grant changes, ${view.refusals} refused`,
       ...(refusals.length

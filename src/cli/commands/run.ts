@@ -19,6 +19,7 @@ import type { Level } from '../../ticket.js';
 import { encodeCursor } from '../../util/cursor.js';
 import type { Ctx } from '../context.js';
 import { openEngine } from '../engine.js';
+import { describeAction } from '../output.js';
 import type { CommandSpec } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
@@ -30,11 +31,6 @@ async function ask(ctx: Ctx, question: string): Promise<boolean> {
   return /^y(es)?\s*$/i.test(answer);
 }
 
-function describeAction(kind: string, action: Record<string, unknown>): string {
-  if (kind === 'command') return `run ${JSON.stringify(action.argv)} in ${String(action.cwd)}`;
-  if (kind === 'mcp_call') return `call ${String(action.server)}/${String(action.tool)} with ${JSON.stringify(action.arguments)}`;
-  return `${kind} ${JSON.stringify(action)}`;
-}
 
 export const command: CommandSpec = {
   name: 'run',

@@ -1,0 +1,83 @@
+/*
+ * shadowcode mcp tools ID [--accept HASH]: the tool catalog pinned with a grant.
+ *
+ *   no pin yet ─► says a task reads it on first use
+ *   pinned = last seen ─► the tools
+ *   last seen differs ─► the pinned tools, then a diff (added, removed, changed
+ *     descriptions and schema paths) and the --accept line for exactly that catalog
+ *   --accept HASH ─► gate 'cli:mcp.tools.accept' ─► the last seen catalog becomes the pin
+ */
+import { type CanonicalTool, type CatalogDiff, diffCatalogs } from '../../client/catalog.js';
+import { acceptCatalog, readPin } from '../../client/pins.js';
+import { ScError } from '../../errors.js';
+import { enforce } from '../../policy/gate.js';
+import type { CommandSpec } from '../spec.js';
+import type { Style } from '../style.js';
+import { table } from '../style.js';
+
+const firstLine = (s: string, n = 72) => {
+  const l = s.split('\n')[0] ?? '';
+  return l.length > n ? `${l.slice(0, n - 1)}…` : l;
+};
+
+function toolRows(tools: readonly CanonicalTool[]): string[][] {
+  return tools.map((t) => [t.name, t.annotations.readOnlyHint === true ? 'read-only' : '-', firstLine(t.description) || '-']);
+}
+
+function diffText(d: CatalogDiff, st: Style): string[] {
+  const out: string[] = [];
+  for (const n of d.added) out.push(`  ${st.bad('+')} ${n} (new tool)`);
+  for (const n of d.removed) out.push(`  ${st.bad('-')} ${n} (removed)`);
+  for (const c of d.changed) {
+    out.push(`  ${st.bad('~')} ${c.name}: ${c.fields.join(', ')} changed`);
+    if (c.description) {
+      out.push(`      description was: ${JSON.stringify(firstLine(c.description.before, 200))}`);
+      out.push(`      description now: ${JSON.stringify(firstLine(c.description.after, 200))}`);
+    }
+    for (const [field, paths] of Object.entries(c.paths)) if (paths.length) out.push(`      ${field} at ${paths.slice(0, 8).join(', ')}${paths.length > 8 ? ', …' : ''}`);
+  }
+  return out;
+}
+
+export const command: CommandSpec = {
+  name: 'mcp tools',
+  summary: "Show a granted server's pinned tool catalog; review and accept a changed one",
+  description:
+    "Show the tool catalog pinned with the selected project's grant of a definition: the first catalog a task read from that server. When a later connection saw a different catalog (a new, removed or reworded tool, a changed schema or annotation), tasks refuse the server and this command shows what changed. --accept HASH makes exactly that seen catalog the pin; a hash that is not the one last seen is refused.",
+  options: [{ name: 'accept', type: 'string', value: 'HASH', description: 'accept the last seen catalog, named by its hash' }],
+  args: [{ name: 'ID', required: true, description: 'the definition id (see shadowcode mcp)' }],
+  examples: ['shadowcode --workspace ~/src/app mcp tools config:my-tools', 'shadowcode --workspace ~/src/app mcp tools config:my-tools --accept 5d41…'],
+  workspace: 'required',
+  async run(ctx, { args, options }) {
+    const project = ctx.requireWorkspace('mcp tools');
+    const id = args[0] as string;
+    const db = ctx.db();
+    const accept = options.accept as string | undefined;
+    if (accept !== undefined) {
+      if (!/^[0-9a-f]{64}$/.test(accept)) throw new ScError('SC_BAD_VALUE', `--accept takes the full 64-character catalog hash that shadowcode --workspace ${project} mcp tools ${id} shows`);
+      const r = await enforce(ctx.gate(), ctx.request('cli:mcp.tools.accept', { resource: { kind: 'catalog', id, hash: accept }, args: { id, hash: accept } }), (t) => acceptCatalog(t, db, project, id, accept));
+      const changed = r.previous_hash !== r.pinned_hash;
+      return {
+        data: { id, pinned_hash: r.pinned_hash, previous_hash: r.previous_hash, changed },
+        text: changed ? `accepted the catalog ${r.pinned_hash} of ${id}; tasks may use it again (was ${r.previous_hash})` : `the catalog ${r.pinned_hash} of ${id} is already the pinned one; nothing changed`,
+      };
+    }
+    const pin = readPin(db, project, id);
+    if (!pin) return { data: { id, pinned_hash: null, last_hash: null, last_match: null, tools: [], diff: null }, text: `no catalog of ${id} has been read for ${project} yet; the first task that uses it reads and pins it` };
+    const match = pin.pinned_hash === pin.seen_hash;
+    const diff = match ? null : diffCatalogs(pin.pinned, pin.seen);
+    const st = ctx.style;
+    const text = [
+      `${id}: catalog ${pin.pinned_hash} pinned ${pin.pinned_at}, ${pin.pinned.length} tools`,
+      pin.pinned.length ? table(['TOOL', 'HINT', 'DESCRIPTION (the server\'s own text)'], toolRows(pin.pinned), st) : 'no tools',
+      ...(match
+        ? [`last connection ${pin.seen_at}: ${st.state('matched')}`]
+        : [
+            `last connection ${pin.seen_at}: ${st.bad('CHANGED')} to ${pin.seen_hash}; tasks refuse this server until you accept it`,
+            ...diffText(diff as CatalogDiff, st),
+            `to accept exactly this catalog: shadowcode --workspace ${project} mcp tools ${id} --accept ${pin.seen_hash}`,
+          ]),
+    ].join('\n');
+    return { data: { id, pinned_hash: pin.pinned_hash, pinned_at: pin.pinned_at, last_hash: pin.seen_hash, last_seen_at: pin.seen_at, last_match: match, tools: pin.pinned, ...(match ? { diff: null } : { diff, seen_tools: pin.seen }) }, text };
+  },
+};
