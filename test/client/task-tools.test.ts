@@ -25,7 +25,8 @@ function source(w: ClientWorld, ctx: ReturnType<typeof taskCtx>, settings?: Task
 
 t.test('a build task offers server-everything as mcp__everything__*, and an approved call returns its real output', async (t) => {
   const w = await world();
-  const g = await grant(w, 'everything', { command: [process.execPath, EVERYTHING, 'stdio'], timeout_sec: 30 });
+  const marker = `task-tools-${process.pid}`;
+  const g = await grant(w, 'everything', { command: [process.execPath, EVERYTHING, 'stdio', marker], timeout_sec: 30 });
   const ctx = taskCtx(w);
   const s = source(w, ctx);
   const tools = await s.tools();
@@ -43,7 +44,7 @@ t.test('a build task offers server-everything as mcp__everything__*, and an appr
   const closed = ctx.events.find((e) => e.kind === 'mcp.closed')?.body;
   t.match(connected, { definition: g.id, hash: g.hash, transport: 'stdio', catalog_hash: /^[0-9a-f]{64}$/, pin: 'pinned' });
   t.match(closed, { definition: g.id, hash: g.hash, catalog_hash: connected?.catalog_hash, outcome: /^(exited|terminated|killed)$/ });
-  t.same(processesWith(EVERYTHING), [], 'nothing of the connection is left in the process table');
+  t.same(processesWith(marker), [], 'nothing of the connection is left in the process table');
 });
 
 t.test('a denied call sends nothing to the server', async (t) => {
