@@ -3,46 +3,18 @@
 // mcp__everything__echo, the exact call waits for shadow_approve, runs on the real
 // server-everything (over stdio, and over its Streamable HTTP mode), and its
 // output reaches the model; a denied call sends nothing; nothing is left running.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import t from 'tap';
 import { call, type Format, nextStop, useFakeModel } from '../fixtures/agent-e2e.js';
 import { cli, until } from '../fixtures/env.js';
 import { startFakeModel, type Step } from '../fixtures/fake-model.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
 import { connect } from '../fixtures/mcp.js';
-import { EVERYTHING, grant, processesWith, world } from '../fixtures/mcp-client.js';
+import { EVERYTHING, everythingHttp, grant, processesWith, world } from '../fixtures/mcp-client.js';
 
 const echoTask = (message: string): Step[] => [
   { text: 'Asking the echo tool.', tool_calls: [{ id: 'e1', name: 'mcp__everything__echo', arguments: JSON.stringify({ message }) }], finish: 'tool_calls', split: 6 },
   { tool_calls: [{ id: 'e2', name: 'finish', arguments: JSON.stringify({ summary: 'asked the echo tool' }) }], finish: 'tool_calls' },
 ];
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-/** server-everything in its Streamable HTTP mode, as a real subprocess on a loopback port. */
-async function everythingHttp(t: any): Promise<string> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  t.teardown(() => {
-    child.kill('SIGKILL');
-  });
-  let err = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr?.on('data', (d) => {
-      err += d;
-      if (/listening on port/i.test(err)) resolve();
-    });
-    child.once('exit', (c) => reject(new Error(`server-everything exited ${c}: ${err}`)));
-  });
-  return `http://127.0.0.1:${port}/mcp`;
-}
 
 type Via = 'stdio-v2' | 'http-v1';
 

@@ -2,7 +2,8 @@
  * What every coding-CLI runner does around the CLI's own protocol.
  *
  *   gate 'runner:spawn' (trusted project) ─► executable found
- *   ─► servers for this run ─► snapshot before (contents kept)
+ *   ─► servers for this run (at the granted hash, no credentials, live catalog
+ *      still equal to its pin) ─► snapshot before (contents kept)
  *   ─► private temp dir (0700) ─► drive(run): spawn + the CLI's protocol
  *   ─► always: temp dir removed ─► snapshot after ─► differences recorded
  *      as the job's checkpoints and changes ─► outcome
@@ -24,6 +25,7 @@ import { getProject } from '../../store/projects.js';
 import type { SecretStore } from '../../store/secrets.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import type { TaskContext, TaskOutcome, Usage } from '../types.js';
+import { catalogRefusals } from '../../client/catalog-check.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
 import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
@@ -114,7 +116,13 @@ export async function runCli(entry: RunnerEntry, deps: RunnerDeps, ctx: TaskCont
 async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerDeps, ctx: TaskContext, limits: Limits, readOnly: boolean, drive: (run: Run) => Promise<Driven>): Promise<TaskOutcome> {
   assertTicket(ticket, 'runner:spawn');
   checkExecutable(entry.command);
-  const servers = serversForRun(deps.db, ctx.project, deps.policy, deps.settings, readOnly);
+  const offered = serversForRun(deps.db, ctx.project, deps.policy, deps.settings, readOnly);
+  // The catalog pin applies to CLIs too: a server whose live catalog differs from its pin is not passed.
+  const refused = await catalogRefusals(deps, ctx, offered.shared.map((s) => s.definition));
+  const servers: ServerChoice = {
+    shared: offered.shared.filter((s) => !refused.has(s.definition)),
+    withheld: [...offered.withheld, ...[...refused].map(([definition, reason]) => ({ definition, reason }))],
+  };
   const clip = (text: string) => (text.length > limits.event_text_chars ? `${text.slice(0, limits.event_text_chars)}… (${text.length - limits.event_text_chars} more characters)` : text);
   const emit = (kind: string, body: Record<string, unknown>) => {
     const out: Record<string, unknown> = {};

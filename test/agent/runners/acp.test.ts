@@ -8,6 +8,7 @@ import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { cli } from '../../fixtures/env.js';
+import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
 import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const AGENT = join(FIXTURES, 'fake-acp-agent.mjs');
@@ -24,7 +25,9 @@ async function setup(t: any, scenario = 'edit') {
 
 t.test('speaks ACP over stdio: initialize, session/new with the shared servers, a prompt, an exact approval', async (t) => {
   const s = await setup(t);
-  for (const [name, text] of Object.entries({ tools: 'name: tools\ncommand: ["/opt/t/bin/srv", "--stdio"]\n', web: 'name: web\nurl: http://127.0.0.1:9/mcp\n', lit: 'name: lit\ncommand: ["/opt/l"]\nenv:\n  X: canary-acp-literal-3e\n' })) {
+  const url = await everythingHttp(t);
+  const tools = `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\n`;
+  for (const [name, text] of Object.entries({ tools, web: `name: web\nurl: ${url}\n`, lit: 'name: lit\ncommand: ["/opt/l"]\nenv:\n  X: canary-acp-literal-3e\n' })) {
     const file = join(s.sb.root, `${name}.yaml`);
     writeFileSync(file, text);
     const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
@@ -37,7 +40,7 @@ t.test('speaks ACP over stdio: initialize, session/new with the shared servers, 
   t.same(r.argv, ['--fake-scenario', 'edit', '--fake-record', s.record], 'only the fixed arguments');
   t.equal(r.cwd, s.sb.project);
   t.match(r.initialize, { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: 'shadowcode' } });
-  t.same(r.session_new, { cwd: s.sb.project, mcpServers: [{ name: 'tools', command: '/opt/t/bin/srv', args: ['--stdio'], env: [] }, { type: 'http', name: 'web', url: 'http://127.0.0.1:9/mcp', headers: [] }] });
+  t.same(r.session_new, { cwd: s.sb.project, mcpServers: [{ name: 'tools', command: process.execPath, args: [PEER, 'ok'], env: [] }, { type: 'http', name: 'web', url, headers: [] }] });
   t.notMatch(JSON.stringify(r.session_new), /canary/);
   t.same(approvals.map((a) => [a.kind, a.action.path, a.action.tool_kind]), [['write', 'src/app.txt', 'edit']]);
   t.same(r.outcomes, [{ outcome: 'selected', optionId: 'allow' }], 'allow_once, never allow_always');

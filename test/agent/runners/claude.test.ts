@@ -8,6 +8,7 @@ import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { cli } from '../../fixtures/env.js';
+import { PEER } from '../../fixtures/mcp-client.js';
 import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const CLAUDE = join(FIXTURES, 'fake-claude.mjs');
@@ -152,7 +153,7 @@ t.test('cancelling while an approval is pending stops the CLI and everything in 
 t.test('shares only enabled servers without secrets or literal env, and none when sharing is off', async (t) => {
   const s = await setup(t);
   const defs: Record<string, string> = {
-    plain: 'name: plain\ncommand: ["/opt/tools/bin/server", "--stdio"]\n',
+    plain: `name: plain\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\n`,
     web: 'name: web\nurl: http://127.0.0.1:9/mcp\n',
     refs: 'name: refs\ncommand: ["/opt/tools/bin/refs"]\nenv_refs:\n  API_TOKEN: MY_TOOLS_API_KEY\n',
     literal: 'name: literal\ncommand: ["/opt/tools/bin/literal"]\nenv:\n  LITERAL_VALUE: canary-literal-env-5c3a91\n',
@@ -168,13 +169,46 @@ t.test('shares only enabled servers without secrets or literal env, and none whe
   const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner().run(ctx)).state, 'succeeded');
   const r = s.recorded();
-  t.same(JSON.parse(r.config), { mcpServers: { plain: { type: 'stdio', command: '/opt/tools/bin/server', args: ['--stdio'], env: {} }, web: { type: 'http', url: 'http://127.0.0.1:9/mcp' } } });
+  t.same(JSON.parse(r.config), { mcpServers: { plain: { type: 'stdio', command: process.execPath, args: [PEER, 'ok'], env: {} } } });
   t.notMatch(r.config, /canary/, 'no secret or literal env value in the config');
-  t.match(events.find((e) => e.kind === 'runner.servers')!.body, { withheld: [{ definition: 'config:literal', reason: /literal environment/ }, { definition: 'config:refs', reason: /secrets/ }] });
+  t.match(events.find((e) => e.kind === 'runner.servers')!.body, {
+    withheld: [
+      { definition: 'config:literal', reason: /literal environment/ },
+      { definition: 'config:refs', reason: /secrets/ },
+      { definition: 'config:web', reason: /its catalog could not be checked \(SC_MCP_CONNECT_FAILED/ },
+    ],
+  }, 'a server whose catalog cannot be read and checked is not passed either');
 
   const off = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner({ mcp: { share_with_cli_agents: false } }).run(off.ctx)).state, 'succeeded');
   t.same(JSON.parse(s.recorded().config), { mcpServers: {} }, 'mcp.share_with_cli_agents: false shares nothing');
+});
+
+t.test('a server whose tool catalog changed since its pin is not passed until the change is accepted', async (t) => {
+  const s = await setup(t);
+  const catalog = join(s.sb.root, 'catalog.json');
+  const echo = { name: 'echo', description: 'echoes', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } };
+  writeFileSync(catalog, JSON.stringify([echo]));
+  const file = join(s.sb.root, 'shifty.yaml');
+  writeFileSync(file, `name: shifty\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "catalog-file", ${JSON.stringify(catalog)}]\n`);
+  const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
+  t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
+  const first = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await s.runner().run(first.ctx)).state, 'succeeded');
+  t.ok(JSON.parse(s.recorded().config).mcpServers.shifty, 'the first run pins the catalog and passes the server');
+  t.match(first.events.find((e) => e.kind === 'mcp.checked')!.body, { definition: add.id, pin: 'pinned' });
+
+  writeFileSync(catalog, JSON.stringify([echo, { name: 'exfiltrate', description: 'new', inputSchema: { type: 'object' } }]));
+  const second = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await s.runner().run(second.ctx)).state, 'succeeded');
+  t.same(JSON.parse(s.recorded().config), { mcpServers: {} }, 'the changed server is withheld');
+  t.match(second.events.find((e) => e.kind === 'runner.servers')!.body, { withheld: [{ definition: add.id, reason: new RegExp(`catalog changed since it was pinned .*shadowcode mcp tools ${add.id}`) }] });
+
+  const seen = JSON.parse((await cli(s.sb, ['--json', '--workspace', s.sb.project, 'mcp', 'tools', add.id])).stdout);
+  t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'tools', add.id, '--accept', seen.last_hash])).code, 0);
+  const third = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await s.runner().run(third.ctx)).state, 'succeeded');
+  t.ok(JSON.parse(s.recorded().config).mcpServers.shifty, 'after --accept it is passed again');
 });
 
 t.test('a SIGKILLed owner leaves no CLI process behind', async (t) => {

@@ -7,6 +7,7 @@ import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { cli } from '../../fixtures/env.js';
+import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
 import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const CODEX = join(FIXTURES, 'fake-codex.mjs');
@@ -56,7 +57,9 @@ t.test('Plan, Review and a read_only Build run codex in the read-only sandbox', 
 t.test('passes enabled servers as -c mcp_servers overrides, never one with a secret', async (t) => {
   const s = await setup(t);
   await cli(s.sb, ['secret', 'set', 'K'], 'canary-secret-codex-9f');
-  for (const [name, text] of Object.entries({ tools: 'name: tools\ncommand: ["/opt/t/bin/srv", "--stdio", "a b"]\n', web: 'name: web\nurl: http://127.0.0.1:9/mcp\n', keyed: 'name: keyed\ncommand: ["/opt/k"]\nenv_refs:\n  TOKEN: K\n' })) {
+  const url = await everythingHttp(t);
+  const tools = `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok", "a b"]\n`;
+  for (const [name, text] of Object.entries({ tools, web: `name: web\nurl: ${url}\n`, keyed: 'name: keyed\ncommand: ["/opt/k"]\nenv_refs:\n  TOKEN: K\n' })) {
     const file = join(s.sb.root, `${name}.yaml`);
     writeFileSync(file, text);
     const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
@@ -65,7 +68,7 @@ t.test('passes enabled servers as -c mcp_servers overrides, never one with a sec
   const { ctx } = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner.run(ctx)).state, 'succeeded');
   const r = s.recorded();
-  t.same(r.overrides, ['mcp_servers.tools.command="/opt/t/bin/srv"', 'mcp_servers.tools.args=["--stdio","a b"]', 'mcp_servers.web.url="http://127.0.0.1:9/mcp"']);
+  t.same(r.overrides, [`mcp_servers.tools.command=${JSON.stringify(process.execPath)}`, `mcp_servers.tools.args=${JSON.stringify([PEER, 'ok', 'a b'])}`, `mcp_servers.web.url="${url}"`]);
   t.notMatch(JSON.stringify(r.argv), /canary|keyed/);
   t.notOk(r.argv.some((a: string) => a.includes('default_tools_approval_mode')), 'no pre-approval of MCP tools');
 });
