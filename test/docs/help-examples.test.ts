@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { COMMANDS } from '../../src/cli/commands/index.js';
-import { blocks, parseArgv, plainCommands, README, shadowcodeArgv, shellWords } from './examples.js';
+import { blocks, parseArgv, plainCommands, README, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
 
 t.test("each command's --help examples name that command and parse", async (t) => {
   for (const entry of COMMANDS) {

@@ -14,8 +14,7 @@
  * stands for any number of lines. An example whose last shown line ends in
  * `[SC_…]` must fail; every other one must exit 0.
  */
-import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -23,7 +22,7 @@ import t from 'tap';
 import { main } from '../../src/cli/main.js';
 import { resolveProfile } from '../../src/store/profile.js';
 import { BIN } from '../fixtures/env.js';
-import { blocks, examples, fileOf, parseArgv, README, shadowcodeArgv, shellWords } from './examples.js';
+import { blocks, examples, fileOf, parseArgv, README, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
 
 /** `$ ` examples not run here, by design, each with the reason. Each must still be in the README. */
 const SKIPPED: Record<string, string> = {
@@ -75,7 +74,11 @@ t.test('the README command examples print what the README shows', async (t) => {
   // says where that is, because in this process the default would otherwise follow the real user's home.
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, '.local', 'share'), XDG_CACHE_HOME: join(home, '.cache'), TMPDIR: join(root, 'tmp') };
   t.equal(resolveProfile(undefined, env, home).dir, join(home, '.local', 'share', 'shadowcode'), 'the examples use a profile inside the sandbox');
-  t.teardown(() => shadowcode(['engine', 'stop'], env, home, '').then(() => undefined));
+  // The engine example starts a real engine process; stop it even when an example failed midway.
+  t.teardown(async () => {
+    await shadowcode(['engine', 'stop'], env, home, '');
+    rmSync(root, { recursive: true, force: true });
+  });
 
   const all = blocks(README);
   const shown = all.flatMap(examples);
