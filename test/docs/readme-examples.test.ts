@@ -3,17 +3,19 @@
  * runs, in README order, in one sandbox (a fresh default profile under a fresh
  * HOME, the project ~/src/app), and prints what the README shows under it.
  *
- *   README ─► blocks in order ─► a `# path` YAML block: write that file under HOME
+ *   README ─► blocks in order ─► a file block (`# path` YAML, or `<!-- file: path -->`
+ *                             │  above it): write that file under HOME
  *                             └─► a `$ ` line: run it in this process (main(), both
  *                                 streams into one transcript, as a terminal shows
  *                                 them) ─► normalize ─► compare with the shown lines
  *
  * What varies per run is normalized on both sides with explicit placeholders
  * (times, pids, durations, job ids, node/sqlite versions, hashes that no README
- * command uses); the
- * sandbox root is cut off, so ~/src/app prints as /home/me/src/app. A `…` line
- * stands for any number of lines. An example whose last shown line ends in
- * `[SC_…]` must fail; every other one must exit 0.
+ * command uses); the sandbox root is cut off, so ~/src/app prints as
+ * /home/me/src/app, and this node and checkout print as the README's installed
+ * paths. A `…` line stands for any number of lines. An example whose last shown
+ * line ends in `[SC_…]` must fail; every other one must exit 0. `engine start`
+ * launches the built bin/shadowcode.js, so `npm run build` comes first.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
