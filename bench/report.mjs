@@ -1,4 +1,4 @@
-// Renders bench/results/{stdio,http}.json as README › Performance.
+// Renders bench/results/{stdio,http,client}.json as README › Performance.
 //   node bench/report.mjs          print the section
 //   node bench/report.mjs --write  replace the section in README.md (up to the next "## " heading)
 // The numbers come only from the result files: run `npm run bench` first.
@@ -9,6 +9,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const read = (n) => JSON.parse(readFileSync(`${root}bench/results/${n}.json`, 'utf8'));
 const s = read('stdio');
 const h = read('http');
+const c = read('client');
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const one = (x) => x.toFixed(1);
 const cell = (st, f = ms) => `${f(st.median)} (${f(st.min)}–${f(st.max)})`;
@@ -22,6 +23,7 @@ const TARGETS = [
   ['HTTP latency', h.latency_ms.ratio.median, '≤ 1.25×', (r) => r <= 1.25],
   ['HTTP throughput', h.rps.ratio.median, '≥ 0.75×', (r) => r >= 0.75],
   ['idle RSS', s.idle_rss_mib.shadowcode.median, '≤ 80 MiB', (r) => r <= 80],
+  ['outbound relay call', c.call_ms.ratio.median, `≤ ${c.target}×`, (r) => r <= c.target],
 ];
 
 const text = `## Performance
@@ -50,6 +52,15 @@ control, so "bare against bare" shows what order and noise alone account for):
 | --- | --- | --- | --- | --- |
 | \`shadow_status\` latency, sequential (ms) | ${cell(h.latency_ms.shadowcode)} | ${cell(h.latency_ms.bare)} | ${ratio(h.latency_ms.ratio)} | ${ratio(h.latency_ms.control_ratio)} |
 | throughput, 16 concurrent callers (req/s) | ${rps(h.rps.shadowcode)} | ${rps(h.rps.bare)} | ${ratio(h.rps.ratio)} | ${ratio(h.rps.control_ratio)} |
+
+The outbound client (\`bench/client.mjs\`): an approved relay call, the gate's
+\`mcp:call\` decision and \`McpConnection.call\` with any approval wait excluded, against
+the bare SDK v2 \`Client\` calling the same server-everything over stdio; ${c.calls_per_round}
+calls per round in ${c.rounds} rounds, alternating which path goes first:
+
+| measure | relay | bare SDK v2 client | ratio |
+| --- | --- | --- | --- |
+| \`echo\` call over stdio, paced under the frame-rate limit (ms) | ${cell(c.call_ms.relay)} | ${cell(c.call_ms.direct)} | ${ratio(c.call_ms.ratio)} |
 
 Against the targets (medians of this run):
 
