@@ -31,4 +31,5 @@ console.log('| format | per step | shadow_run to first model request |');
 console.log('| --- | --- | --- |');
 for (const [format, r] of Object.entries(results)) console.log(`| ${format} | ${r.step_ms_median.toFixed(2)} / ${r.step_ms_p90.toFixed(2)} (${r.steps} steps) | ${r.first_request_ms_median.toFixed(2)} / ${r.first_request_ms_p90.toFixed(2)} |`);
 writeFileSync(join(out, 'agent.json'), JSON.stringify({ node: process.version, ...results }, null, 2));
-process.exit(0);
+// Run on its own, the engines' leftover handles would keep it alive; bench/run.mjs exits itself.
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.exit(0);

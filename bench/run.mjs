@@ -2,5 +2,8 @@
 // Results go to bench/results/ (not committed); `node bench/report.mjs --write` puts them in README.md.
 await import('./stdio.mjs');
 await import('./http.mjs');
+await import('./client.mjs');
 await import('./agent.mjs');
 await import('./report.mjs');
+// The agent bench's engines leave handles behind; the run is over.
+process.exit(0);

@@ -8,11 +8,13 @@
  *       ─► no redirects (3xx fails) ─► at most `ordinary_requests` POSTs in flight
  *       ─► response: header and session-id sizes ─► JSON body ≤ body_bytes, or
  *          SSE: each raw event ≤ body_bytes, id ≤ event_id_bytes, events/s
- *          (blank and comment lines count) ─► lifetime bytes
+ *          (blank and comment lines count); a request's stream that ends before
+ *          answering it is truncated ─► lifetime bytes
  *       ─► error bodies reduced to code (+ supported versions); auth challenges dropped
  *       ─► a 404 once a session exists: the session expired; the call fails, nothing is repeated
  *       ─► a second initialize is refused (no silent re-initialization)
- *   cleanup() ─► DELETE the legacy session (deadline) ─► abort open streams ─► close
+ *   cleanup() ─► DELETE the legacy session (deadline; also after a fault, never after
+ *                expiry) ─► abort open streams ─► close
  *
  * Node's fetch reads no proxy variables, so no inherited proxy is used.
  */
@@ -38,6 +40,41 @@ export function openHttp(ticket: GateTicket, spec: HttpSpec): HttpTransport {
   const u = new URL(spec.url);
   if (spec.bearer !== undefined && u.protocol !== 'https:' && !isLoopbackHost(u.hostname)) throw new ScError('SC_DEF_INVALID', 'a bearer credential is sent only over https outside loopback');
   return new HttpTransport(spec);
+}
+
+/** The ids of the requests in one of our POST bodies (JSON-encoded, to compare), and whether one is initialize. */
+function requestsOf(body: string): { ids: Set<string>; initialize: boolean } {
+  const ids = new Set<string>();
+  let initialize = false;
+  try {
+    const v = JSON.parse(body) as unknown;
+    for (const m of (Array.isArray(v) ? v : [v]) as Array<{ id?: unknown; method?: unknown }>) {
+      if (typeof m?.method !== 'string' || m.id === undefined || m.id === null) continue;
+      ids.add(JSON.stringify(m.id));
+      if (m.method === 'initialize') initialize = true;
+    }
+  } catch {
+    // Not ours to judge: the SDK wrote it.
+  }
+  return { ids, initialize };
+}
+
+/** Removes from `pending` the ids one raw SSE event answers. */
+function answered(raw: string, pending: Set<string>): void {
+  const data = raw
+    .split(/\r\n|\r|\n/)
+    .filter((l) => l.startsWith('data:'))
+    .map((l) => l.slice(l.startsWith('data: ') ? 6 : 5))
+    .join('\n');
+  if (!data) return;
+  try {
+    const v = JSON.parse(data) as unknown;
+    for (const m of (Array.isArray(v) ? v : [v]) as Array<{ id?: unknown; result?: unknown; error?: unknown }>) {
+      if (m && (m.result !== undefined || m.error !== undefined)) pending.delete(JSON.stringify(m.id));
+    }
+  } catch {
+    // Malformed data is the SDK's to report; it answers nothing.
+  }
 }
 
 const headerBytes = (h: Headers): number => {
@@ -150,12 +187,14 @@ export class HttpTransport implements Transport {
   }
 
   private async fetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
-    if (this.fault) throw this.fault;
+    const method = (init.method ?? 'GET').toUpperCase();
+    // After a fault nothing more is sent, except cleanup's bounded DELETE of the session.
+    if (this.fault && !(method === 'DELETE' && this.closing)) throw this.fault;
     const target = new URL(String(url));
     // The bearer, and every request, go only to the endpoint the user reviewed.
     if (target.href !== this.endpoint.href) throw this.fail(new ScError('SC_MCP_PROTOCOL', 'a request to a URL other than the reviewed endpoint was refused'));
-    const method = (init.method ?? 'GET').toUpperCase();
-    if (method === 'POST' && typeof init.body === 'string' && /"method"\s*:\s*"initialize"/.test(init.body)) {
+    const sent = method === 'POST' && typeof init.body === 'string' ? requestsOf(init.body) : { ids: new Set<string>(), initialize: false };
+    if (sent.initialize) {
       if (this.initialized) throw this.fail(new ScError('SC_MCP_PROTOCOL', 'the connection would initialize a second time; a lost session fails instead'));
       this.initialized = true;
     }
@@ -174,19 +213,22 @@ export class HttpTransport implements Transport {
     };
     try {
       const res = await fetch(target, { ...init, method, headers, redirect: 'manual', signal: AbortSignal.any(signals) });
-      return await this.admit(res, method, done);
+      return await this.admit(res, method, sent.ids, done);
     } catch (err) {
       done();
       if (this.fault) throw this.fault;
       if (err instanceof ScError) throw err;
       const name = (err as Error).name;
+      const code = (err as { cause?: { code?: string } }).cause?.code;
+      // undici refuses oversized response headers itself, at the same 16 KiB; it is the same limit.
+      if (code === 'UND_ERR_HEADERS_OVERFLOW') throw this.fail(new ScError('SC_MCP_PROTOCOL', `response headers are larger than ${this.spec.limits.protocol_header_bytes} bytes`));
       if (name === 'TimeoutError') throw new ScError('SC_TIMEOUT', `the server did not answer within ${method === 'DELETE' ? this.spec.limits.session_delete_deadline_ms : this.spec.timeoutMs} ms`);
       // Transport errors name no peer detail: host, status and body stay out of diagnostics.
-      throw new ScError('SC_MCP_CONNECT_FAILED', `the server could not be reached (${(err as { cause?: { code?: string } }).cause?.code ?? name})`);
+      throw new ScError('SC_MCP_CONNECT_FAILED', `the server could not be reached (${code ?? name})`);
     }
   }
 
-  private async admit(res: Response, method: string, done: () => void): Promise<Response> {
+  private async admit(res: Response, method: string, ids: Set<string>, done: () => void): Promise<Response> {
     const lim = this.spec.limits;
     if (res.status >= 300 && res.status < 400) {
       await res.body?.cancel().catch(() => {});
@@ -200,7 +242,7 @@ export class HttpTransport implements Transport {
     }
     if (res.status === 404 && this.hadSession && method !== 'DELETE') {
       await res.body?.cancel().catch(() => {});
-      throw this.fail(new ScError('SC_MCP_PROTOCOL', 'the server no longer knows this session (404); the call failed and is not repeated', { expired: true }));
+      throw this.fail(new ScError('SC_MCP_SESSION_EXPIRED', 'the server no longer knows this session (404); the request failed and is not repeated; start a new task to reconnect', { expired: true }));
     }
     const headers = new Headers(res.headers);
     headers.delete('www-authenticate');
@@ -213,7 +255,7 @@ export class HttpTransport implements Transport {
       done();
       return new Response(null, { status: res.status, headers });
     }
-    if (type.includes('text/event-stream')) return new Response(this.guardSse(res.body, done), { status: res.status, headers });
+    if (type.includes('text/event-stream')) return new Response(this.guardSse(res.body, ids, done), { status: res.status, headers });
     const body = await this.readBounded(res, lim.body_bytes).finally(done);
     return new Response(new Uint8Array(body), { status: res.status, headers });
   }
@@ -248,9 +290,15 @@ export class HttpTransport implements Transport {
     return Buffer.concat(parts);
   }
 
-  /** Passes an SSE stream through unchanged while bounding each raw event, each id, and the event rate. */
-  private guardSse(body: ReadableStream<Uint8Array>, done: () => void): ReadableStream<Uint8Array> {
+  /**
+   * Passes an SSE stream through unchanged while bounding each raw event, each id, and
+   * the event rate. The stream of a POST must answer its requests (`ids`) before it
+   * ends: one that stops short is truncated, and fails now rather than at the deadline.
+   */
+  private guardSse(body: ReadableStream<Uint8Array>, ids: Set<string>, done: () => void): ReadableStream<Uint8Array> {
     const lim = this.spec.limits;
+    const pending = new Set(ids);
+    let raw: Uint8Array[] = [];
     let line = 0;
     let lineStart: number[] = [];
     let event = 0;
@@ -258,20 +306,28 @@ export class HttpTransport implements Transport {
       // A blank line ends an event, a ':' line is a comment: both count, so neither can flood.
       const blank = len === 0 || (len === 1 && first[0] === 0x0d);
       if ((blank || first[0] === 0x3a) && !this.events.take()) return new ScError('SC_MCP_PROTOCOL', `more than ${lim.events_per_second} SSE events in one second`);
-      if (blank) event = 0;
       const isId = first[0] === 0x69 && first[1] === 0x64 && first[2] === 0x3a;
       if (isId && len > lim.event_id_bytes + 3) return new ScError('SC_MCP_PROTOCOL', `an SSE event id is longer than ${lim.event_id_bytes} bytes`);
       return undefined;
     };
     const reader = body.getReader();
     const scan = (chunk: Uint8Array): ScError | undefined => {
+      let from = 0;
       for (let i = 0; i < chunk.length; i++) {
         const b = chunk[i] as number;
         if (b === 0x0a) {
+          const blank = line === 0 || (line === 1 && lineStart[0] === 0x0d);
           const bad = check(lineStart, line);
           if (bad) return bad;
           line = 0;
           lineStart = [];
+          if (blank) {
+            event = 0;
+            // Only while an answer is still owed is the event read for its id.
+            if (pending.size > 0) answered(Buffer.concat([...raw, chunk.subarray(from, i + 1)]).toString('utf8'), pending);
+            raw = [];
+            from = i + 1;
+          }
           continue;
         }
         if (lineStart.length < 3) lineStart.push(b);
@@ -279,6 +335,7 @@ export class HttpTransport implements Transport {
         event++;
         if (event > lim.body_bytes) return new ScError('SC_MCP_PROTOCOL', `an SSE event is larger than ${lim.body_bytes} bytes`);
       }
+      if (pending.size > 0 && from < chunk.length) raw.push(chunk.subarray(from));
       return undefined;
     };
     // Pull-driven: nothing is read from the peer faster than the SDK consumes it.
@@ -293,6 +350,7 @@ export class HttpTransport implements Transport {
         }
         if (r.done) {
           done();
+          if (pending.size > 0) return ctl.error(this.fail(new ScError('SC_MCP_PROTOCOL', 'an SSE stream ended before it answered its request; the response is truncated')));
           return ctl.close();
         }
         try {

@@ -1,0 +1,46 @@
+// The outbound client's overhead per tool call: an approved relay call (gate
+// 'mcp:call' + McpConnection.call; the approval wait is excluded) against the bare
+// SDK v2 Client calling the same server-everything over stdio (bench/client-bench.ts,
+// bundled here with esbuild so it runs on plain Node). Target: ≤ 1.15× the direct call.
+// Writes bench/results/client.json. Not a test: no assertions; `npm run build` first
+// (the relay's stdio transport starts dist/mcp-supervisor.js).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { fs, spread } from './lib.mjs';
+
+const TARGET = 1.15;
+const root = fileURLToPath(new URL('..', import.meta.url));
+const out = join(root, 'bench', 'results');
+mkdirSync(out, { recursive: true });
+const bundle = join(out, 'client-bench.mjs');
+await build({
+  entryPoints: [join(root, 'bench', 'client-bench.ts')],
+  outfile: bundle,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: ['better-sqlite3'],
+  define: { __SHADOWCODE_VERSION__: '"bench"' },
+  banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
+const { run } = await import(pathToFileURL(bundle).href);
+const r = await run();
+const summary = {
+  rounds: r.rounds,
+  calls_per_round: r.calls_per_round,
+  node: process.versions.node,
+  cpus: cpus().length,
+  target: TARGET,
+  call_ms: { relay: spread(r.relay), direct: spread(r.direct), ratio: spread(r.relay.map((x, i) => x / r.direct[i])) },
+};
+const met = summary.call_ms.ratio.median <= TARGET;
+console.log(`echo call over stdio, ms, median (min–max) of ${r.rounds} round medians, ${r.calls_per_round} calls each:`);
+console.log(`  relay (gate + McpConnection)  ${fs(summary.call_ms.relay)}`);
+console.log(`  direct (SDK v2 Client)        ${fs(summary.call_ms.direct)}`);
+console.log(`  ratio ${fs(summary.call_ms.ratio)}x  target ≤ ${TARGET}x  ${met ? 'PASS' : 'FAIL'}`);
+writeFileSync(join(out, 'client.json'), `${JSON.stringify(summary, null, 2)}\n`);

@@ -1,0 +1,156 @@
+/*
+ * The README's command examples are true: each `$ shadowcode …` line of README.md
+ * runs, in README order, in one sandbox (a fresh default profile under a fresh
+ * HOME, the project ~/src/app), and prints what the README shows under it.
+ *
+ *   README ─► blocks in order ─► a file block (`# path` YAML, or `<!-- file: path -->`
+ *                             │  above it): write that file under HOME
+ *                             └─► a `$ ` line: run it in this process (main(), both
+ *                                 streams into one transcript, as a terminal shows
+ *                                 them) ─► normalize ─► compare with the shown lines
+ *
+ * What varies per run is normalized on both sides with explicit placeholders
+ * (times, pids, durations, job ids, node/sqlite versions, hashes that no README
+ * command uses); the sandbox root is cut off, so ~/src/app prints as
+ * /home/me/src/app, and this node and checkout print as the README's installed
+ * paths. A `…` line stands for any number of lines. An example whose last shown
+ * line ends in `[SC_…]` must fail; every other one must exit 0. `engine start`
+ * launches the built bin/shadowcode.js, so `npm run build` comes first.
+ */
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import t from 'tap';
+import { main } from '../../src/cli/main.js';
+import { resolveProfile } from '../../src/store/profile.js';
+import { BIN } from '../fixtures/env.js';
+import { blocks, examples, fileOf, parseArgv, README, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
+
+/** `$ ` examples not run here, by design, each with the reason. Each must still be in the README. */
+const SKIPPED: Record<string, string> = {
+  'shadowcode --workspace ~/src/app run --level workspace "make greet() greet the world and run the tests"':
+    'needs a model answering on 127.0.0.1:11434 and a person answering the approval prompt',
+  'shadowcode model probe local': 'contacts the Ollama server on 127.0.0.1:11434, which does not run here',
+  'shadowcode --workspace ~/src/app approvals': 'needs a job of an MCP client connection waiting for an approval',
+  'shadowcode --workspace ~/src/app approvals approve appr_0mx6a1b2c000a1b2c3d4e5': 'needs that pending approval of a running MCP client connection',
+  'shadowcode engine start --foreground # in this terminal until SIGINT/SIGTERM, logs on stderr': 'runs until a signal stops it',
+};
+
+/** What the left side of `X | shadowcode …` writes to the command's stdin. */
+const STDIN: Record<string, () => string> = {
+  'openssl rand -hex 32': () => `${'0123456789abcdef'.repeat(4)}\n`,
+  'printenv ANTHROPIC_API_KEY': () => 'sk-ant-example-not-a-real-key\n',
+};
+
+const README_NODE = '/usr/bin/node';
+const README_ENTRY = '/usr/lib/node_modules/shadowcode/bin/shadowcode.js';
+const HEX64 = /\b[0-9a-f]{64}\b/g;
+
+interface Run {
+  code: number;
+  transcript: string;
+}
+
+/** Runs `shadowcode argv` in this process; stdout and stderr go into one transcript in the order written. */
+async function shadowcode(argv: string[], env: NodeJS.ProcessEnv, cwd: string, stdin: string): Promise<Run> {
+  let transcript = '';
+  const sink = () =>
+    new Writable({
+      write(chunk, _enc, done) {
+        transcript += chunk;
+        done();
+      },
+    });
+  const code = await main(argv, { stdin: Readable.from([Buffer.from(stdin)]), stdout: sink(), stderr: sink(), env, cwd });
+  return { code, transcript };
+}
+
+t.test('the README command examples print what the README shows', async (t) => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-readme-')));
+  const home = join(root, 'home', 'me');
+  mkdirSync(join(home, 'src', 'app'), { recursive: true });
+  mkdirSync(join(root, 'tmp'));
+  // No SHADOWCODE_HOME: the profile is the default one, ~/.local/share/shadowcode, as the README shows. XDG_DATA_HOME
+  // says where that is, because in this process the default would otherwise follow the real user's home.
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, '.local', 'share'), XDG_CACHE_HOME: join(home, '.cache'), TMPDIR: join(root, 'tmp') };
+  t.equal(resolveProfile(undefined, env, home).dir, join(home, '.local', 'share', 'shadowcode'), 'the examples use a profile inside the sandbox');
+  // The engine example starts a real engine process; stop it even when an example failed midway.
+  t.teardown(async () => {
+    await shadowcode(['engine', 'stop'], env, home, '');
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const all = blocks(README);
+  const shown = all.flatMap(examples);
+  const pinned = new Set(shown.flatMap((e) => e.command.match(HEX64) ?? []));
+  const normalize = (text: string) =>
+    text
+      .split(realpathSync(BIN)).join(README_ENTRY)
+      .split(realpathSync(process.execPath)).join(README_NODE)
+      .split(root).join('')
+      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
+      .replace(/\bpid \d+/g, 'pid <pid>')
+      .replace(/\bafter \d+ ms\b/g, 'after <n> ms')
+      .replace(/\b(job|appr|ckpt)_[0-9a-z]{22}\b/g, '$1_<id>')
+      .replace(/\b(node|sqlite) \d+\.\d+\.\d+/g, '$1 <version>')
+      .replace(HEX64, (h) => (pinned.has(h) ? h : '<hex64>'))
+      .split('\n')
+      .map((l) => l.trimEnd());
+
+  for (const key of Object.keys(SKIPPED)) t.ok(shown.some((e) => e.command === key), `skipped example is still in the README: ${key}`);
+
+  let ran = 0;
+  for (const block of all) {
+    const file = fileOf(block);
+    if (file) {
+      mkdirSync(dirname(join(home, file.path)), { recursive: true });
+      writeFileSync(join(home, file.path), file.text);
+    }
+    for (const ex of examples(block)) {
+      const where = `README.md:${ex.line}: $ ${ex.command}`;
+      const stages = shellWords(ex.command, home);
+      const last = stages.at(-1) as (typeof stages)[number];
+      const argv = shadowcodeArgv(last.argv);
+      if (!argv) {
+        t.fail(`${where}: not a shadowcode command`);
+        continue;
+      }
+      const expected = normalize(ex.output.join('\n').replace(/\n+$/, ''));
+      const wantError = /\[SC_[A-Z_]+\]$/.test(expected.filter((l) => l !== '…').at(-1) ?? '');
+      // Skipped or not, a command shown to succeed must be one the CLI accepts.
+      if (!wantError) {
+        await parseArgv(argv).then(
+          () => t.pass(`${where}: parses`),
+          (err: Error) => t.fail(`${where}: ${err.message}`),
+        );
+      }
+      if (ex.command in SKIPPED) continue;
+      if (stages.length > 2) t.fail(`${where}: at most one pipe`);
+      const left = stages.length === 2 ? (stages[0] as (typeof stages)[number]).argv.join(' ') : undefined;
+      const feed = left === undefined ? () => '' : STDIN[left];
+      if (!feed) {
+        t.fail(`${where}: no stdin producer for ${left}`);
+        continue;
+      }
+      const envHere = { ...env, ...Object.fromEntries(last.assignments.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])) };
+      const r = await shadowcode(argv, envHere, home, feed());
+      ran++;
+      const actual = normalize(r.transcript.replace(/\n$/, ''));
+      t.ok(wantError ? r.code !== 0 : r.code === 0, `${where}: exit ${r.code}${wantError ? ', an error as shown' : ''}`, { transcript: r.transcript });
+      t.ok(matches(expected, r.transcript === '' ? [] : actual), `${where}: output as shown`, { found: actual.join('\n'), wanted: expected.join('\n') });
+    }
+  }
+  t.ok(ran >= 25, `ran ${ran} examples`);
+});
+
+/** Line-wise match where a `…` line stands for any number of lines. */
+function matches(expected: readonly string[], actual: readonly string[]): boolean {
+  const want = expected.length === 1 && expected[0] === '' ? [] : expected;
+  const go = (i: number, j: number): boolean => {
+    if (i === want.length) return j === actual.length;
+    if (want[i] === '…') return go(i + 1, j) || (j < actual.length && go(i, j + 1));
+    return j < actual.length && want[i] === actual[j] && go(i + 1, j + 1);
+  };
+  return go(0, 0);
+}
