@@ -46,7 +46,7 @@ export const command: CommandSpec = {
     "Show the tool catalog pinned with the selected project's grant of a definition: the first catalog a task read from that server. When a later connection saw a different catalog (a new, removed or reworded tool, a changed schema or annotation), tasks refuse the server and this command shows what changed. --accept HASH makes exactly that seen catalog the pin; a hash that is not the one last seen is refused.",
   options: [{ name: 'accept', type: 'string', value: 'HASH', description: 'accept the last seen catalog, named by its hash' }],
   args: [{ name: 'ID', required: true, description: 'the definition id (see shadowcode mcp)' }],
-  examples: ['shadowcode --workspace ~/src/app mcp tools config:my-tools', 'shadowcode --workspace ~/src/app mcp tools config:my-tools --accept 5d41…'],
+  examples: ['shadowcode --workspace ~/src/app mcp tools config:my-tools', 'shadowcode --workspace ~/src/app mcp tools config:my-tools --accept bc50ebeaa16ae9cc95d7e2fd1c5abd329ad38eaa3f248da7327faa07b2ccb175'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('mcp tools');
@@ -68,7 +68,7 @@ export const command: CommandSpec = {
     const diff = match ? null : diffCatalogs(pin.pinned, pin.seen);
     const st = ctx.style;
     const text = [
-      `${id}: catalog ${pin.pinned_hash} pinned ${pin.pinned_at}, ${pin.pinned.length} tools`,
+      `${id}: catalog ${pin.pinned_hash} pinned ${pin.pinned_at}, ${pin.pinned.length} ${pin.pinned.length === 1 ? 'tool' : 'tools'}`,
       pin.pinned.length ? table(['TOOL', 'HINT', 'DESCRIPTION (the server\'s own text)'], toolRows(pin.pinned), st) : 'no tools',
       ...(match
         ? [`last connection ${pin.seen_at}: ${st.state('matched')}`]
