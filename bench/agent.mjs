@@ -5,26 +5,13 @@
 // Writes bench/results/agent.json. Not a test: no assertions.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { loadBench } from './lib.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'bench', 'results');
 mkdirSync(out, { recursive: true });
-const bundle = join(out, 'agent-bench.mjs');
-await build({
-  entryPoints: [join(root, 'bench', 'agent-bench.ts')],
-  outfile: bundle,
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  external: ['better-sqlite3'],
-  define: { __SHADOWCODE_VERSION__: '"bench"' },
-  banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
-  logLevel: 'warning',
-});
-const { run } = await import(pathToFileURL(bundle).href);
+const { run } = await loadBench(root, 'agent-bench');
 const results = await run();
 console.log('agent runtime (median / p90, ms)');
 console.log('| format | per step | shadow_run to first model request |');

@@ -7,28 +7,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { fs, spread } from './lib.mjs';
+import { fileURLToPath } from 'node:url';
+import { fs, loadBench, spread } from './lib.mjs';
 
 const TARGET = 1.15;
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'bench', 'results');
 mkdirSync(out, { recursive: true });
-const bundle = join(out, 'client-bench.mjs');
-await build({
-  entryPoints: [join(root, 'bench', 'client-bench.ts')],
-  outfile: bundle,
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  external: ['better-sqlite3'],
-  define: { __SHADOWCODE_VERSION__: '"bench"' },
-  banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
-  logLevel: 'warning',
-});
-const { run } = await import(pathToFileURL(bundle).href);
+const { run } = await loadBench(root, 'client-bench');
 const r = await run();
 const summary = {
   rounds: r.rounds,

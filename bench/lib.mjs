@@ -1,8 +1,11 @@
-// Shared bench helpers: statistics over rounds, and an installed copy of the
-// package built the way a host gets it (npm pack, then npm install of the tarball).
+// Shared bench helpers: statistics over rounds, an installed copy of the package
+// built the way a host gets it (npm pack, then npm install of the tarball), and
+// TypeScript benches bundled to run on plain Node.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -42,3 +45,21 @@ export function installPacked(root, dir) {
 
 export const f2 = (x) => x.toFixed(2);
 export const fs = (s, f = f2) => `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
+
+/** Bundles a TypeScript bench (bench/NAME.ts) with esbuild so it runs on plain Node, and imports it. */
+export async function loadBench(root, name) {
+  const bundle = join(root, 'bench', 'results', `${name}.mjs`);
+  await build({
+    entryPoints: [join(root, 'bench', `${name}.ts`)],
+    outfile: bundle,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external: ['better-sqlite3'],
+    define: { __SHADOWCODE_VERSION__: '"bench"' },
+    banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
+    logLevel: 'warning',
+  });
+  return import(pathToFileURL(bundle).href);
+}

@@ -82,3 +82,29 @@ t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t)
   t.ok(!pids.some(running), 'the command and its child were gone before the CLI exited');
   t.match(r.out(), /SC_CANCELLED|cancelled/);
 });
+
+t.test('run shows an external call exactly, and the call runs once approved from another shell', async (t) => {
+  const { grant, peerDef, world } = await import('../fixtures/mcp-client.js');
+  const w = await world();
+  const g = await grant(w, 'peer', peerDef('ok'));
+  const fake = await startFakeModel({
+    format: 'openai',
+    script: [
+      { tool_calls: [{ id: 'm1', name: 'mcp__peer__echo', arguments: JSON.stringify({ text: 'hi there' }) }], finish: 'tool_calls' },
+      { tool_calls: [{ id: 'm2', name: 'finish', arguments: JSON.stringify({ summary: 'echoed' }) }], finish: 'stop' },
+    ],
+  });
+  t.teardown(() => fake.close());
+  useFakeModel(w.sb, 'openai', fake.url);
+  const r = runCli(w.sb, ['run', '--level', 'workspace', 'echo through the peer']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const shown = `The task asks to call ${g.id} tool echo with {"text":"hi there"}`;
+  await until(() => (r.out() + r.err()).includes(shown));
+  const id = /approvals approve (appr_\S+)/.exec(r.out() + r.err())?.[1];
+  t.ok(id, 'the line names the approval to give');
+  const ok = await cli(w.sb, ['--workspace', w.sb.project, 'approvals', 'approve', id as string]);
+  t.equal(ok.code, 0, ok.stderr);
+  t.equal(await r.exit, 0, r.err());
+  t.match(r.out(), /echoed/);
+  t.match(JSON.stringify(fake.requests[1]?.body), /echo: hi there/, "the server's answer reached the model");
+});
