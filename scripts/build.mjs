@@ -38,6 +38,10 @@ await build({
   entryPoints: { cli: 'src/cli/main.ts' },
   outfile: 'dist/cli.cjs',
   format: 'cjs',
+  // Every launch holds the source (twice, with the module wrapper) and parses its top level:
+  // whitespace and syntax are minified; identifiers are kept, so stack traces keep their names.
+  minifyWhitespace: true,
+  minifySyntax: true,
   // The source uses import.meta.url (to find the package root); in CommonJS it comes from __filename.
   define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
   banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },

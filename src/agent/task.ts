@@ -17,7 +17,6 @@ import type { GateEnv } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
 import type { SecretStore } from '../store/secrets.js';
-import { openTaskTools } from '../client/task-tools.js';
 import { NativeLoop } from './loop.js';
 import { createProvider } from './providers/index.js';
 import { createRunner, isRunnerProvider } from './runners/index.js';
@@ -48,10 +47,40 @@ export function resolveModelEntry(settings: Settings, id: string | null | undefi
   return entry;
 }
 
+/**
+ * The granted servers' tools for one task. The outbound client (and the SDK
+ * client under it) is loaded only when a Build task may use it, so starting a
+ * server or a command does not pay for it.
+ */
+function grantedTools(deps: TaskDeps, ctx: TaskContext): TaskToolSource | null {
+  if (ctx.mode !== 'build' || ctx.ceiling === 'read_only') return null;
+  let inner: Promise<TaskToolSource | null> | undefined;
+  const load = () =>
+    (inner ??= import('../client/task-tools.js').then((m) =>
+      m.openTaskTools({ env: deps.env, secrets: deps.secrets, policy: deps.policy, db: deps.db, gateEnv: deps.gateEnv, ...(deps.settings ? { settings: deps.settings } : {}) }, ctx),
+    ));
+  let loaded: TaskToolSource | null = null;
+  return {
+    async tools() {
+      loaded = await load();
+      return loaded ? loaded.tools() : [];
+    },
+    has: (name) => loaded?.has(name) ?? false,
+    async call(name, args, c) {
+      const s = await load();
+      if (!s) throw new ScError('SC_TOOL_UNKNOWN', `there is no tool named ${JSON.stringify(name.slice(0, 128))}`);
+      return s.call(name, args, c);
+    },
+    async close() {
+      if (inner) await (await inner)?.close();
+    },
+  };
+}
+
 /** The runner for one task: a coding CLI for a runner provider, else the native loop over the entry's model provider. */
 export function runnerFor(entry: SettingsModel, deps: TaskDeps): TaskRunner {
   if (isRunnerProvider(entry.provider)) return createRunner(entry, { env: deps.env, secrets: deps.secrets, policy: deps.policy, db: deps.db, gateEnv: deps.gateEnv, ...(deps.settings ? { settings: deps.settings } : {}) });
-  const toolSource = deps.toolSource ?? ((ctx: TaskContext) => openTaskTools({ env: deps.env, secrets: deps.secrets, policy: deps.policy, db: deps.db, gateEnv: deps.gateEnv, ...(deps.settings ? { settings: deps.settings } : {}) }, ctx));
+  const toolSource = deps.toolSource ?? ((ctx: TaskContext) => grantedTools(deps, ctx));
   return new NativeLoop(createProvider(entry, deps), { policy: deps.policy, db: () => deps.db, gateEnv: deps.gateEnv, env: deps.env, toolSource });
 }
 

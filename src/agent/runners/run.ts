@@ -25,7 +25,6 @@ import { getProject } from '../../store/projects.js';
 import type { SecretStore } from '../../store/secrets.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import type { TaskContext, TaskOutcome, Usage } from '../types.js';
-import { catalogRefusals } from '../../client/catalog-check.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
 import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
@@ -118,7 +117,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   checkExecutable(entry.command);
   const offered = serversForRun(deps.db, ctx.project, deps.policy, deps.settings, readOnly);
   // The catalog pin applies to CLIs too: a server whose live catalog differs from its pin is not passed.
-  const refused = await catalogRefusals(deps, ctx, offered.shared.map((s) => s.definition));
+  // Loaded here, not at start-up: only a run that shares servers needs the client.
+  const refused = offered.shared.length ? await (await import('../../client/catalog-check.js')).catalogRefusals(deps, ctx, offered.shared.map((s) => s.definition)) : new Map<string, string>();
   const servers: ServerChoice = {
     shared: offered.shared.filter((s) => !refused.has(s.definition)),
     withheld: [...offered.withheld, ...[...refused].map(([definition, reason]) => ({ definition, reason }))],
