@@ -2,9 +2,8 @@
 // an SDK v2 server speaking the 2026-07-28 revision, and hostile in-process peers. Every
 // connection is opened through the gate; each refusal names a stable code, and the peer's
 // own request log shows that nothing was retried, re-initialized or followed.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
@@ -14,7 +13,7 @@ import { enabledTargets } from '../../src/client/targets.js';
 import { enforce, type GateRequest } from '../../src/policy/gate.js';
 import { cli, until } from '../fixtures/env.js';
 import { type HttpPeer, httpPeer, PEER_CANARY, type PeerMode } from '../fixtures/mcp-http-peer.js';
-import { type ClientWorld, dbText, EVERYTHING, grant, processesWith, world } from '../fixtures/mcp-client.js';
+import { type ClientWorld, dbText, everythingHttp, grant, processesWith, world } from '../fixtures/mcp-client.js';
 
 const request = (w: ClientWorld, network = false): Omit<GateRequest, 'action' | 'resource' | 'args'> => ({
   principal: { kind: 'engine', owner: 'test:owner', allow_write: true, allow_approvals: false },
@@ -51,34 +50,8 @@ async function peerWorld(t: Test, mode: PeerMode, extra: Record<string, unknown>
 
 t.afterEach(() => t.equal(activeConnections(), 0, 'every connection permit is back'));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** server-everything in its Streamable HTTP mode, as a real subprocess on a free port. */
-async function everythingHttp(): Promise<{ child: ChildProcess; url: string; stdout: () => string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => (out += d));
-  child.stderr?.on('data', (d) => (err += d));
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-  await until(() => /listening on port/.test(err) || child.exitCode !== null, 20000);
-  if (child.exitCode !== null) throw new Error(`server-everything exited: ${err}`);
-  return { child, url: `http://127.0.0.1:${port}/mcp`, stdout: () => out, stop: () => (child.kill('SIGTERM'), exited) };
-}
-
 t.test('server-everything over Streamable HTTP: initialize, discovery, an echo with real output, session DELETE at close', async (t) => {
-  const srv = await everythingHttp();
-  t.teardown(() => srv.stop());
+  const srv = await everythingHttp(t);
   const w = await world();
   await grant(w, 'everything', { url: srv.url, timeout_sec: 30 });
   const o = await open(w, 'everything');
@@ -93,7 +66,7 @@ t.test('server-everything over Streamable HTTP: initialize, discovery, an echo w
   await until(() => /Received session termination request for session/.test(srv.stdout()));
   t.pass('the server saw the DELETE for its session');
   await srv.stop();
-  t.same(processesWith(`${EVERYTHING} streamableHttp`), [], 'nothing of the server is left in the process table');
+  t.same(processesWith(srv.marker), [], 'nothing of the server is left in the process table');
 });
 
 t.test('an SDK v2 server on the 2026-07-28 revision: negotiated first, stateless, no session to delete', async (t) => {

@@ -34,7 +34,8 @@ t.afterEach(() => t.equal(activeConnections(), 0, 'every connection permit is ba
 
 t.test('server-everything over stdio: initialize, discovery, a call with real output, cleanup leaves no process', async (t) => {
   const w = await world();
-  await grant(w, 'everything', { command: [process.execPath, EVERYTHING, 'stdio'], timeout_sec: 30 });
+  const marker = `stdio-everything-${process.pid}`;
+  await grant(w, 'everything', { command: [process.execPath, EVERYTHING, 'stdio', marker], timeout_sec: 30 });
   const o = await open(w, 'everything');
   t.teardown(() => o.conn.close());
   t.ok(o.catalog.some((x) => x.name === 'echo'), 'echo is in the catalog');
@@ -44,7 +45,7 @@ t.test('server-everything over stdio: initialize, discovery, a call with real ou
   t.match(JSON.stringify(res.content), /hello relay/);
   const report = await o.conn.close();
   t.match(report.outcome, /^(exited|terminated|killed)$/);
-  t.same(processesWith(EVERYTHING), [], 'nothing of the connection is left in the process table');
+  t.same(processesWith(marker), [], 'nothing of the connection is left in the process table');
 });
 
 async function ticketFor(w: ClientWorld) {
@@ -95,13 +96,14 @@ t.test('a discovery that never answers times out within timeout_sec', async (t) 
 
 t.test('a server whose grandchild ignores TERM: the group is killed after the grace, nothing is left', async (t) => {
   const w = await world();
-  await grant(w, 'stubborn', peerDef('fork-ignore-term'));
+  const marker = `stdio-${process.pid}`;
+  await grant(w, 'stubborn', peerDef('fork-ignore-term', {}, [marker]));
   const o = await open(w, 'stubborn');
-  await until(() => processesWith('MCP-PEER-GRANDCHILD').length > 0);
+  await until(() => processesWith(`MCP-PEER-GRANDCHILD ${marker}`).length > 0);
   const report = await o.conn.close();
   t.equal(report.outcome, 'killed', `TERM was not enough; the group got KILL (${JSON.stringify(report)})`);
-  t.same(processesWith('MCP-PEER-GRANDCHILD'), [], 'the grandchild is gone');
-  t.same(processesWith('mcp-peer.mjs fork-ignore-term'), [], 'the leader is gone');
+  t.same(processesWith(`MCP-PEER-GRANDCHILD ${marker}`), [], 'the grandchild is gone');
+  t.same(processesWith(`mcp-peer.mjs fork-ignore-term ${marker}`), [], 'the leader is gone');
 });
 
 t.test('a stderr flood is drained and capped; the connection keeps working', async (t) => {

@@ -263,7 +263,8 @@ t.test('a server that dies mid-task fails the next call; it is not restarted or 
 
 t.test('a cancelled task closes its connections, TERM-proof grandchildren included', async (t) => {
   const w = await world();
-  await grant(w, 'sticky', peerDef('fork-ignore-term'));
+  const marker = `task-tools-term-${process.pid}`;
+  await grant(w, 'sticky', peerDef('fork-ignore-term', {}, [marker]));
   const ac = new AbortController();
   const ctx = taskCtx(w, { signal: ac.signal, decide: () => new Promise((resolve) => ac.signal.addEventListener('abort', () => resolve('cancelled'))) });
   const s = source(w, ctx);
@@ -273,6 +274,6 @@ t.test('a cancelled task closes its connections, TERM-proof grandchildren includ
   const r = await pending;
   t.match(r.content, /^SC_CANCELLED/);
   await s.close();
-  t.same(processesWith('MCP-PEER-GRANDCHILD'), [], 'the grandchild that ignores TERM is gone');
-  t.same(processesWith('fork-ignore-term'), []);
+  t.same(processesWith(`MCP-PEER-GRANDCHILD ${marker}`), [], 'the grandchild that ignores TERM is gone');
+  t.same(processesWith(`fork-ignore-term ${marker}`), []);
 });

@@ -9,7 +9,7 @@ import { cli, until } from '../fixtures/env.js';
 import { startFakeModel, type Step } from '../fixtures/fake-model.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
 import { connect } from '../fixtures/mcp.js';
-import { EVERYTHING, everythingHttp, grant, processesWith, world } from '../fixtures/mcp-client.js';
+import { EVERYTHING, everythingHttp, grant, peerDef, processesWith, world } from '../fixtures/mcp-client.js';
 
 const echoTask = (message: string): Step[] => [
   { text: 'Asking the echo tool.', tool_calls: [{ id: 'e1', name: 'mcp__everything__echo', arguments: JSON.stringify({ message }) }], finish: 'tool_calls', split: 6 },
@@ -22,7 +22,7 @@ for (const [format, via, transport] of [['openai', 'stdio-v2', 'stdio'], ['anthr
   t.test(`${format} model over ${via}, server-everything over ${transport}: the approved call returns real output, a denied one sends nothing`, async (t) => {
     const w = await world();
     const marker = `run-mcp-${process.pid}-${transport}`;
-    const def = transport === 'stdio' ? { command: [process.execPath, EVERYTHING, 'stdio', marker], timeout_sec: 30 } : { url: await everythingHttp(t), timeout_sec: 30 };
+    const def = transport === 'stdio' ? { command: [process.execPath, EVERYTHING, 'stdio', marker], timeout_sec: 30 } : { url: (await everythingHttp(t)).url, timeout_sec: 30 };
     const g = await grant(w, 'everything', def);
     const fake = await startFakeModel({ format, script: [...echoTask('hello from the task'), ...echoTask('never sent')] });
     t.teardown(() => fake.close());
@@ -84,3 +84,26 @@ t.test('a plan task is offered no external tool and starts no server', async (t)
   t.notOk(offered.some((n: string) => n.startsWith('mcp')), `no mcp tool among ${offered.join(', ')}`);
   t.same(processesWith(`plan-marker-${process.pid}`), [], 'the server was never started');
 });
+
+for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+  t.test(`${signal} of the server while a task holds an external connection leaves no process of it`, async (t) => {
+    const w = await world();
+    const marker = `run-mcp-${signal}-${process.pid}`;
+    await grant(w, 'peer', peerDef('fork-ignore-term', {}, [marker]));
+    const fake = await startFakeModel({ format: 'openai', script: [{ tool_calls: [{ id: 'p1', name: 'mcp__peer__echo', arguments: JSON.stringify({ text: 'wait here' }) }], finish: 'tool_calls' }] });
+    t.teardown(() => fake.close());
+    useFakeModel(w.sb, 'openai', fake.url);
+    const c = await connect(w.sb, 'v2-modern', ['--allow-write', '--allow-approvals']);
+    t.teardown(() => c.close().catch(() => {}));
+    const started = await call(c, 'shadow_run', { prompt: 'call and wait', mode: 'build', permission_level: 'workspace' });
+    const stop = await nextStop(c, started.job_id, 30000);
+    t.equal(stop.approvals[0]?.kind, 'mcp_call', 'the task waits on the call, with its connection open');
+    t.ok(processesWith(marker).length > 0, 'the external server runs');
+    t.ok(processesWith(`MCP-PEER-GRANDCHILD ${marker}`).length > 0, 'with its TERM-proof grandchild');
+    const serverPid = Number((await call(c, 'shadow_status')).connection.owner.split(':')[1]);
+    process.kill(serverPid, signal);
+    await until(() => processesWith(marker).length === 0 && processesWith(`MCP-PEER-GRANDCHILD ${marker}`).length === 0, 10000).catch(() => {});
+    t.same(processesWith(marker), [], 'the server is gone');
+    t.same(processesWith(`MCP-PEER-GRANDCHILD ${marker}`), [], 'and so is the grandchild that ignores TERM');
+  });
+}

@@ -25,7 +25,7 @@ async function setup(t: any, scenario = 'edit') {
 
 t.test('speaks ACP over stdio: initialize, session/new with the shared servers, a prompt, an exact approval', async (t) => {
   const s = await setup(t);
-  const url = await everythingHttp(t);
+  const url = (await everythingHttp(t)).url;
   const tools = `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\n`;
   for (const [name, text] of Object.entries({ tools, web: `name: web\nurl: ${url}\n`, lit: 'name: lit\ncommand: ["/opt/l"]\nenv:\n  X: canary-acp-literal-3e\n' })) {
     const file = join(s.sb.root, `${name}.yaml`);

@@ -57,7 +57,7 @@ t.test('Plan, Review and a read_only Build run codex in the read-only sandbox', 
 t.test('passes enabled servers as -c mcp_servers overrides, never one with a secret', async (t) => {
   const s = await setup(t);
   await cli(s.sb, ['secret', 'set', 'K'], 'canary-secret-codex-9f');
-  const url = await everythingHttp(t);
+  const url = (await everythingHttp(t)).url;
   const tools = `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok", "a b"]\n`;
   for (const [name, text] of Object.entries({ tools, web: `name: web\nurl: ${url}\n`, keyed: 'name: keyed\ncommand: ["/opt/k"]\nenv_refs:\n  TOKEN: K\n' })) {
     const file = join(s.sb.root, `${name}.yaml`);
