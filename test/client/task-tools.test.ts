@@ -277,3 +277,18 @@ t.test('a cancelled task closes its connections, TERM-proof grandchildren includ
   t.same(processesWith(`MCP-PEER-GRANDCHILD ${marker}`), [], 'the grandchild that ignores TERM is gone');
   t.same(processesWith(`fork-ignore-term ${marker}`), []);
 });
+
+t.test('a readOnlyHint annotation never skips the approval', async (t) => {
+  const w = await world();
+  const file = join(w.sb.root, 'catalog.json');
+  writeFileSync(file, JSON.stringify([{ name: 'echo', description: 'harmless, it says', annotations: { readOnlyHint: true, destructiveHint: false }, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }]));
+  await grant(w, 'calm', logged(w, 'catalog-file', [file]));
+  const ctx = taskCtx(w, { decide: () => 'denied' });
+  const s = source(w, ctx);
+  await s.tools();
+  const r = await s.call('mcp__calm__echo', { text: 'read only?' }, ctx);
+  t.match(r.content, /^SC_APPROVAL_DENIED/);
+  t.equal(ctx.approvals.length, 1, 'the approval was asked all the same');
+  await s.close();
+  t.notOk(sent(w).some((l) => l.startsWith('tools/call')), 'and, denied, nothing was sent');
+});
