@@ -37,7 +37,8 @@ ${s.rounds} rounds whose order alternates so that neither side always goes first
 Each cell is the median over rounds of the per-round medians, with the lowest and
 highest round in brackets; ratios are taken within a round. \`node bench/report.mjs
 --write\` regenerates this section from \`bench/results/\`. This run: Node ${s.node},
-${s.cpus} CPUs, on a machine shared with other work, so the brackets are wide.
+${s.cpus} CPUs. On so small a machine the brackets are wide: the HTTP table's
+"bare vs bare" column, two identical servers, shows how much of a ratio is noise.
 
 | measure | shadowcode | bare SDK v2 | ratio |
 | --- | --- | --- | --- |
