@@ -63,7 +63,7 @@ t.test('the audit view counts only applied grant changes, and lists refusals wit
   t.match(view.history[5], { action: 'mcp.enable', id: 'config:nope', allowed: true, result: 'refused', code: 'SC_DEF_NOT_FOUND' });
   t.match(view.history[6], { action: 'mcp.add', result: 'unchanged', hash: add.data.hash });
   const text = (await cli(sb, [...ws(sb), 'mcp'])).stdout;
-  t.match(text, /; 2 grant changes, 4 refused\n/);
+  t.match(text, /; 2 changes to definitions and grants, 4 refused\n/);
   t.match(text, new RegExp(`mcp\\.enable +config:my-tools +SC_HASH_MISMATCH +${wrong}`), 'a refusal shows its hash');
   const other = join(sb.root, 'untrusted');
   mkdirSync(other);

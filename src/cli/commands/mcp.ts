@@ -37,7 +37,7 @@ export const command: CommandSpec = {
       ...reasons,
       ...catalogs,
       ...stale,
-      `audit chain ${view.audit.ok ? st.state('intact') : st.bad(`BROKEN at row ${view.audit.first_break}`)} (${view.audit.rows} rows); ${view.changes} grant changes, ${view.refusals} refused`,
+      `audit chain ${view.audit.ok ? st.state('intact') : st.bad(`BROKEN at row ${view.audit.first_break}`)} (${view.audit.rows} rows); ${view.changes} ${view.changes === 1 ? 'change' : 'changes'} to definitions and grants, ${view.refusals} refused`,
       ...(refusals.length
         ? ['refused attempts:', table(['SEQ', 'AT', 'ACTION', 'ID', 'CODE', 'HASH'], refusals.map((h) => [String(h.seq), h.at, h.action, h.id || '-', st.bad(h.code ?? '-'), h.hash ?? '-']), st)]
         : []),
