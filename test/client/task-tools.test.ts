@@ -5,8 +5,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { NativeLoop } from '../../src/agent/loop.js';
 import { activeConnections } from '../../src/client/connection.js';
 import { openTaskTools, type TaskToolDeps } from '../../src/client/task-tools.js';
+import { scripted } from '../fixtures/agent.js';
 import { cli, until } from '../fixtures/env.js';
 import { type ClientWorld, dbText, EVERYTHING, grant, peerDef, processesWith, taskCtx, world } from '../fixtures/mcp-client.js';
 
@@ -291,4 +293,23 @@ t.test('a readOnlyHint annotation never skips the approval', async (t) => {
   t.equal(ctx.approvals.length, 1, 'the approval was asked all the same');
   await s.close();
   t.notOk(sent(w).some((l) => l.startsWith('tools/call')), 'and, denied, nothing was sent');
+});
+
+t.test('through the loop, a secret the server echoes back reaches neither the model nor the events', async (t) => {
+  const w = await world();
+  const canary = `canary-${Math.random().toString(36).slice(2)}-loop`;
+  t.equal((await cli(w.sb, ['secret', 'set', 'PEER_TOKEN'], `${canary}\n`)).code, 0);
+  await grant(w, 'peer', peerDef('ok', { env_refs: { TOKEN: 'PEER_TOKEN' } }));
+  const model = scripted([{ calls: [{ name: 'mcp__peer__env', arguments: { name: 'TOKEN' } }] }, { calls: [{ name: 'finish', arguments: { summary: 'looked' } }] }]);
+  const loop = new NativeLoop(model, { policy: w.policy, db: () => w.db, gateEnv: w.gateEnv, env: w.env, toolSource: (c) => openTaskTools(deps(w), c) });
+  const ctx = taskCtx(w);
+  const out = await loop.run(ctx);
+  t.equal(out.state, 'succeeded');
+  t.ok(model.requests[0]?.tools.includes('mcp__peer__env'), 'the tool was offered');
+  const second = JSON.stringify(model.requests[1]?.messages);
+  t.match(second, /"role":"tool"/, 'the tool result went back to the model');
+  t.notMatch(second, canary, 'scrubbed before the model saw it');
+  t.notMatch(JSON.stringify(ctx.events), canary);
+  t.notMatch(dbText(w.db), canary);
+  t.same(processesWith(canary), []);
 });
