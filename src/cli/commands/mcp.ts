@@ -9,7 +9,7 @@ export const command: CommandSpec = {
   name: 'mcp',
   summary: 'Show external MCP server definitions and their grants for the project',
   description:
-    'List every external MCP server definition (stored, from plugins, and the project\'s own files), its transport, executable or URL, argument count, env and credential variable names and hash, and its grant state for the selected project (enabled, disabled, stale or refused, and why). Also the enabled count against the cap and the grant history from the audit chain (changes that were applied are counted as changes; refused attempts are listed with their code and the hash they were about), with the chain\'s verification. No credential value is ever shown.',
+    'List every external MCP server definition (stored, from plugins, and the project\'s own files), its transport, executable or URL, argument count, env and credential variable names and hash, and its grant state for the selected project (enabled, disabled, stale or refused, and why). Grants whose server\'s tool catalog changed since it was pinned are listed with the command to review them (shadowcode mcp tools ID). Also the enabled count against the cap and the grant history from the audit chain (changes that were applied are counted as changes; refused attempts are listed with their code and the hash they were about), with the chain\'s verification. No credential value is ever shown.',
   options: [],
   args: [],
   examples: ['shadowcode --workspace ~/src/app mcp', 'shadowcode --workspace ~/src/app --json mcp'],
