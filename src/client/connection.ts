@@ -122,6 +122,8 @@ export class McpConnection {
     try {
       res = (await this.client.request({ method: 'tools/call', params: { name, arguments: args } }, { timeout: this.timeoutMs, maxTotalTimeout: this.timeoutMs, signal })) as Record<string, unknown>;
     } catch (err) {
+      // The SDK reports a caller's abort as a timeout; it is a cancellation (the server is told, and a legacy HTTP stream is closed).
+      if (signal.aborted && !this.transport.failure) throw new ScError('SC_CANCELLED', `${name} was cancelled before the server answered`);
       const e = mapError(err, this.transport, `${name}`, this.timeoutMs);
       if (this.transport.failure) this.dead = e;
       throw e;

@@ -13,6 +13,7 @@
  *       ─► error bodies reduced to code (+ supported versions); auth challenges dropped
  *       ─► a 404 once a session exists: the session expired; the call fails, nothing is repeated
  *       ─► a second initialize is refused (no silent re-initialization)
+ *   send(notifications/cancelled) ─► the cancelled request's open stream is closed too
  *   cleanup() ─► DELETE the legacy session (deadline; also after a fault, never after
  *                expiry) ─► abort open streams ─► close
  *
@@ -99,6 +100,8 @@ export class HttpTransport implements Transport {
   private inflight = 0;
   private readonly waiting: Array<() => void> = [];
   private readonly events: TokenBucket;
+  /** The open POST of each request still unanswered, by JSON-encoded id, so a cancel can close its stream. */
+  private readonly streams = new Map<string, AbortController>();
 
   constructor(private readonly spec: HttpSpec) {
     this.endpoint = new URL(spec.url);
@@ -142,6 +145,9 @@ export class HttpTransport implements Transport {
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (this.fault) return Promise.reject(this.fault);
+    // A legacy-era cancel is a notification; the request's own stream would stay open until its deadline.
+    const m = message as { method?: string; params?: { requestId?: unknown } };
+    if (m.method === 'notifications/cancelled' && m.params?.requestId !== undefined) this.streams.get(JSON.stringify(m.params.requestId))?.abort();
     return this.inner.send(message, options);
   }
 
@@ -205,10 +211,14 @@ export class HttpTransport implements Transport {
     const signals = [this.master.signal, ...(init.signal ? [init.signal] : [])];
     if (method === 'DELETE') signals.push(AbortSignal.timeout(this.spec.limits.session_delete_deadline_ms));
     else if (method === 'POST') signals.push(AbortSignal.timeout(this.spec.timeoutMs));
+    const own = new AbortController();
+    signals.push(own.signal);
+    for (const id of sent.ids) this.streams.set(id, own);
     const ordinary = method === 'POST';
     if (ordinary) await this.acquire();
     let released = !ordinary;
     const done = () => {
+      for (const id of sent.ids) if (this.streams.get(id) === own) this.streams.delete(id);
       if (!released) (released = true), this.release();
     };
     try {

@@ -251,3 +251,20 @@ t.test('proxies from the environment are not used', async (t) => {
   t.equal(proxied, 0, 'the proxy saw nothing');
   t.ok(peer.count('initialize') === 1 && peer.count('tools/call') === 1, 'the peer was reached directly');
 });
+
+t.test('cancelling a call whose answer stream is open ends it at once: the stream is closed, nothing is sent again, cleanup still deletes the session', async (t) => {
+  const { w, peer } = await peerWorld(t, 'sse-hold');
+  const o = await open(w, 'p-sse-hold');
+  const ac = new AbortController();
+  const pending = o.conn.call(await ticketFor(w), 'echo', { text: 'wait' }, ac.signal);
+  await until(() => peer.count('tools/call') === 1);
+  ac.abort();
+  await t.rejects(pending, { code: 'SC_CANCELLED', message: /echo was cancelled before the server answered/ });
+  await until(() => peer.released() === 1, 5000);
+  t.equal(peer.released(), 1, 'the held answer stream was closed by the client');
+  const report = await o.conn.close();
+  t.equal(report.outcome, 'session_deleted');
+  t.equal(peer.count('tools/call'), 1, 'the call was not sent again');
+  t.equal(peer.count('notifications/cancelled'), 1, 'the server was told');
+  t.equal(peer.count('initialize'), 1);
+});

@@ -1,5 +1,7 @@
 // The stdio client against real subprocess peers: server-everything and hostile fixtures,
 // each connection opened through the gate, and the process table checked after every exit.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { openTarget } from '../../src/client/open.js';
 import { enabledTargets } from '../../src/client/targets.js';
@@ -172,4 +174,20 @@ t.test('a server that exits on its own: the call fails, the permit is released',
   await o.conn.close();
   t.same(processesWith('mcp-peer.mjs exit-early'), []);
   t.notOk(alive(process.pid) === false);
+});
+
+t.test('a call cancelled while the server works fails as cancelled; the server is told and the connection still answers', async (t) => {
+  const w = await world();
+  const log = join(w.sb.root, 'peer.log');
+  await grant(w, 'peer', peerDef('ok', { env: { PEER_LOG: log } }));
+  const o = await open(w, 'peer');
+  t.teardown(() => o.conn.close());
+  const ac = new AbortController();
+  const pending = o.conn.call(await ticketFor(w), 'echo', { text: 'hang' }, ac.signal);
+  setTimeout(() => ac.abort(), 100);
+  await t.rejects(pending, { code: 'SC_CANCELLED' });
+  const next = await o.conn.call(await ticketFor(w), 'echo', { text: 'after' }, new AbortController().signal);
+  t.match(JSON.stringify(next.content), /echo: after/);
+  await o.conn.close();
+  t.match(readFileSync(log, 'utf8'), /notifications\/cancelled/, 'the server got notifications/cancelled');
 });
