@@ -191,3 +191,36 @@ t.test('a call cancelled while the server works fails as cancelled; the server i
   await o.conn.close();
   t.match(readFileSync(log, 'utf8'), /notifications\/cancelled/, 'the server got notifications/cancelled');
 });
+
+/** The same world with some stdio_client limits lowered, so a cap is reached with a few small peers. */
+function lowered(w: ClientWorld, patch: Partial<ClientWorld['policy']['limits']['stdio_client']>): ClientWorld {
+  const policy = { ...w.policy, limits: { ...w.policy.limits, stdio_client: { ...w.policy.limits.stdio_client, ...patch } } };
+  const gateEnv = { policy, db: () => w.db };
+  return { ...w, policy, gateEnv, deps: { ...w.deps, policy, gateEnv } };
+}
+
+t.test('past connections_per_process a new connection is refused before anything starts; a closed one frees its place', async (t) => {
+  const w = lowered(await world(), { connections_per_process: 2 });
+  const marker = `cap-${process.pid}`;
+  for (const n of ['a', 'b', 'c']) await grant(w, n, peerDef('ok', {}, [`${marker}-${n}`]));
+  const a = await open(w, 'a');
+  const b = await open(w, 'b');
+  const e = await refusal(w, 'c');
+  t.equal(e.code, 'SC_LIMIT_REACHED');
+  t.match(e.message, /already holds 2 MCP client connections/);
+  t.same(processesWith(`${marker}-c`), [], 'the refused server left nothing running');
+  await a.conn.close();
+  const c = await open(w, 'c');
+  t.ok(c.catalog.length > 0, 'with a place free, the connection opens');
+  await Promise.all([b.conn.close(), c.conn.close()]);
+});
+
+t.test('past lifetime_bytes the connection fails with SC_MCP_PROTOCOL and leaves no process', async (t) => {
+  const w = lowered(await world(), { lifetime_bytes: 16 * 1024 });
+  const marker = `lifetime-${process.pid}`;
+  await grant(w, 'chatty', peerDef('ok', {}, [marker]));
+  const o = await open(w, 'chatty');
+  await t.rejects(o.conn.call(await ticketFor(w), 'echo', { text: 'x'.repeat(20 * 1024) }, new AbortController().signal), { code: 'SC_MCP_PROTOCOL', message: /more than 16384 bytes received/ });
+  await o.conn.close();
+  t.same(processesWith(marker), []);
+});
