@@ -49,13 +49,15 @@ export function activeConnections(): number {
   return active;
 }
 
-function mapError(err: unknown, transport: Closable, what: string, timeoutMs: number): ScError {
+function mapError(err: unknown, transport: Closable, what: string, timeoutMs: number, signal: AbortSignal): ScError {
   if (transport.failure) return transport.failure;
   if (err instanceof ScError) return err;
+  // The SDK reports a caller's abort as a timeout; it is a cancellation (the server is told, and a legacy HTTP stream is closed).
+  if (signal.aborted) return new ScError('SC_CANCELLED', `${what} was cancelled before the server answered`);
   const e = err as { code?: unknown; message?: string; name?: string };
   const msg = String(e?.message ?? err).split('\n')[0]?.slice(0, 300) ?? '';
   if (e?.code === 'REQUEST_TIMEOUT' || e?.code === -32001 || /timed? ?out/i.test(msg)) return new ScError('SC_TIMEOUT', `${what} did not finish within ${timeoutMs} ms`);
-  if (e?.name === 'AbortError' || /abort/i.test(msg)) return new ScError('SC_MCP_CALL_FAILED', `${what} was cancelled`);
+  if (e?.name === 'AbortError' || /abort/i.test(msg)) return new ScError('SC_MCP_CALL_FAILED', `${what} was cut off: the connection closed`);
   return new ScError(what === 'initialize' ? 'SC_MCP_CONNECT_FAILED' : 'SC_MCP_CALL_FAILED', `${what} failed: ${msg}`);
 }
 
@@ -93,13 +95,13 @@ export class McpConnection {
       try {
         await client.connect(guard, { timeout: opts.timeoutMs, maxTotalTimeout: opts.timeoutMs, signal: opts.signal });
       } catch (err) {
-        throw mapError(err, transport, 'initialize', opts.timeoutMs);
+        throw mapError(err, transport, 'initialize', opts.timeoutMs, opts.signal);
       }
       let tools: Record<string, unknown>[];
       try {
         tools = await discoverTools(client, opts.catalog, opts.timeoutMs, opts.signal);
       } catch (err) {
-        throw mapError(err, transport, 'tool discovery', opts.timeoutMs);
+        throw mapError(err, transport, 'tool discovery', opts.timeoutMs, opts.signal);
       }
       conn = new McpConnection(opts.id, client, guard, transport, tools, client.getProtocolEra() ?? 'legacy', opts.timeoutMs);
       return conn;
@@ -122,9 +124,7 @@ export class McpConnection {
     try {
       res = (await this.client.request({ method: 'tools/call', params: { name, arguments: args } }, { timeout: this.timeoutMs, maxTotalTimeout: this.timeoutMs, signal })) as Record<string, unknown>;
     } catch (err) {
-      // The SDK reports a caller's abort as a timeout; it is a cancellation (the server is told, and a legacy HTTP stream is closed).
-      if (signal.aborted && !this.transport.failure) throw new ScError('SC_CANCELLED', `${name} was cancelled before the server answered`);
-      const e = mapError(err, this.transport, `${name}`, this.timeoutMs);
+      const e = mapError(err, this.transport, name, this.timeoutMs, signal);
       if (this.transport.failure) this.dead = e;
       throw e;
     }

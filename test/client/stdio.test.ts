@@ -8,7 +8,7 @@ import { enabledTargets } from '../../src/client/targets.js';
 import { activeConnections } from '../../src/client/connection.js';
 import type { GateRequest } from '../../src/policy/gate.js';
 import { alive, sleep, until } from '../fixtures/env.js';
-import { type ClientWorld, EVERYTHING, grant, peerDef, processesWith, world } from '../fixtures/mcp-client.js';
+import { type ClientWorld, EVERYTHING, grant, peerDef, peerProcesses, processesWith, world } from '../fixtures/mcp-client.js';
 
 const request = (w: ClientWorld): Omit<GateRequest, 'action' | 'resource' | 'args'> => ({
   principal: { kind: 'engine', owner: 'test:owner', allow_write: true, allow_approvals: false },
@@ -84,7 +84,7 @@ t.test('hostile peers fail the connection with a stable code and leave no proces
     const e = await refusal(w, `h-${mode}`);
     t.match(e.code, code, `${mode}: ${e.message}`);
     t.match(e.message, msg, `${mode}: the reason is named`);
-    t.same(processesWith(`mcp-peer.mjs ${mode}`), [], `${mode}: no process left`);
+    t.same(peerProcesses(mode), [], `${mode}: no process left`);
   }
 });
 
@@ -93,7 +93,7 @@ t.test('a discovery that never answers times out within timeout_sec', async (t) 
   await grant(w, 'slow', peerDef('slow', { timeout_sec: 3 }));
   const e = await refusal(w, 'slow');
   t.equal(e.code, 'SC_TIMEOUT', e.message);
-  t.same(processesWith('mcp-peer.mjs slow'), []);
+  t.same(peerProcesses('slow'), []);
 });
 
 t.test('a server whose grandchild ignores TERM: the group is killed after the grace, nothing is left', async (t) => {
@@ -116,7 +116,7 @@ t.test('a stderr flood is drained and capped; the connection keeps working', asy
   const res = await o.conn.call(await ticketFor(w), 'echo', { text: 'still here' }, new AbortController().signal);
   t.match(JSON.stringify(res), /still here/);
   await o.conn.close();
-  t.same(processesWith('mcp-peer.mjs stderr-flood'), []);
+  t.same(peerProcesses('stderr-flood'), []);
 });
 
 t.test('unsolicited sampling is refused and elicitation declined; the call still answers', async (t) => {
@@ -162,7 +162,7 @@ t.test('a definition that sets a loader override is refused before anything star
   await grant(w, 'loader', peerDef('ok', { env: { LD_PRELOAD: '/x.so' } }));
   const e = await refusal(w, 'loader');
   t.equal(e.code, 'SC_DEF_REFUSED');
-  t.same(processesWith('mcp-peer.mjs ok'), []);
+  t.same(peerProcesses('ok'), []);
 });
 
 t.test('a server that exits on its own: the call fails, the permit is released', async (t) => {
@@ -172,7 +172,7 @@ t.test('a server that exits on its own: the call fails, the permit is released',
   await sleep(200);
   await t.rejects(o.conn.call(await ticketFor(w), 'echo', { text: 'x' }, new AbortController().signal), { code: /SC_MCP_/ });
   await o.conn.close();
-  t.same(processesWith('mcp-peer.mjs exit-early'), []);
+  t.same(peerProcesses('exit-early'), []);
   t.notOk(alive(process.pid) === false);
 });
 
