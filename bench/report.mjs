@@ -1,6 +1,6 @@
-// Renders bench/results/{stdio,http,client,agent}.json as README › Performance.
-//   node bench/report.mjs          print the section
-//   node bench/report.mjs --write  replace the section in README.md (up to the next "## " heading)
+// Renders bench/results/{stdio,http,client,agent}.json as docs/performance.md.
+//   node bench/report.mjs          print the page
+//   node bench/report.mjs --write  write it to docs/performance.md
 // The numbers come only from the result files: run `npm run bench` first.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -29,14 +29,14 @@ const TARGETS = [
   ['outbound relay call', c.call_ms.ratio.median, `≤ ${c.target}×`, (r) => r <= c.target],
 ];
 
-const text = `## Performance
+const text = `# Performance
 
 \`npm run bench\` races \`mcp serve\` against minimal servers on the bare SDK v2
 (\`bench/bare-stdio-server.mjs\`, \`bench/bare-http-server.mjs\`) in the same run, in
 ${s.rounds} rounds whose order alternates so that neither side always goes first.
 Each cell is the median over rounds of the per-round medians, with the lowest and
 highest round in brackets; ratios are taken within a round. \`node bench/report.mjs
---write\` regenerates this section from \`bench/results/\`. This run: Node ${s.node},
+--write\` regenerates this page from \`bench/results/\`. This run: Node ${s.node},
 ${s.cpus} CPUs. On so small a machine the brackets are wide: the HTTP table's
 "bare vs bare" column, two identical servers, shows how much of a ratio is noise.
 
@@ -107,11 +107,6 @@ guard, framing, supervisor pipe) adds the rest.
 
 const args = process.argv.slice(2);
 if (args.includes('--write')) {
-  const path = `${root}README.md`;
-  const readme = readFileSync(path, 'utf8');
-  const startAt = readme.indexOf('## Performance\n');
-  if (startAt < 0) throw new Error('README.md has no "## Performance" section');
-  const next = readme.indexOf('\n## ', startAt + 1);
-  writeFileSync(path, readme.slice(0, startAt) + text + (next < 0 ? '' : readme.slice(next)));
-  console.log('README.md › Performance rewritten from bench/results/');
+  writeFileSync(`${root}docs/performance.md`, text);
+  console.log('docs/performance.md rewritten from bench/results/');
 } else process.stdout.write(text);

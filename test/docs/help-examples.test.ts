@@ -1,12 +1,12 @@
 /*
  * Examples that are shown but not run are still commands the CLI accepts: each
- * command's own --help examples (its CommandSpec) and the README's plain
- * `shadowcode …` lines. Each is parsed as the CLI parses it (command words,
+ * command's own --help examples (its CommandSpec) and the plain `shadowcode …`
+ * lines of README.md and docs/. Each is parsed as the CLI parses it (command words,
  * options, choices, arguments), without running anything.
  */
 import t from 'tap';
 import { COMMANDS } from '../../src/cli/commands/index.js';
-import { blocks, parseArgv, plainCommands, README, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
+import { blocks, DOCS, parseArgv, plainCommands, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
 
 t.test("each command's --help examples name that command and parse", async (t) => {
   for (const entry of COMMANDS) {
@@ -24,9 +24,9 @@ t.test("each command's --help examples name that command and parse", async (t) =
   }
 });
 
-t.test('the README shell lines shown without a prompt are commands the CLI accepts', async (t) => {
+t.test('the shell lines shown without a prompt in README.md and docs/ are commands the CLI accepts', async (t) => {
   let checked = 0;
-  for (const block of blocks(README)) {
+  for (const page of DOCS) for (const block of blocks(page.text)) {
     for (const { line, command } of plainCommands(block)) {
       for (const stage of shellWords(command, '/home/me')) {
         const argv = shadowcodeArgv(stage.argv);
@@ -36,11 +36,11 @@ t.test('the README shell lines shown without a prompt are commands the CLI accep
           () => 'ok',
           (err: Error) => err.message,
         );
-        t.equal(parsed, 'ok', `README.md:${line}: ${command.trim()}`);
+        t.equal(parsed, 'ok', `${page.path}:${line}: ${command.trim()}`);
       }
     }
   }
-  t.ok(checked >= 15, `checked ${checked} README lines`);
+  t.ok(checked >= 15, `checked ${checked} documented lines`);
 });
 
 t.test('a synopsis pasted as a command is caught', async (t) => {

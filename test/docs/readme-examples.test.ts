@@ -1,6 +1,6 @@
 /*
- * The README's command examples are true: each `$ shadowcode …` line of README.md
- * runs, in README order, in one sandbox (a fresh default profile under a fresh
+ * The documented command examples are true: each `$ shadowcode …` line of README.md
+ * and the docs/ pages runs, page by page in DOC_ORDER, in one sandbox (a fresh default profile under a fresh
  * HOME, the project ~/src/app), and prints what the README shows under it.
  *
  *   README ─► blocks in order ─► a file block (`# path` YAML, or `<!-- file: path -->`
@@ -25,9 +25,9 @@ import t from 'tap';
 import { main } from '../../src/cli/main.js';
 import { resolveProfile } from '../../src/store/profile.js';
 import { BIN } from '../fixtures/env.js';
-import { blocks, examples, fileOf, parseArgv, README, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
+import { blocks, DOC_FILES_ON_DISK, DOC_ORDER, DOCS, examples, fileOf, parseArgv, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
 
-/** `$ ` examples not run here, by design, each with the reason. Each must still be in the README. */
+/** `$ ` examples not run here, by design, each with the reason. Each must still be in a page. */
 const SKIPPED: Record<string, string> = {
   'shadowcode --workspace ~/src/app run --level workspace "make greet() greet the world and run the tests"':
     'needs a model answering on 127.0.0.1:11434 and a person answering the approval prompt',
@@ -66,7 +66,11 @@ async function shadowcode(argv: string[], env: NodeJS.ProcessEnv, cwd: string, s
   return { code, transcript };
 }
 
-t.test('the README command examples print what the README shows', async (t) => {
+t.test('every docs/ page is in the order the examples run in', async (t) => {
+  for (const f of DOC_FILES_ON_DISK) t.ok((DOC_ORDER as readonly string[]).includes(f), `${f} is listed in DOC_ORDER (test/fixtures/readme.ts)`);
+});
+
+t.test('the documented command examples print what the pages show', async (t) => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-readme-')));
   const home = join(root, 'home', 'me');
   mkdirSync(join(home, 'src', 'app'), { recursive: true });
@@ -81,8 +85,8 @@ t.test('the README command examples print what the README shows', async (t) => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  const all = blocks(README);
-  const shown = all.flatMap(examples);
+  const pages = DOCS.map((page) => ({ path: page.path, blocks: blocks(page.text) }));
+  const shown = pages.flatMap((p) => p.blocks.flatMap(examples));
   const pinned = new Set(shown.flatMap((e) => e.command.match(HEX64) ?? []));
   const normalize = (text: string) =>
     text
@@ -98,17 +102,17 @@ t.test('the README command examples print what the README shows', async (t) => {
       .split('\n')
       .map((l) => l.trimEnd());
 
-  for (const key of Object.keys(SKIPPED)) t.ok(shown.some((e) => e.command === key), `skipped example is still in the README: ${key}`);
+  for (const key of Object.keys(SKIPPED)) t.ok(shown.some((e) => e.command === key), `skipped example is still in a page: ${key}`);
 
   let ran = 0;
-  for (const block of all) {
+  for (const { path, blocks: all } of pages) for (const block of all) {
     const file = fileOf(block);
     if (file) {
       mkdirSync(dirname(join(home, file.path)), { recursive: true });
       writeFileSync(join(home, file.path), file.text);
     }
     for (const ex of examples(block)) {
-      const where = `README.md:${ex.line}: $ ${ex.command}`;
+      const where = `${path}:${ex.line}: $ ${ex.command}`;
       const stages = shellWords(ex.command, home);
       const last = stages.at(-1) as (typeof stages)[number];
       const argv = shadowcodeArgv(last.argv);

@@ -36,7 +36,7 @@ t.test('packs, installs into a temporary prefix, and the installed bin serves to
   const packed = JSON.parse((await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT)).stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const files = packed[0]!.files.map((f) => f.path);
   const top = [...new Set(files.map((f) => f.split('/')[0]))].sort();
-  t.same(top, ['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'dist', 'licenses', 'package.json', 'policy', 'schemas'], 'ships only what runs, its licences and its docs');
+  t.same(top, ['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'dist', 'docs', 'licenses', 'package.json', 'policy', 'schemas'], 'ships only what runs, its licences and its docs');
   t.notOk(files.some((f) => f.endsWith('.ts')), 'no TypeScript source (gen/, src/) is shipped');
   t.match(readFileSync(join(ROOT, 'LICENSE'), 'utf8'), /^MIT License\n/);
   const tgz = join(work, packed[0]!.filename);
