@@ -5,6 +5,7 @@
 // answer returns to the CLI; denied, the server receives nothing. The config the CLI
 // is handed holds no secret value and no granted server's command.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
@@ -44,6 +45,25 @@ async function setup(t: any, which: keyof typeof CLIS) {
   return { ...h, id: add.id as string, runner, received, recorded };
 }
 
+/** Sends one hello line to a relay socket; resolves with the first line it answers ('' if it closes first). */
+function askSocket(path: string, hello: Record<string, unknown>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(path);
+    let got = '';
+    sock.setEncoding('utf8');
+    sock.on('error', reject);
+    sock.on('data', (d: string) => {
+      got += d;
+      if (got.includes('\n')) {
+        sock.destroy();
+        resolve(got.split('\n')[0] as string);
+      }
+    });
+    sock.on('close', () => resolve(got));
+    sock.write(`${JSON.stringify(hello)}\n`);
+  });
+}
+
 /** The whole MCP config the CLI was handed, as text. */
 function configText(which: keyof typeof CLIS, r: any): string {
   return which === 'claude' ? r.config : JSON.stringify(r.overrides);
@@ -58,6 +78,12 @@ for (const which of ['claude', 'codex'] as const) {
     while (!approvals.some((a) => a.kind === 'mcp_call')) await new Promise((r) => setTimeout(r, 20));
     t.same(approvals.map((a) => [a.kind, a.action]), [['mcp_call', { server: s.id, tool: 'echo', arguments: { text: 'hi there' } }]], 'one approval, the same a native task asks: server, tool, complete arguments');
     t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'nothing reaches the server while the approval waits');
+    if (which === 'claude') {
+      // The relay socket answers only this run's token, and only for a shared server.
+      const entry = JSON.parse(s.recorded().config).mcpServers.tools;
+      t.same(await askSocket(entry.env.SHADOWCODE_RELAY_SOCKET, { token: 'f'.repeat(64), server: 'tools' }), '', 'a wrong token is closed without a word');
+      t.match(JSON.parse(await askSocket(entry.env.SHADOWCODE_RELAY_SOCKET, { token: entry.env.SHADOWCODE_RELAY_TOKEN, server: 'other' })), { ok: false, error: /no server named "other"/ });
+    }
     decideApproval(s.db, approvals[0]!.id, 'approved', 'test');
     const out = await running;
     t.equal(out.state, 'succeeded', JSON.stringify(out));
