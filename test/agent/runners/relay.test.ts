@@ -13,7 +13,7 @@ import { decideApproval } from '../../../src/engine/jobs.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { cli } from '../../fixtures/env.js';
 import { PEER } from '../../fixtures/mcp-client.js';
-import { type Decide, FIXTURES, runnerProject } from '../../fixtures/runner-task.js';
+import { type Decide, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const policy = shippedPolicy();
 const CANARY = 'canary-relay-secret-4e1d07';
@@ -119,4 +119,18 @@ t.test('arguments that break the pinned schema are refused before any approval, 
   t.same(approvals, [], 'no approval is asked for a call that cannot be made');
   t.notOk(s.received().some((m) => m.startsWith('tools/call')));
   t.match(s.recorded().mcp.result, { isError: true, content: [{ type: 'text', text: /SC_TOOL_ARGS_INVALID/ }] });
+});
+
+t.test('cancelling a task while a relayed call waits sends nothing and leaves no relay process', async (t) => {
+  const s = await setup(t, 'claude');
+  const { ctx, approvals, controller } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
+  const running = s.runner({ text: 'never' }).run(ctx);
+  while (!approvals.some((a) => a.kind === 'mcp_call')) await new Promise((r) => setTimeout(r, 20));
+  const r = s.recorded();
+  t.type(r.mcp.pid, 'number', 'the CLI started our relay');
+  controller.abort();
+  t.equal((await running).state, 'cancelled');
+  t.equal(s.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(approvals[0]!.id), 'cancelled');
+  t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'the server received no call');
+  t.same(await gone([r.pid, r.mcp.pid]), [], 'neither the CLI nor the relay is left');
 });
