@@ -56,7 +56,8 @@ export function codexServerArgs(run: Pick<Run, 'relay' | 'relayCallMs'>): string
     const key = `mcp_servers.${r.name}`;
     const env = `{${Object.entries(r.env).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}}`;
     out.push('-c', `${key}.command=${JSON.stringify(r.command)}`, '-c', `${key}.args=${JSON.stringify(r.args)}`, '-c', `${key}.env=${env}`);
-    out.push('-c', `${key}.tool_timeout_sec=${Math.ceil(run.relayCallMs / 1000)}`, '-c', `${key}.default_tools_approval_mode="approve"`);
+    // A TOML float, as Codex reads this key.
+    out.push('-c', `${key}.tool_timeout_sec=${Math.ceil(run.relayCallMs / 1000)}.0`, '-c', `${key}.default_tools_approval_mode="approve"`);
   }
   return out;
 }

@@ -74,7 +74,7 @@ t.test('passes our relay as -c mcp_servers overrides, never a granted server com
     `mcp_servers.${name}.command=${JSON.stringify(process.execPath)}`,
     `mcp_servers.${name}.args=${JSON.stringify([relay, '--server', name])}`,
     new RegExp(`^mcp_servers\\.${name}\\.env=\\{SHADOWCODE_RELAY_SOCKET=".*relay\\.sock", SHADOWCODE_RELAY_TOKEN="[0-9a-f]{64}"\\}$`),
-    `mcp_servers.${name}.tool_timeout_sec=${secs}`,
+    `mcp_servers.${name}.tool_timeout_sec=${secs}.0`,
     `mcp_servers.${name}.default_tools_approval_mode="approve"`,
   ];
   t.match(r.overrides, [...expect('tools'), ...expect('web')], 'the HTTP server is relayed too: the CLI never gets its URL');
