@@ -12,7 +12,7 @@ import { createRunner } from '../../../src/agent/runners/index.js';
 import { decideApproval } from '../../../src/engine/jobs.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { cli } from '../../fixtures/env.js';
-import { PEER } from '../../fixtures/mcp-client.js';
+import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
 import { type Decide, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const policy = shippedPolicy();
@@ -133,4 +133,24 @@ t.test('cancelling a task while a relayed call waits sends nothing and leaves no
   t.equal(s.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(approvals[0]!.id), 'cancelled');
   t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'the server received no call');
   t.same(await gone([r.pid, r.mcp.pid]), [], 'neither the CLI nor the relay is left');
+});
+
+t.test('codex: an HTTP server (server-everything) is reached through the relay too, after the approval, and the CLI never learns its URL', async (t) => {
+  const h = await runnerProject(t);
+  const url = (await everythingHttp(t)).url;
+  const file = join(h.sb.root, 'everything.yaml');
+  writeFileSync(file, `name: everything\nurl: ${url}\ntimeout_sec: 30\n`);
+  const add = JSON.parse((await cli(h.sb, ['--json', 'mcp', 'add', file])).stdout);
+  t.equal((await cli(h.sb, ['--workspace', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
+  const record = join(h.sb.root, 'codex-record.json');
+  const runner = createRunner(
+    { id: 'cx', provider: 'codex', model: 'default', command: CLIS.codex.command, args: ['--fake-scenario', 'mcp', '--fake-record', record, '--fake-mcp', 'everything/echo', '--fake-mcp-args', JSON.stringify({ message: 'through the relay' })] },
+    { env: h.sb.env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db } },
+  );
+  const { ctx, approvals } = h.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await runner.run(ctx)).state, 'succeeded');
+  t.same(approvals.map((a) => [a.kind, a.action]), [['mcp_call', { server: add.id, tool: 'echo', arguments: { message: 'through the relay' } }]]);
+  const r = JSON.parse(readFileSync(record, 'utf8'));
+  t.match(r.mcp.result, { isError: false, content: [{ type: 'text', text: /through the relay/ }] }, "server-everything's answer returned to the CLI");
+  t.notMatch(JSON.stringify(r.overrides), new URL(url).host, 'the CLI config holds no URL of the server');
 });
