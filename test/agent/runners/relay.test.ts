@@ -5,13 +5,14 @@
 // answer returns to the CLI; denied, the server receives nothing. The config the CLI
 // is handed holds no secret value and no granted server's command.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { decideApproval } from '../../../src/engine/jobs.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli } from '../../fixtures/env.js';
+import { BIN, cli, sandbox, until } from '../../fixtures/env.js';
 import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
 import { type Decide, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
@@ -153,4 +154,37 @@ t.test('codex: an HTTP server (server-everything) is reached through the relay t
   const r = JSON.parse(readFileSync(record, 'utf8'));
   t.match(r.mcp.result, { isError: false, content: [{ type: 'text', text: /through the relay/ }] }, "server-everything's answer returned to the CLI");
   t.notMatch(JSON.stringify(r.overrides), new URL(url).host, 'the CLI config holds no URL of the server');
+});
+
+t.test('shadowcode run on codex (the built CLI and engine): the relayed call waits for `approvals approve`, then reaches the server', async (t) => {
+  const sb = sandbox('relay-e2e');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const peerLog = join(sb.root, 'peer.log');
+  const record = join(sb.root, 'codex-record.json');
+  const file = join(sb.root, 'tools.yaml');
+  writeFileSync(file, `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\nenv:\n  PEER_LOG: ${JSON.stringify(peerLog)}\n`);
+  const add = JSON.parse((await cli(sb, ['--json', 'mcp', 'add', file])).stdout);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
+  const fixed = ['--fake-scenario', 'mcp', '--fake-record', record, '--fake-mcp', 'tools/echo', '--fake-mcp-args', '{"text":"from the engine"}'];
+  const m = await cli(sb, ['model', 'add', 'cx', '--provider', 'codex', '--command', CLIS.codex.command, ...fixed.flatMap((a) => ['--arg', a])]);
+  t.equal(m.code, 0, m.stderr);
+  const child = spawn(process.execPath, [BIN, '--workspace', sb.project, '--json', 'run', '--level', 'workspace', 'call the echo tool'], { cwd: sb.root, env: sb.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  await until(() => out.includes('"approval_requested"'), 180000);
+  const events = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const req = events().find((e) => e.kind === 'approval_requested');
+  t.match(req.body, { kind: 'mcp_call', action: { server: add.id, tool: 'echo', arguments: { text: 'from the engine' } } });
+  const lines = () => (existsSync(peerLog) ? readFileSync(peerLog, 'utf8') : '');
+  t.notMatch(lines(), /tools\/call/, 'nothing reached the server before the approval');
+  const ok = await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', req.body.approval_id]);
+  t.equal(ok.code, 0, ok.stderr);
+  t.equal(await exit, 0, err);
+  t.match(lines(), /tools\/call echo/);
+  t.match(JSON.parse(readFileSync(record, 'utf8')).mcp.result, { isError: false, content: [{ type: 'text', text: /echo: from the engine/ }] });
+  t.match(events().at(-1), { kind: 'state', body: { state: 'succeeded' } });
 });
