@@ -183,7 +183,7 @@ export class NativeLoop implements TaskRunner {
           usage.input_tokens += turn.usage.input_tokens;
           usage.output_tokens += turn.usage.output_tokens;
         }
-        const made = turn.tool_calls.length;
+        const made = turn.tool_calls_made ?? turn.tool_calls.length;
         const cap = l.tool_calls_per_answer;
         // Past the cap only one more call is kept, to carry the refusal; the others never enter the conversation.
         const calls: ToolCall[] = made > cap ? turn.tool_calls.slice(0, cap + 1) : [...turn.tool_calls];

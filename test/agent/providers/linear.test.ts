@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { ChatAccumulator } from '../../../src/agent/providers/openai.js';
 import { SseReader } from '../../../src/agent/providers/sse.js';
+import { MAX_KEPT_CALLS } from '../../../src/agent/types.js';
 import { ROOT } from '../../fixtures/env.js';
 import { startFakeModel } from '../../fixtures/fake-model.js';
 
@@ -46,6 +47,7 @@ interface Measured {
   text_chars: number;
   stop: string;
   calls: number;
+  made: number;
   first: string | null;
   last: string | null;
 }
@@ -85,15 +87,16 @@ t.test('an OpenAI-compatible model streaming an 8 MiB line in 1 KiB writes is re
   t.ok(m.cpu_s < CPU_BOUND_S, `fetched and parsed in ${m.cpu_s.toFixed(2)} CPU-s`);
 });
 
-t.test('an answer of 470,000 tool-call ids is accumulated in linear time, every call kept in order', async (t) => {
+t.test('an answer of 470,000 tool-call ids is read in linear time; the first calls are kept in order, the rest counted', async (t) => {
   const n = 470000;
   const body = manyIdsBody(n);
   const fake = await startFakeModel({ format: 'openai', script: [{ raw: body, piece: 1024 }] });
   t.teardown(() => fake.close());
   const m = await turnInChild(fake.url);
-  t.equal(m.calls, n);
+  t.equal(m.calls, MAX_KEPT_CALLS, 'memory stays bounded: only the calls the loop can use are kept');
+  t.equal(m.made, n, 'every call made is counted');
   t.equal(m.first, 'i0');
-  t.equal(m.last, `i${n - 1}`);
+  t.equal(m.last, `i${MAX_KEPT_CALLS - 1}`);
   t.equal(m.stop, 'tool_calls');
   t.ok(m.cpu_s < CPU_BOUND_S, `fetched and accumulated in ${m.cpu_s.toFixed(2)} CPU-s`);
 });
@@ -107,9 +110,16 @@ t.test('the accumulator continues a call by its index and by its id, the Ollama 
   ev({ id: 'b', function: { arguments: '}' } });
   ev({ index: 0, id: 'c', function: { name: 'finish', arguments: '{}' } });
   acc.event(JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }));
+  t.equal(acc.turn().tool_calls_made, undefined, 'nothing was dropped');
   t.same(acc.turn().tool_calls, [
     { id: 'a', name: 'read_file', arguments: '{"path":"x"}' },
     { id: 'b', name: 'list_dir', arguments: '{}' },
     { id: 'c', name: 'finish', arguments: '{}' },
   ]);
+});
+
+t.test('a provider keeps one call more than the largest cap the limits schema allows', async (t) => {
+  const { readFileSync } = await import('node:fs');
+  const schema = JSON.parse(readFileSync(join(ROOT, 'schemas', 'limits.schema.json'), 'utf8'));
+  t.equal(MAX_KEPT_CALLS, schema.properties.agent.properties.tool_calls_per_answer.maximum + 1);
 });
