@@ -51,7 +51,8 @@ t.test('at a terminal, each of two y/N prompts reads its own answer, and the las
   const screen = r.screen();
   t.match(screen, /ran both\n\(succeeded, task (job_\w+); 1 action was refused; changed a\.txt\n {2}the diff: shadowcode --workspace \S+ review \1\n {2}undo it: {2}shadowcode --workspace \S+ rollback \1/);
   t.notMatch(screen, /shadow_review|shadow_rollback/);
-  t.match(screen, /step 4 · /, 'the status line counts steps');
+  t.match(screen, /step 4 · finish · 72 tokens · /, 'the status line counts steps and tokens (4 answers of 11 + 7)');
+  t.notMatch(screen, /redacted/);
 });
 
 t.test('without a terminal, a build task at read_only says it cannot change anything, and counts what was refused', async (t) => {
