@@ -2,11 +2,11 @@
 // `script`): every y/N prompt reads its own answer, and what the closing lines
 // say; and run without a terminal: the read_only notice and the refused count.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { useFakeModel } from '../fixtures/agent-e2e.js';
-import { BIN, cli, sandbox, spawnCli, until } from '../fixtures/env.js';
+import { BIN, cli, ROOT, sandbox, spawnCli, until } from '../fixtures/env.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -72,4 +72,22 @@ t.test('without a terminal, a build task at read_only says it cannot change anyt
   t.match(r.stderr, /started; Ctrl-C cancels it\nnote: at level read_only this task cannot change anything/);
   t.match(r.stdout, /nothing written\n\(succeeded, task job_\w+; 2 actions were refused at level read_only\)/);
   t.notOk(existsSync(join(sb.project, 'x.txt')));
+});
+
+t.test("at a terminal, a coding CLI's file change is asked with its diff, and its steps are counted", async (t) => {
+  const sb = sandbox('run-tty-cc');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  mkdirSync(join(sb.project, 'src'));
+  writeFileSync(join(sb.project, 'src', 'app.txt'), 'hello\n');
+  const added = await cli(sb, ['model', 'add', 'cc', '--provider', 'claude-code', '--command', join(ROOT, 'test', 'fixtures', 'fake-claude.mjs'), '--default']);
+  t.equal(added.code, 0, added.stderr);
+  const r = inTerminal(sb, ['run', '--level', 'workspace', 'say goodbye']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  await until(() => /Approve\? \[y\/N\]/.test(r.screen()), 20000);
+  t.match(r.screen(), /The task asks to write src\/app\.txt\.\n--- a\/src\/app\.txt\n\+\+\+ b\/src\/app\.txt\n@@.*\n-hello\n\+goodbye\n+Approve\? \[y\/N\]/, 'the prompt shows the change');
+  r.type('y\r');
+  t.equal(await r.exit, 0, r.screen());
+  t.equal(readFileSync(join(sb.project, 'src', 'app.txt'), 'utf8'), 'goodbye\n');
+  t.match(r.screen(), /step [1-9]\d* · /, 'the status line counts the runner\'s steps');
+  t.notMatch(r.screen(), /step 0 · Edit/);
 });
