@@ -109,7 +109,11 @@ export const command: CommandSpec = {
             if (ctx.io.stdin.isTTY) {
               const yes = await ask(ctx, `${tty ? '\r\u001b[2K' : ''}The task asks to ${what}.${change}${change.endsWith('\n') ? '' : '\n'}Approve? [y/N] `);
               try {
-                decideApproval(engine.db(), body.approval_id, yes ? 'approved' : 'denied', 'cli');
+                // The answer at the prompt is the CLI user's decision: a gate decision with its audit row, as approvals approve is.
+                const verb = yes ? 'approve' : 'deny';
+                await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id: body.approval_id, project }, args: { approval_id: body.approval_id } }), () =>
+                  decideApproval(engine.db(), body.approval_id, yes ? 'approved' : 'denied', 'cli'),
+                );
               } catch (err) {
                 if (!(err instanceof ScError && err.code === 'SC_APPROVAL_NOT_PENDING')) throw err;
               }
