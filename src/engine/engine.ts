@@ -22,7 +22,8 @@ import type { RemoteEngine } from './daemon/remote.js';
 import { Background } from './engine-background.js';
 import { admitJob, type JobSpec, type OwnerSpec, type Submitted } from './engine-submit.js';
 import { reconcileChanges } from './files.js';
-import { type JobRow, Jobs } from './jobs.js';
+import { type JobRow } from './job-events.js';
+import { Jobs } from './jobs.js';
 
 export type EngineMode = 'temporary' | 'shared' | 'daemon';
 

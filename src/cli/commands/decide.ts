@@ -1,5 +1,6 @@
 /* What approvals approve and approvals deny share: one exact approval of this project, through the gate. */
-import { decideApproval, getApproval, getJob } from '../../engine/jobs.js';
+import { decideApproval, getApproval } from '../../engine/approvals.js';
+import { getJob } from '../../engine/job-events.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';

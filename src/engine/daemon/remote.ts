@@ -12,7 +12,7 @@
 import { existsSync } from 'node:fs';
 import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
-import type { JobRow } from '../jobs.js';
+import type { JobRow } from '../job-events.js';
 import type { JobSpec, OwnerSpec, Submitted } from '../engine-submit.js';
 import { type EngineInfo, EngineLink, type OwnerHello } from './client.js';
 import { type EngineFiles, engineFiles } from './files.js';

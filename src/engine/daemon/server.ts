@@ -29,7 +29,7 @@ import { newId } from '../../util/ids.js';
 import { VERSION } from '../../version.js';
 import { Engine } from '../engine.js';
 import { admitJob, type JobSpec, type Submitter } from '../engine-submit.js';
-import { addEvent, getJob } from '../jobs.js';
+import { addEvent, getJob } from '../job-events.js';
 import type { EngineInfo } from './client.js';
 import { engineFiles, type EngineFiles, newNonce, proof, proofMatches, SOCKET_PATH_BYTES, writeToken } from './files.js';
 import { acquireEngineLock, type EngineLock } from './lock.js';
