@@ -133,6 +133,7 @@ const TRUSTED_READS: Record<string, string> = {
   'store/settings.ts': 'settings.json in the 0700 profile directory',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',
   'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',
+  'engine/owners.ts': "/proc/PID/stat written by the kernel, and the temp directory's listing for our own run dirs",
 };
 
 t.test('files a project or a user controls are read only through the bounded primitive', async (t) => {

@@ -12,7 +12,7 @@
 import { EventEmitter } from 'node:events';
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
-import { addEvent, now } from './job-events.js';
+import { addEvent, getJob, now, setState } from './job-events.js';
 
 export interface ApprovalRow {
   readonly id: string;
@@ -39,14 +39,22 @@ export function pendingApprovals(db: Db, where: { project: string; jobId?: strin
   return rows.map((r) => ({ ...r, action: JSON.parse(r.action as string) }) as ApprovalRow & { owner: string });
 }
 
-/** Records an approval decision if it is still pending. Returns the approval as it now stands. */
+/**
+ * Records an approval decision if it is still pending. Returns the approval as it now stands.
+ * A test job's one approval also moves the job at once: approved, it is queued for a run
+ * slot; denied, it is cancelled (its engine only starts what is queued).
+ */
 export function decideApproval(db: Db, id: string, decision: 'approved' | 'denied', by: string): ApprovalRow {
-  const changed = sql(db, "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ? WHERE id = ? AND state = 'pending'").run(decision, now(), by, id).changes;
-  const a = getApproval(db, id);
-  if (!a) throw new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(id)}`);
-  if (changed === 0) throw new ScError('SC_APPROVAL_NOT_PENDING', `approval ${id} is already ${a.state}`);
-  addEvent(db, a.job_id, `approval_${decision}`, { approval_id: id, by });
-  return a;
+  return db.transaction(() => {
+    const changed = sql(db, "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ? WHERE id = ? AND state = 'pending'").run(decision, now(), by, id).changes;
+    const a = getApproval(db, id);
+    if (!a) throw new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(id)}`);
+    if (changed === 0) throw new ScError('SC_APPROVAL_NOT_PENDING', `approval ${id} is already ${a.state}`);
+    addEvent(db, a.job_id, `approval_${decision}`, { approval_id: id, by });
+    const job = getJob(db, a.job_id);
+    if (job?.kind === 'test' && a.kind === 'command' && job.state === 'waiting_approval') setState(db, job.id, decision === 'approved' ? 'queued' : 'cancelled');
+    return a;
+  }).immediate();
 }
 
 /** Cancels whatever the job still has pending (the job ended, or will never run). */

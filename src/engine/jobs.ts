@@ -2,7 +2,8 @@
  * Owned jobs: test commands and agent tasks.
  *
  *   test:  submit ─► row (queued, owner recorded first) ─► exact approval pending ─► waiting_approval
- *          approved (here, or by the CLI in another process; polled) ─► queue ─► gate job:run
+ *          approved (here, or by the CLI in another process; pushed or polled) ─► queued for a
+ *          run slot (jobs.concurrent_running) ─► gate job:run
  *          ─► supervisor + process group ─► output events ─► succeeded | failed | cancelled
  *   agent: submitAgent ─► row (queued) ─► agent queue ─► a slot (agent.concurrent_tasks), and for
  *          a build task the project's one writer slot (checked in the store, so another process's
@@ -128,6 +129,16 @@ export class Jobs {
   }
 
   /**
+   * Re-reads every decision this engine waits for. The shared engine calls it whenever a
+   * socket closes: a decider refused a socket while all were taken (SC_ENGINE_BUSY) has
+   * already recorded its decision, and a freed socket is the first moment it could retry.
+   */
+  recheckDecisions(): void {
+    this.decisions.recheckAll();
+    this.sync();
+  }
+
+  /**
    * Waits until approval `approvalId` is no longer pending and returns its state. Woken by
    * notifyDecision; a temporary engine also re-reads the store every approval_poll_ms,
    * because a decision made by the CLI in another process is not pushed to it.
@@ -151,6 +162,7 @@ export class Jobs {
       this.waiting.delete(id);
       if (a.state === 'approved') {
         this.queue.push(id);
+        if (getJob(db, id)?.state === 'waiting_approval') setState(db, id, 'queued');
         addEvent(db, id, 'queued', {});
       } else if (getJob(db, id)?.state === 'waiting_approval') setState(db, id, 'cancelled');
     }
@@ -168,7 +180,7 @@ export class Jobs {
   private start(id: string): void {
     const db = this.c.db();
     const job = getJob(db, id);
-    if (!job || job.state !== 'waiting_approval') return;
+    if (!job || job.state !== 'queued') return;
     const approval = sql(db, "SELECT action FROM approvals WHERE job_id = ? AND state = 'approved' ORDER BY decided_at DESC LIMIT 1").get(id) as { action: string } | undefined;
     // INVARIANT: what runs is exactly what was approved, read back from the approval itself.
     const action = approval ? (JSON.parse(approval.action) as { argv: string[]; cwd: string }) : undefined;
@@ -221,7 +233,7 @@ export class Jobs {
     if (job.kind === 'agent') return this.cancelAgent(job);
     const qi = this.queue.indexOf(id);
     if (qi >= 0) this.queue.splice(qi, 1);
-    if (this.waiting.delete(id) || qi >= 0 || (job.state === 'waiting_approval' && !this.running.has(id))) {
+    if (this.waiting.delete(id) || qi >= 0 || (['queued', 'waiting_approval'].includes(job.state) && !this.running.has(id))) {
       cancelPending(db, id, 'cancel');
       if (['queued', 'waiting_approval'].includes(getJob(db, id)?.state ?? '')) setState(db, id, 'cancelled');
     }
@@ -305,9 +317,12 @@ export class Jobs {
       }
       let started = false;
       db.transaction(() => {
-        const holder = spec.mode === 'build' ? writerOf(db, spec.project, spec.id) : undefined;
-        if (holder && !alive(holder.owner)) reapOrphans(db);
-        if (holder && alive(holder.owner)) return;
+        let holder = spec.mode === 'build' ? writerOf(db, spec.project, spec.id) : undefined;
+        if (holder && !alive(holder.owner)) {
+          reapOrphans(db);
+          holder = writerOf(db, spec.project, spec.id);
+        }
+        if (holder) return;
         setState(db, spec.id, 'running');
         started = true;
       }).immediate();
