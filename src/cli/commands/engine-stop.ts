@@ -4,11 +4,20 @@
  */
 import { engineFiles } from '../../engine/daemon/files.js';
 import { controlRequest } from '../../engine/daemon/remote.js';
-import { pidRunning } from '../../engine/owners.js';
 import { getJob } from '../../engine/job-events.js';
 import { ScError } from '../../errors.js';
 import { findShared } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
+
+// Until the pid is gone, not only stopped: then a new engine's pid cannot be mistaken for it.
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 
 export const command: CommandSpec = {
@@ -27,7 +36,7 @@ export const command: CommandSpec = {
     const ids = Array.isArray(data.jobs) ? (data.jobs as string[]) : [];
     const pid = shared.info.pid;
     const end = Date.now() + ctx.policy().limits.engine.stop_deadline_ms;
-    while (pidRunning(pid)) {
+    while (alive(pid)) {
       if (Date.now() > end) throw new ScError('SC_ENGINE_TIMEOUT', `the engine (pid ${pid}) did not exit within ${ctx.policy().limits.engine.stop_deadline_ms} ms`);
       await new Promise((r) => setTimeout(r, 25));
     }
