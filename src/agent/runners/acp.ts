@@ -152,7 +152,8 @@ export async function driveAcp(run: Run): Promise<Driven> {
     }
   };
 
-  const proc = run.launch([], ['HOME'], onLine);
+  // On cancel the agent is told (session/cancel) and ends its turn; the group is stopped then, or after the grace.
+  const proc = run.launch([], ['HOME'], onLine, 'grace');
   void proc.done.then(() => {
     for (const w of waiting.values()) w.reject(new Error('the agent exited'));
     waiting.clear();

@@ -69,8 +69,12 @@ export interface Run {
   readonly relayCallMs: number;
   /** Writes a file (mode 0600) in the run's private temp dir, removed after the run. */
   tempFile(name: string, content: string): string;
-  /** Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`. */
-  launch(extra: readonly string[], envNames: readonly string[], onLine: (line: string) => void): RunnerProcess;
+  /**
+   * Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`.
+   * On cancellation its group is stopped at once, or with `abort: 'grace'` (a driver that tells
+   * the CLI itself, as ACP's session/cancel does) only after the kill grace, so the CLI hears it.
+   */
+  launch(extra: readonly string[], envNames: readonly string[], onLine: (line: string) => void, abort?: 'stop' | 'grace'): RunnerProcess;
   /** Appends a job event, with long text fields cut to the event text limit. */
   emit(kind: string, body: Record<string, unknown>): void;
   clip(text: string): string;
@@ -176,7 +180,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
         return path;
       },
-      launch: (extra, envNames, onLine) => {
+      launch: (extra, envNames, onLine, abort = 'stop') => {
         const argv = [entry.command, ...entry.args, ...extra];
         const proc = spawnRunner(ticket, {
           argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
@@ -184,8 +188,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         }, onLine);
         procs.push(proc);
         if (overtime) proc.cancel();
-        const stop = () => proc.cancel();
-        if (ctx.signal.aborted) stop();
+        const stop = abort === 'stop' ? () => proc.cancel() : () => setTimeout(() => proc.cancel(), limits.kill_grace_ms).unref();
+        if (ctx.signal.aborted) proc.cancel();
         ctx.signal.addEventListener('abort', stop, { once: true });
         void proc.done.finally(() => ctx.signal.removeEventListener('abort', stop));
         void proc.pid.then((pid) => emit('runner.started', { provider: entry.provider, argv, pid }));

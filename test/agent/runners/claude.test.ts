@@ -215,7 +215,8 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
 
 t.test('a SIGKILLed owner leaves no CLI process behind', async (t) => {
   const { spawn } = await import('node:child_process');
-  const owner = spawn(process.execPath, [...process.execArgv, join(FIXTURES, 'runner-owner.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The owner is a TypeScript file run with this process's loader flags; tap's own TypeScript hook stays off in it, as in this process.
+  const owner = spawn(process.execPath, [...process.execArgv, join(FIXTURES, 'runner-owner.ts')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TAP_TYPE_STRIP_ONLY: '1' } });
   t.teardown(() => owner.kill('SIGKILL'));
   let out = '';
   await new Promise<void>((resolve, reject) => {
