@@ -88,7 +88,7 @@ export const ERRORS = {
   SC_ENGINE_NOT_RUNNING: { exit: EXIT.error, summary: 'No shared engine is running for this profile.' },
   SC_ENGINE_START_FAILED: { exit: EXIT.error, summary: 'The shared engine could not start, or did not answer within its start deadline.' },
   SC_ENGINE_UNAVAILABLE: { exit: EXIT.error, summary: 'The shared engine went away, or its socket closed, while a request was in flight.' },
-  SC_ENGINE_PEER_REFUSED: { exit: EXIT.denied, summary: 'The engine socket or token is not private to this user, or the other side failed authentication.' },
+  SC_ENGINE_PEER_REFUSED: { exit: EXIT.integrity, summary: 'The engine socket or token is not private to this user, or the other side failed authentication.' },
   SC_ENGINE_BUSY: { exit: EXIT.error, summary: 'The engine has as many sockets open as policy/limits.json allows.' },
   SC_ENGINE_OWNERS_FULL: { exit: EXIT.error, summary: 'The profile already has the most ownership sockets open; control requests still work.' },
   SC_ENGINE_PROTOCOL: { exit: EXIT.error, summary: 'A frame on the engine socket is malformed, out of order or abandoned; the socket is closed.' },

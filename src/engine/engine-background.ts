@@ -19,7 +19,7 @@ import { getProject } from '../store/projects.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { newId } from '../util/ids.js';
 import { childEnv } from './child-env.js';
-import { addEvent, type JobRow } from './jobs.js';
+import { addEvent, type JobRow } from './job-events.js';
 
 export interface BackgroundEntry {
   readonly id: string;

@@ -14,7 +14,7 @@ import { type Db, sql } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { unifiedDiff } from './diff.js';
 import { atomicWrite, readState } from './files.js';
-import { addEvent, getJob } from './jobs.js';
+import { addEvent, getJob } from './job-events.js';
 
 interface CheckpointRow {
   id: string;

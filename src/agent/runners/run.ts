@@ -13,11 +13,11 @@
  * into job events, its approval requests into ctx.requestApproval, its end into
  * an outcome. Cancellation (ctx.signal) stops the CLI's process group.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Settings } from '../../../gen/types/settings.js';
 import { recordObservedChange } from '../../engine/files.js';
+import { makeRunDir } from '../../engine/owners.js';
 import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
@@ -159,7 +159,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   const snapLimits = { ...limits, gitignore_bytes: deps.policy.limits.files.gitignore_bytes };
   const before = takeSnapshot(ctx.project, snapLimits, true);
   if (before.truncated) emit('runner.snapshot_limited', { reason: before.truncated });
-  const dir = mkdtempSync(join(tmpdir(), 'shadowcode-run-'));
+  // Named by this process: after a SIGKILL the next open of the profile removes it (engine/owners.ts).
+  const dir = makeRunDir();
   const procs: RunnerProcess[] = [];
   let overtime = false;
   const wall = setTimeout(() => {

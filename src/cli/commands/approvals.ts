@@ -1,5 +1,5 @@
 /* shadowcode approvals: the pending approvals of every owner's jobs in the project. */
-import { pendingApprovals } from '../../engine/jobs.js';
+import { pendingApprovals } from '../../engine/approvals.js';
 import { describeAction } from '../output.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';

@@ -10,11 +10,16 @@
  *
  * A build task at read_only can change nothing; it says so when it starts.
  *
- * --json prints each event as one JSON line on stdout instead. Ctrl-C cancels the
- * task and waits for its cleanup (the command's process group too) before exiting.
+ * --json prints each event as one JSON line on stdout instead. Ctrl-C, SIGTERM and
+ * SIGHUP cancel the task and wait for its cleanup (the command's process group, the
+ * runner's temp dir) before exiting.
+ *
+ * --detach: the task goes to the shared engine owned by no connection, and this
+ * returns with its id at once; it runs until it ends, is cancelled or the engine stops.
  */
 import { attachAgentRuntime, resolveModelEntry } from '../../agent/task.js';
 import { randomBytes } from 'node:crypto';
+import type { Engine } from '../../engine/engine.js';
 import type { OwnerSpec } from '../../engine/engine-submit.js';
 import { decideApproval, getJob, jobAnswer, jobEvents, type JobRow } from '../../engine/jobs.js';
 import { ScError } from '../../errors.js';
@@ -26,7 +31,7 @@ import { openEngine } from '../engine.js';
 import { ask } from '../ask.js';
 import { changePreview } from '../change-preview.js';
 import { describeAction } from '../output.js';
-import type { CommandSpec } from '../spec.js';
+import type { CommandSpec, Output } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
 
@@ -43,6 +48,7 @@ export const command: CommandSpec = {
     { name: 'mode', type: 'string', value: 'MODE', choices: ['plan', 'review', 'build'], default: 'build', description: 'plan: read and record a plan; review: read and report; build: change and verify' },
     { name: 'model', type: 'string', value: 'ID', description: 'a configured model (shadowcode model list); default the default model' },
     { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], default: 'read_only', description: 'the most this task may do; never more than the project is trusted for' },
+    { name: 'detach', type: 'boolean', description: 'hand the task to the shared engine (shadowcode engine start) and return at once; it outlives this command' },
   ],
   args: [{ name: 'PROMPT', required: true, variadic: true, description: 'the task, in plain words' }],
   examples: [
@@ -59,12 +65,17 @@ export const command: CommandSpec = {
     const level = (options.level as Level | undefined) ?? 'read_only';
     // The shared engine's queue when one runs; this invocation owns the task either way, so ^C cancels it.
     const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    if (options.detach === true) return detached(ctx, engine, project, prompt, mode, level, options.model as string | undefined);
     const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     let job: JobRow | undefined;
+    let interrupted = false;
+    // Ctrl-C, and a terminal closing or a kill: the task is settled and cleaned up, not left behind.
     const interrupt = () => {
+      interrupted = true;
       if (job) void engine.cancelJob(owner, job.id);
     };
-    process.on('SIGINT', interrupt);
+    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+    for (const s of signals) process.on(s, interrupt);
     try {
       const entry = resolveModelEntry(engine.freshSettings(), options.model as string | undefined);
       attachAgentRuntime(engine);
@@ -72,6 +83,7 @@ export const command: CommandSpec = {
         engine.submitJob(owner, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
       ));
       const id = job.id;
+      if (interrupted) void engine.cancelJob(owner, id);
       const started = Date.now();
       const tty = ctx.io.stderr === process.stderr && process.stderr.isTTY === true;
       const view = { step: 0, tool: '', tokens: 0 };
@@ -141,8 +153,26 @@ export const command: CommandSpec = {
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
-      process.off('SIGINT', interrupt);
+      for (const s of signals) process.off(s, interrupt);
       await engine.shutdown();
     }
   },
 };
+
+/** run --detach: owned by no connection, so only the shared engine can keep it once this command exits. */
+async function detached(ctx: Ctx, engine: Engine, project: string, prompt: string, mode: 'plan' | 'review' | 'build', level: Level, model: string | undefined): Promise<Output> {
+  try {
+    if (engine.mode !== 'shared') throw new ScError('SC_ENGINE_NOT_RUNNING', 'run --detach needs the shared engine, which outlives this command: start it with shadowcode engine start, then run this again');
+    const entry = resolveModelEntry(engine.freshSettings(), model);
+    const { job } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
+      engine.submitDetached(project, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
+    );
+    return {
+      data: { job, engine: { pid: engine.sharedPid } },
+      text: `task ${job.id} (${mode}, model ${entry.id}, ceiling ${job.ceiling}) handed to the shared engine (pid ${engine.sharedPid}); it runs after this command exits.
+follow it: shadowcode --workspace ${project} jobs; its approvals: shadowcode --workspace ${project} approvals`,
+    };
+  } finally {
+    await engine.shutdown();
+  }
+}
