@@ -22,6 +22,7 @@ export declare const validateGrant: GeneratedValidator;
 export declare const validateLimits: GeneratedValidator;
 export declare const validatePermissions: GeneratedValidator;
 export declare const validatePlugin: GeneratedValidator;
+export declare const validateProtectedPaths: GeneratedValidator;
 export declare const validateRegistration: GeneratedValidator;
 export declare const validateSettings: GeneratedValidator;
 export declare const validateStatus: GeneratedValidator;

@@ -20,6 +20,7 @@ export { default as validateGrant } from './grant.js';
 export { default as validateLimits } from './limits.js';
 export { default as validatePermissions } from './permissions.js';
 export { default as validatePlugin } from './plugin.js';
+export { default as validateProtectedPaths } from './protected-paths.js';
 export { default as validateRegistration } from './registration.js';
 export { default as validateSettings } from './settings.js';
 export { default as validateStatus } from './status.js';
