@@ -15,6 +15,7 @@
  * opens the profile: their queue died with it, so they never start.
  */
 import { EventEmitter } from 'node:events';
+import type { CommandApproval } from '../../gen/types/command-approval.js';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from '../agent/types.js';
 import { asScError, ScError } from '../errors.js';
@@ -49,7 +50,8 @@ export interface ApprovalRow {
   readonly id: string;
   readonly job_id: string;
   readonly kind: 'command' | 'write' | 'mcp_call';
-  readonly action: { argv?: string[]; cwd?: string; path?: string; diff?: string };
+  /** A command's CommandApproval (argv, cwd, changed_files, runs_changed, notice); a write's path, rule and diff; a call's server, tool and arguments. */
+  readonly action: Partial<CommandApproval> & { path?: string; diff?: string; rule?: string };
   readonly state: 'pending' | 'approved' | 'denied' | 'cancelled';
   readonly created_at: string;
   readonly decided_at: string | null;

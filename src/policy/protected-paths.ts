@@ -137,6 +137,13 @@ export function pathVerdict(policy: Policy, project: string, path: string, acces
   return approve ?? { effect: 'open', rule: null, list: null, description: null, matched: lexical };
 }
 
+/** The profile's project-relative path ('/'-separated) when it lies inside the project, else null. */
+export function profileInside(project: string, profile: string): string | null {
+  const real = realOrSelf(profile);
+  if (!insideProject(project, real) || real === project) return real === project ? '' : null;
+  return slashed(relative(project, real));
+}
+
 /** Throws SC_PATH_PROTECTED when the verdict refuses; returns it otherwise. */
 export function assertPathAllowed(policy: Policy, project: string, path: string, access: PathAccess, profile?: string): PathVerdict {
   const v = pathVerdict(policy, project, path, access, profile);

@@ -12,14 +12,14 @@
 import { attachAgentRuntime, resolveModelEntry } from '../../agent/task.js';
 import { randomBytes } from 'node:crypto';
 import type { OwnerSpec } from '../../engine/engine-submit.js';
-import { decideApproval, getJob, jobAnswer, jobEvents, type JobRow } from '../../engine/jobs.js';
+import { decideApproval, getApproval, getJob, jobAnswer, jobEvents, type JobRow } from '../../engine/jobs.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Level } from '../../ticket.js';
 import { encodeCursor } from '../../util/cursor.js';
 import type { Ctx } from '../context.js';
 import { openEngine } from '../engine.js';
-import { describeAction } from '../output.js';
+import { approvalDetails, describeAction } from '../output.js';
 import type { CommandSpec } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
@@ -96,7 +96,11 @@ export const command: CommandSpec = {
             line(`step ${body.step}: ${body.name}`);
           } else if (e.kind === 'checkpoint') line(`  changed ${body.path} (checkpoint ${body.checkpoint_id})`);
           else if (e.kind === 'approval_requested') {
-            const what = describeAction(body.kind, body.action);
+            // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
+            const stored = getApproval(engine.db(), body.approval_id);
+            const action = (stored?.action ?? body.action) as Record<string, unknown>;
+            const details = approvalDetails(body.kind, action);
+            const what = `${describeAction(body.kind, action)}${details ? `\n${details}\n` : ''}`;
             if (ctx.io.stdin.isTTY) {
               const yes = await ask(ctx, `${tty ? '\r\u001b[2K' : ''}The task asks to ${what}. Approve? [y/N] `);
               try {
