@@ -98,6 +98,11 @@ function slashed(rel: string): string {
   return sep === '/' ? rel : rel.split(sep).join('/');
 }
 
+/** Inside, ignoring case: on a case-insensitive file system `HOME/x` is `home/x`. */
+function insideLower(dir: string, path: string): boolean {
+  return insideProject(dir.toLowerCase(), path.toLowerCase());
+}
+
 function realOrSelf(path: string): string {
   try {
     return realpathSync(path);
@@ -122,7 +127,7 @@ export function pathVerdict(policy: Policy, project: string, path: string, acces
   const profileLex = profile ? resolve(profile) : undefined;
   let approve: PathVerdict | undefined;
   for (const f of forms) {
-    if (profileReal && profileLex && (insideProject(profileReal, f) || insideProject(profileLex, f)) && (access === 'write' || p.profile.refuse_reads)) {
+    if (profileReal && profileLex && (insideLower(profileReal, f) || insideLower(profileLex, f)) && (access === 'write' || p.profile.refuse_reads)) {
       return { effect: 'refuse', rule: p.profile.id, list: 'profile', description: p.profile.description, matched: slashed(relative(project, f)) };
     }
     if (!insideProject(project, f)) continue;
