@@ -58,9 +58,7 @@ export function atomicWrite(abs: string, content: Buffer, mode: number): void {
 
 function target(project: string, path: string): { abs: string; rel: string } {
   const abs = confinedPath(project, path, { mustExist: false });
-  // The directory must exist inside the project too: a write never creates a path through a link.
-  confinedPath(project, dirname(abs), { mustExist: true });
-  if (statSync(dirname(abs)).isDirectory() === false) throw new ScError('SC_FILE_NOT_FOUND', `${dirname(path)} is not a directory`);
+  // The directory is opened and checked by ProjectDir: it must exist inside the project, never through a link out.
   return { abs, rel: relative(project, abs) };
 }
 
