@@ -14,7 +14,7 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Settings } from '../../../gen/types/settings.js';
 import { recordObservedChange } from '../../engine/files.js';
 import { ScError } from '../../errors.js';
@@ -24,6 +24,7 @@ import type { Db } from '../../store/db.js';
 import { getProject } from '../../store/projects.js';
 import type { SecretStore } from '../../store/secrets.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
+import { type PathVerdict, pathVerdict } from '../../policy/protected-paths.js';
 import type { TaskContext, TaskOutcome, Usage } from '../types.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
@@ -62,6 +63,8 @@ export interface Run {
   tempFile(name: string, content: string): string;
   /** Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`. */
   launch(extra: readonly string[], envNames: readonly string[], onLine: (line: string) => void): RunnerProcess;
+  /** Which protected-path rule decides a write by the CLI to this project path (policy/protected-paths.json). */
+  protect(path: string): PathVerdict;
   /** Appends a job event, with long text fields cut to the event text limit. */
   emit(kind: string, body: Record<string, unknown>): void;
   clip(text: string): string;
@@ -158,6 +161,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   try {
     const run: Run = {
       ctx, entry, limits, readOnly, servers, emit, clip, events,
+      protect: (path) => pathVerdict(deps.policy, ctx.project, path, 'write', dirname(deps.db.name)),
       tempFile: (name, content) => {
         const path = join(dir, name);
         writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
