@@ -131,7 +131,9 @@ export class ProjectDir {
     let tmpMade = false;
     try {
       this.verify(check);
-      fd = openSync(this.at(tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, mode);
+      const tmpPath = this.at(tmp);
+      // Created new (O_EXCL), never through a link: a write-only descriptor of our own temp file.
+      fd = openSync(tmpPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, mode);
       tmpMade = true;
       for (let off = 0; off < content.length; ) off += writeSync(fd, content, off, content.length - off);
       fsyncSync(fd);
