@@ -16,9 +16,7 @@
  * sees the real path of the directory actually written (protected paths), so a
  * link swapped in after the caller's own check is still caught.
  */
-import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, relative, sep } from 'node:path';
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
@@ -42,18 +40,15 @@ export function readState(project: string, rel: string, cap: number): FileState 
   return { exists: true, content: r.bytes, mode: r.mode & 0o7777, sha: sha256(r.bytes) };
 }
 
-/** Writes bytes in place of a file, atomically: a reader sees the old content or the new, never half. */
-export function atomicWrite(abs: string, content: Buffer, mode: number): void {
-  const tmp = join(dirname(abs), `.${randomBytes(6).toString('hex')}.shadowcode.tmp`);
-  const fd = openSync(tmp, 'wx', mode);
+/** Writes (content) or removes (null) a project file through its directory held open: never outside the project, no temp file left. */
+export function projectWrite(project: string, rel: string, content: Buffer | null, mode: number): void {
+  const dir = ProjectDir.open(project, dirname(rel));
   try {
-    writeSync(fd, content);
-    fsyncSync(fd);
+    if (content) dir.write(basename(rel), content, mode);
+    else dir.unlink(basename(rel));
   } finally {
-    closeSync(fd);
+    dir.close();
   }
-  chmodSync(tmp, mode);
-  renameSync(tmp, abs);
 }
 
 function target(project: string, path: string): { abs: string; rel: string } {
