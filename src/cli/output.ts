@@ -28,6 +28,25 @@ export function describeAction(kind: string, action: Record<string, unknown>): s
   // A coding CLI's own tool (a Read, a Grep, an ACP tool call) has no argv: name the tool and its exact input.
   if (kind === 'command' && typeof action.tool === 'string') return `use its ${action.tool} tool with ${JSON.stringify(action.input ?? {})}`;
   if (kind === 'mcp_call') return `call ${String(action.server)} tool ${String(action.tool)} with ${JSON.stringify(action.arguments)}`;
-  if (kind === 'write' && typeof action.path === 'string') return `write ${action.path}`;
+  if (kind === 'write' && typeof action.path === 'string') return `write ${action.path}${typeof action.rule === 'string' ? ` (protected by rule ${action.rule}: its own approval)` : ''}`;
   return `${kind} ${JSON.stringify(action)}`;
+}
+
+/**
+ * What a person must see before deciding, beyond the one line: for a command, every file the
+ * task changed so far and, said plainly, which of them the command runs; for a write that needs
+ * its own approval, the complete diff. Empty when there is nothing more.
+ */
+export function approvalDetails(kind: string, action: Record<string, unknown>): string {
+  const out: string[] = [];
+  if (kind === 'command' && Array.isArray(action.changed_files)) {
+    const files = action.changed_files as string[];
+    out.push(files.length ? `  files this task changed so far: ${files.join(', ')}` : '  this task has changed no files so far');
+    if (typeof action.notice === 'string') out.push(`  WARNING: ${action.notice}`);
+  }
+  if (kind === 'write' && typeof action.diff === 'string') {
+    if (typeof action.reason === 'string') out.push(`  why this needs its own approval: ${action.reason}`);
+    out.push('  the complete change:', ...action.diff.replace(/\n$/, '').split('\n').map((l) => `    ${l}`));
+  }
+  return out.join('\n');
 }

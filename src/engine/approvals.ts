@@ -9,6 +9,7 @@
  * The row is the truth: a waiter always reads the decision back from the store,
  * never from the message that woke it.
  */
+import type { CommandApproval } from '../../gen/types/command-approval.js';
 import { EventEmitter } from 'node:events';
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
@@ -18,7 +19,8 @@ export interface ApprovalRow {
   readonly id: string;
   readonly job_id: string;
   readonly kind: 'command' | 'write' | 'mcp_call';
-  readonly action: { argv?: string[]; cwd?: string; path?: string; diff?: string };
+  /** A command's CommandApproval (argv, cwd, changed_files, runs_changed, notice); a write's path, rule and diff; a call's server, tool and arguments. */
+  readonly action: Partial<CommandApproval> & { path?: string; diff?: string; rule?: string };
   readonly state: 'pending' | 'approved' | 'denied' | 'cancelled';
   readonly created_at: string;
   readonly decided_at: string | null;

@@ -26,6 +26,7 @@ const byKey = {
   limits: gen.validateLimits,
   permissions: gen.validatePermissions,
   plugin: gen.validatePlugin,
+  'protected-paths': gen.validateProtectedPaths,
   registration: gen.validateRegistration,
   settings: gen.validateSettings,
   status: gen.validateStatus,

@@ -105,7 +105,7 @@ t.test('run_command waits for approval of the exact argv and directory, then run
   await until(() => pendingApprovals(db, { project: b.sb.project, jobId: job.id }).length === 1);
   t.equal(getJob(db, job.id)?.state, 'waiting_approval', 'visible as waiting for approval');
   const [a] = pendingApprovals(db, { project: b.sb.project, jobId: job.id });
-  t.same(a!.action, { argv: ['sh', '-c', 'echo out; echo err >&2; exit 3'], cwd: b.sb.project });
+  t.same(a!.action, { argv: ['sh', '-c', 'echo out; echo err >&2; exit 3'], cwd: b.sb.project, changed_files: [], runs_changed: [], notice: null });
   t.equal(model.requests.length, 1, 'nothing more happens until it is decided');
   decideApproval(db, a!.id, 'approved', 'test');
   b.engine.jobs().sync();

@@ -14,7 +14,7 @@
  * an outcome. Cancellation (ctx.signal) stops the CLI's process group.
  */
 import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Settings } from '../../../gen/types/settings.js';
 import { recordObservedChange } from '../../engine/files.js';
 import { makeRunDir } from '../../engine/owners.js';
@@ -25,6 +25,7 @@ import type { Db } from '../../store/db.js';
 import { getProject } from '../../store/projects.js';
 import type { SecretStore } from '../../store/secrets.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
+import { type PathVerdict, pathVerdict } from '../../policy/protected-paths.js';
 import type { TaskContext, TaskOutcome, Usage } from '../types.js';
 import type { Relay, RelayEntry } from './relay-host.js';
 import { type ServerChoice, serversForRun } from './servers.js';
@@ -69,6 +70,8 @@ export interface Run {
   readonly relayCallMs: number;
   /** Writes a file (mode 0600) in the run's private temp dir, removed after the run. */
   tempFile(name: string, content: string): string;
+  /** Which protected-path rule decides a write by the CLI to this project path (policy/protected-paths.json). */
+  protect(path: string): PathVerdict;
   /**
    * Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`.
    * On cancellation its group is stopped at once, or with `abort: 'grace'` (a driver that tells
@@ -175,6 +178,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     if (servers.shared.length) relay = await (await import('./relay-host.js')).startRelay(ticket, deps, ctx, servers.shared, dir, limits.line_bytes);
     const run: Run = {
       ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms,
+      protect: (path) => pathVerdict(deps.policy, ctx.project, path, 'write', dirname(deps.db.name)),
       tempFile: (name, content) => {
         const path = join(dir, name);
         writeFileSync(path, content, { mode: 0o600, flag: 'wx' });

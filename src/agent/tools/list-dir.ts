@@ -10,6 +10,7 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ScError } from '../../errors.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { listProjectDir } from '../../util/safe-read.js';
+import { guardPath } from './change.js';
 import { loadIgnore } from './ignore.js';
 import { type NativeTool, ok, type ToolEnv } from './types.js';
 
@@ -32,6 +33,7 @@ export const listDir: NativeTool<Args> = {
   run(env: ToolEnv, a: Args, ticket: GateTicket) {
     assertTicket(ticket, 'task:tool.list_dir');
     const rel = relOf(env.ctx.project, a.path);
+    guardPath(env, rel || '.', 'read');
     const max = env.policy.limits.agent.list_entries;
     const entries = listProjectDir(env.ctx.project, rel);
     const ignored = loadIgnore(env, rel);

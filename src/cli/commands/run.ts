@@ -21,7 +21,7 @@ import { attachAgentRuntime, resolveModelEntry } from '../../agent/task.js';
 import { randomBytes } from 'node:crypto';
 import type { Engine } from '../../engine/engine.js';
 import type { OwnerSpec } from '../../engine/engine-submit.js';
-import { decideApproval, getJob, jobAnswer, jobEvents, type JobRow } from '../../engine/jobs.js';
+import { decideApproval, getApproval, getJob, jobAnswer, jobEvents, type JobRow } from '../../engine/jobs.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Level } from '../../ticket.js';
@@ -30,7 +30,7 @@ import type { Ctx } from '../context.js';
 import { openEngine } from '../engine.js';
 import { ask } from '../ask.js';
 import { changePreview } from '../change-preview.js';
-import { describeAction } from '../output.js';
+import { approvalDetails, describeAction } from '../output.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
@@ -116,8 +116,13 @@ export const command: CommandSpec = {
             line(`step ${body.step}: ${body.name}`);
           } else if (e.kind === 'checkpoint') line(`  changed ${body.path} (checkpoint ${body.checkpoint_id})`);
           else if (e.kind === 'approval_requested') {
-            const what = describeAction(body.kind, body.action);
-            const change = body.kind === 'write' ? `\n${changePreview(project, body.action, engine.policy.limits.cli.output_tail_bytes)}` : '';
+            // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
+            const stored = getApproval(engine.db(), body.approval_id);
+            const action = (stored?.action ?? body.action) as Record<string, unknown>;
+            const what = describeAction(body.kind, action);
+            // A command's changed files and warning, or a protected file's complete diff; a coding CLI's write is previewed from its input.
+            const details = approvalDetails(body.kind, action);
+            const change = details ? `\n${details}\n` : body.kind === 'write' ? `\n${changePreview(project, action, engine.policy.limits.cli.output_tail_bytes)}` : '';
             if (ctx.io.stdin.isTTY) {
               const yes = await ask(ctx, `${tty ? '\r\u001b[2K' : ''}The task asks to ${what}.${change}${change.endsWith('\n') ? '' : '\n'}Approve? [y/N] `);
               try {
@@ -130,7 +135,7 @@ export const command: CommandSpec = {
                 if (!(err instanceof ScError && err.code === 'SC_APPROVAL_NOT_PENDING')) throw err;
               }
               await engine.notifyDecision(body.approval_id, owner.label);
-            } else line(`The task asks to ${what}${change ? `; the change:${change}` : ''}; approve with: shadowcode --workspace ${project} approvals approve ${body.approval_id} (or deny)`);
+            } else line(`The task asks to ${what}${change ? (details ? change : `; the change:${change}`) : ''}; approve with: shadowcode --workspace ${project} approvals approve ${body.approval_id} (or deny)`);
           }
           status();
         }
