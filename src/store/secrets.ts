@@ -21,6 +21,7 @@ import { ScError } from '../errors.js';
 import { registerSecretValue } from '../util/secret-values.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { type Db, withWriteLock } from './db.js';
+import { didYouMean } from '../util/suggest.js';
 
 export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
@@ -201,7 +202,7 @@ export class SecretStore {
     withWriteLock(this.db, () => {
       const data = this.read();
       if (!Object.prototype.hasOwnProperty.call(data.secrets, name)) {
-        throw new ScError('SC_SECRET_NOT_FOUND', `no secret named ${name}`);
+        throw new ScError('SC_SECRET_NOT_FOUND', `no secret named ${name}${didYouMean(name, Object.keys(data.secrets))}`);
       }
       delete data.secrets[name];
       this.write(data);

@@ -240,3 +240,19 @@ t.test('canary: stored secret values appear nowhere but the secret store', async
     t.ok(readFileSync(join(sb.profile, 'secrets.json'), 'utf8').includes(canary), `${canary} is in the secret store`);
   }
 });
+
+t.test('an id that names no definition: mcp tools, enable and remove say so, with the nearest id', async (t) => {
+  const sb = await trusted();
+  const add = await json(sb, ['mcp', 'add', file(sb, 'd.yaml', DEF())]);
+  const tools = await json(sb, [...ws(sb), 'mcp', 'tools', 'config:nothere']);
+  t.equal(tools.code, 1, 'not a successful empty answer');
+  t.match(tools.data.error, { code: 'SC_DEF_NOT_FOUND', message: /^no stored definition config:nothere \(shadowcode mcp lists them\)$/ });
+  const near = await json(sb, [...ws(sb), 'mcp', 'tools', 'config:my-tols']);
+  t.match(near.data.error, { code: 'SC_DEF_NOT_FOUND', message: /did you mean config:my-tools\?/ });
+  const stored = await json(sb, [...ws(sb), 'mcp', 'tools', 'config:my-tools']);
+  t.equal(stored.code, 0, 'a stored definition whose catalog was never read is not an error');
+  const enable = await json(sb, [...ws(sb), 'mcp', 'enable', 'config:my-tols', '--hash', add.data.hash]);
+  t.match(enable.data.error, { code: 'SC_DEF_NOT_FOUND', message: /did you mean config:my-tools\?/ });
+  const remove = await json(sb, ['mcp', 'remove', 'config:my-tols', '--hash', add.data.hash]);
+  t.match(remove.data.error, { code: 'SC_DEF_NOT_FOUND', message: /did you mean config:my-tools\?/ });
+});

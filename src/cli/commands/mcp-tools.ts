@@ -9,11 +9,13 @@
  */
 import { type CanonicalTool, type CatalogDiff, diffCatalogs } from '../../client/catalog.js';
 import { acceptCatalog, readPin } from '../../client/pins.js';
+import { storedDefinition, storedDefinitions } from '../../catalog/store.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { CommandSpec } from '../spec.js';
 import type { Style } from '../style.js';
 import { table } from '../style.js';
+import { nearest } from '../../util/suggest.js';
 
 const firstLine = (s: string, n = 72) => {
   const l = s.split('\n')[0] ?? '';
@@ -61,6 +63,11 @@ export const command: CommandSpec = {
         data: { id, pinned_hash: r.pinned_hash, previous_hash: r.previous_hash, changed },
         text: changed ? `accepted the catalog ${r.pinned_hash} of ${id}; tasks may use it again (was ${r.previous_hash})` : `the catalog ${r.pinned_hash} of ${id} is already the pinned one; nothing changed`,
       };
+    }
+    // An id that names no stored definition is a mistake, not an empty catalog.
+    if (storedDefinition(db, id) === undefined) {
+      const suggestion = nearest(id, storedDefinitions(db).map((d) => d.id));
+      throw new ScError('SC_DEF_NOT_FOUND', `no stored definition ${id}${suggestion ? `; did you mean ${suggestion}?` : ''} (shadowcode mcp lists them)`, { id, ...(suggestion ? { suggestion } : {}) });
     }
     const pin = readPin(db, project, id);
     if (!pin) return { data: { id, pinned_hash: null, last_hash: null, last_match: null, tools: [], diff: null }, text: `no catalog of ${id} has been read for ${project} yet; the first task that uses it reads and pins it` };
