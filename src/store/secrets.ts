@@ -182,6 +182,14 @@ export class SecretStore {
     return env;
   }
 
+  /** Which definitions have literal env values stored here, by variable name only (no value is read out). */
+  definitionEnvNames(): Array<{ definition: string; names: string[] }> {
+    const all = this.read().definition_env ?? {};
+    return Object.keys(all)
+      .sort()
+      .map((definition) => ({ definition, names: Object.keys(all[definition]!).sort() }));
+  }
+
   /** Replaces (or with an empty env, drops) a definition's literal env values. */
   putDefinitionEnv(ticket: GateTicket, id: string, env: Record<string, string>): void {
     assertTicket(ticket, 'cli:mcp.*');

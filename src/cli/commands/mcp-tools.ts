@@ -64,12 +64,13 @@ export const command: CommandSpec = {
         text: changed ? `accepted the catalog ${r.pinned_hash} of ${id}; tasks may use it again (was ${r.previous_hash})` : `the catalog ${r.pinned_hash} of ${id} is already the pinned one; nothing changed`,
       };
     }
-    // An id that names no stored definition is a mistake, not an empty catalog.
-    if (storedDefinition(db, id) === undefined) {
+    const pin = readPin(db, project, id);
+    // With no pin, a stored id (config:, plugin:) that names no definition is a mistake, not an
+    // empty catalog. A project file's definition (project:) lives in the project, not the store.
+    if (!pin && !id.startsWith('project:') && storedDefinition(db, id) === undefined) {
       const suggestion = nearest(id, storedDefinitions(db).map((d) => d.id));
       throw new ScError('SC_DEF_NOT_FOUND', `no stored definition ${id}${suggestion ? `; did you mean ${suggestion}?` : ''} (shadowcode mcp lists them)`, { id, ...(suggestion ? { suggestion } : {}) });
     }
-    const pin = readPin(db, project, id);
     if (!pin) return { data: { id, pinned_hash: null, last_hash: null, last_match: null, tools: [], diff: null }, text: `no catalog of ${id} has been read for ${project} yet; the first task that uses it reads and pins it` };
     const match = pin.pinned_hash === pin.seen_hash;
     const diff = match ? null : diffCatalogs(pin.pinned, pin.seen);
