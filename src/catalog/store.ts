@@ -20,6 +20,7 @@ import { type Db, sql } from '../store/db.js';
 import type { SecretStore } from '../store/secrets.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { definitionHash, type Normalized, publicView } from './definition.js';
+import { didYouMean } from '../util/suggest.js';
 
 export interface StoredDef {
   readonly id: string;
@@ -103,7 +104,7 @@ export function removeDefinition(ticket: GateTicket, db: Db, secrets: SecretStor
   assertTicket(ticket, 'cli:mcp.remove');
   const out = recorded(ticket, db, { id, hash }, () => {
     const cur = sql(db, 'SELECT hash, source FROM definitions WHERE id = ?').get(id) as { hash: string; source: string } | undefined;
-    if (!cur || cur.source !== 'config') throw new ScError('SC_DEF_NOT_FOUND', `no stored definition ${id}${id.startsWith('plugin:') ? '; remove its plugin instead' : ''}`);
+    if (!cur || cur.source !== 'config') throw new ScError('SC_DEF_NOT_FOUND', `no stored definition ${id}${id.startsWith('plugin:') ? '; remove its plugin instead' : didYouMean(id, storedDefinitions(db).filter((d) => d.source === 'config').map((d) => d.id))}`);
     if (cur.hash !== hash) throw new ScError('SC_HASH_MISMATCH', `--hash does not match the current content of ${id}`, { id, current_hash: cur.hash });
     const grants = sql(db, 'DELETE FROM grants WHERE definition_id = ?').run(id).changes;
     sql(db, 'DELETE FROM definitions WHERE id = ?').run(id);
@@ -117,7 +118,7 @@ export function removeDefinition(ticket: GateTicket, db: Db, secrets: SecretStor
 export function enableGrant(ticket: GateTicket, db: Db, project: string, id: string, hash: string, currentHash: string | undefined, cap: number): GrantRow {
   assertTicket(ticket, 'cli:mcp.enable');
   return recorded(ticket, db, { id, hash, project }, () => {
-    if (currentHash === undefined) throw new ScError('SC_DEF_NOT_FOUND', `no definition ${id} for this project`);
+    if (currentHash === undefined) throw new ScError('SC_DEF_NOT_FOUND', `no definition ${id} for this project${didYouMean(id, storedDefinitions(db).map((d) => d.id))}`);
     if (hash !== currentHash) throw new ScError('SC_HASH_MISMATCH', `--hash does not match the current content of ${id}; review it with shadowcode mcp`, { id, current_hash: currentHash });
     const existing = sql(db, 'SELECT hash FROM grants WHERE project = ? AND definition_id = ?').get(project, id) as { hash: string } | undefined;
     const n = (sql(db, 'SELECT count(*) AS n FROM grants WHERE project = ?').get(project) as { n: number }).n;

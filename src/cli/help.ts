@@ -15,7 +15,7 @@ const GLOBALS = `Global options:
   --profile P       a profile name or directory (default: $SHADOWCODE_HOME, else $XDG_DATA_HOME/shadowcode)
   --json            print data as JSON (errors as {"error":{code,message,detail}})
   -h, --help        show help for a command
-  -V, --version     print the version`;
+  -V, -v, --version print the version (also: shadowcode version)`;
 
 export function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -79,11 +79,12 @@ export function commandHelp(spec: CommandSpec, subcommands: readonly Entry[] = g
 /**
  * The error for words that name no command. Within a group (`secret lst`,
  * `mcp ad`) the candidates are that group's subcommands; otherwise every
- * command's first word.
+ * command's first word. Words after those are never repeated.
  */
 export function unknownCommand(words: readonly string[]): ScError {
-  const typed = words.join(' ');
   const sub = words.length > 1 ? group(words[0] as string) : [];
+  // Only the command words are named: a later word may be a secret typed in the wrong place.
+  const typed = words.slice(0, sub.length ? 2 : 1).join(' ');
   const candidates = sub.length ? sub.map((c) => c.name) : [...new Set(COMMANDS.map((c) => c.name.split(' ')[0] as string))];
   const suggestion = nearest(sub.length ? typed : (words[0] as string), candidates);
   return new ScError('SC_UNKNOWN_COMMAND', `unknown command "${typed}"${suggestion ? `; did you mean "shadowcode ${suggestion}"?` : ''} (see shadowcode help)`, {

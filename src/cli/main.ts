@@ -20,7 +20,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   try {
     const { globals, rest } = splitGlobals(argv);
     json = globals.json;
-    if (globals.version) {
+    // `shadowcode version` is the same as --version, as many CLIs accept both.
+    if (globals.version || (rest.length === 1 && rest[0] === 'version')) {
       io.stdout.write(json ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);
       return EXIT.ok;
     }

@@ -19,7 +19,7 @@ export interface Globals {
 const GLOBAL_VALUE = new Set(['--workspace', '--profile']);
 /** Every global option's long name, for suggestions. */
 export const GLOBAL_OPTIONS: readonly string[] = ['--workspace', '--profile', '--json', '--help', '--version'];
-const GLOBAL_FLAG: Record<string, 'json' | 'help' | 'version'> = { '--json': 'json', '--help': 'help', '-h': 'help', '--version': 'version', '-V': 'version' };
+const GLOBAL_FLAG: Record<string, 'json' | 'help' | 'version'> = { '--json': 'json', '--help': 'help', '-h': 'help', '--version': 'version', '-V': 'version', '-v': 'version' };
 
 export function splitGlobals(argv: readonly string[]): { globals: Globals; rest: string[] } {
   const globals: Globals = { json: false, help: false, version: false };
@@ -77,7 +77,9 @@ export function parseCommand(spec: CommandSpec, words: readonly string[]): Input
       const value = eq > 0 ? w.slice(eq + 1) : words[++i];
       if (value === undefined) throw new ScError('SC_USAGE', `${name} needs a value${opt.value ? ` (${opt.value})` : ''}`);
       if (opt.choices && !opt.choices.includes(value)) {
-        throw new ScError('SC_BAD_VALUE', `${name} must be one of ${opt.choices.join(', ')}; got "${value}"`, { option: name });
+        // The value is not echoed (it may be a secret in the wrong place); the nearest choice is.
+        const suggestion = nearest(value, opt.choices);
+        throw new ScError('SC_BAD_VALUE', `${name} must be one of ${opt.choices.join(', ')}${suggestion ? `; did you mean ${suggestion}?` : ''}`, { option: name, ...(suggestion ? { suggestion } : {}) });
       }
       if (opt.type === 'strings') {
         const prev = options[opt.name];

@@ -21,6 +21,7 @@ import { ScError } from '../errors.js';
 import { registerSecretValue } from '../util/secret-values.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { type Db, withWriteLock } from './db.js';
+import { didYouMean } from '../util/suggest.js';
 
 export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
@@ -181,6 +182,14 @@ export class SecretStore {
     return env;
   }
 
+  /** Which definitions have literal env values stored here, by variable name only (no value is read out). */
+  definitionEnvNames(): Array<{ definition: string; names: string[] }> {
+    const all = this.read().definition_env ?? {};
+    return Object.keys(all)
+      .sort()
+      .map((definition) => ({ definition, names: Object.keys(all[definition]!).sort() }));
+  }
+
   /** Replaces (or with an empty env, drops) a definition's literal env values. */
   putDefinitionEnv(ticket: GateTicket, id: string, env: Record<string, string>): void {
     assertTicket(ticket, 'cli:mcp.*');
@@ -201,7 +210,7 @@ export class SecretStore {
     withWriteLock(this.db, () => {
       const data = this.read();
       if (!Object.prototype.hasOwnProperty.call(data.secrets, name)) {
-        throw new ScError('SC_SECRET_NOT_FOUND', `no secret named ${name}`);
+        throw new ScError('SC_SECRET_NOT_FOUND', `no secret named ${name}${didYouMean(name, Object.keys(data.secrets))}`);
       }
       delete data.secrets[name];
       this.write(data);

@@ -38,3 +38,9 @@ export function nearest(typed: string, candidates: readonly string[]): string | 
   }
   return best;
 }
+
+/** "; did you mean X?" for a name that was not found, or "" when nothing is close. */
+export function didYouMean(typed: string, candidates: readonly string[]): string {
+  const s = nearest(typed, candidates);
+  return s === undefined ? '' : `; did you mean ${s}?`;
+}

@@ -114,6 +114,39 @@ t.test('--version prints the package version, from the built CLI too', async (t)
   t.equal(r.stdout, `${VERSION}\n`);
 });
 
+t.test('a usage error never repeats a stray word, which may be a secret typed in the wrong place', async (t) => {
+  const sb = sandbox();
+  const secret = 'sk-live-SECRET123';
+  const cases: Array<[string[], RegExp]> = [
+    [['secret', 'sett', secret], /unknown command "secret sett"; did you mean "shadowcode secret set"\?/],
+    [['secret', 'set', 'name', secret], /secret set takes NAME; got 2 arguments/],
+    [['model', 'add', 'm', '--provider', secret, '--model', 'x'], /--provider must be one of /],
+    [['mcp', 'regster', secret], /unknown command "mcp regster"; did you mean "shadowcode mcp register"\?/],
+  ];
+  for (const [argv, message] of cases) {
+    for (const json of [false, true]) {
+      const r = await cli(sb, json ? ['--json', ...argv] : argv);
+      t.equal(r.code, 2, argv.join(' '));
+      t.match(json ? JSON.parse(r.stdout).error.message : r.stderr, message, argv.join(' '));
+      t.notMatch(r.stdout + r.stderr, /SECRET123/, `${argv[0]} ${argv[1]}: the stray word is not printed${json ? ' (--json)' : ''}`);
+    }
+  }
+  const typo = await cli(sb, ['model', 'add', 'm', '--provider', 'olama', '--model', 'x']);
+  t.match(typo.stderr, /--provider must be one of openai-compatible, anthropic, ollama, claude-code, codex, acp; did you mean ollama\?/);
+});
+
+t.test('version, -v, approvals list and plugin list are accepted', async (t) => {
+  const sb = sandbox();
+  for (const argv of [['version'], ['-v'], ['-V'], ['--version']]) t.equal((await cli(sb, argv)).stdout, `${VERSION}\n`, argv.join(' '));
+  t.same(JSON.parse((await cli(sb, ['--json', 'version'])).stdout), { version: VERSION });
+  const list = await cli(sb, ['--workspace', sb.project, 'approvals', 'list']);
+  t.equal(list.code, 0, list.stderr);
+  t.equal(list.stdout, (await cli(sb, ['--workspace', sb.project, 'approvals'])).stdout, 'the same list as approvals');
+  const plugins = await cli(sb, ['plugin', 'list']);
+  t.equal(plugins.code, 0, plugins.stderr);
+  t.equal(plugins.stdout, 'no plugins installed\n');
+});
+
 t.test('global options may follow the command', async (t) => {
   const sb = sandbox();
   const r = await cli(sb, ['status', '--json', '--workspace', sb.project]);

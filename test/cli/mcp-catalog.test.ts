@@ -240,3 +240,38 @@ t.test('canary: stored secret values appear nowhere but the secret store', async
     t.ok(readFileSync(join(sb.profile, 'secrets.json'), 'utf8').includes(canary), `${canary} is in the secret store`);
   }
 });
+
+t.test('an id that names no definition: mcp tools, enable and remove say so, with the nearest id', async (t) => {
+  const sb = await trusted();
+  const add = await json(sb, ['mcp', 'add', file(sb, 'd.yaml', DEF())]);
+  const tools = await json(sb, [...ws(sb), 'mcp', 'tools', 'config:nothere']);
+  t.equal(tools.code, 1, 'not a successful empty answer');
+  t.match(tools.data.error, { code: 'SC_DEF_NOT_FOUND', message: /^no stored definition config:nothere \(shadowcode mcp lists them\)$/ });
+  const near = await json(sb, [...ws(sb), 'mcp', 'tools', 'config:my-tols']);
+  t.match(near.data.error, { code: 'SC_DEF_NOT_FOUND', message: /did you mean config:my-tools\?/ });
+  const stored = await json(sb, [...ws(sb), 'mcp', 'tools', 'config:my-tools']);
+  t.equal(stored.code, 0, 'a stored definition whose catalog was never read is not an error');
+  const enable = await json(sb, [...ws(sb), 'mcp', 'enable', 'config:my-tols', '--hash', add.data.hash]);
+  t.match(enable.data.error, { code: 'SC_DEF_NOT_FOUND', message: /did you mean config:my-tools\?/ });
+  const remove = await json(sb, ['mcp', 'remove', 'config:my-tols', '--hash', add.data.hash]);
+  t.match(remove.data.error, { code: 'SC_DEF_NOT_FOUND', message: /did you mean config:my-tools\?/ });
+});
+
+t.test('a literal env value is moved into the secret store, said so, and listed by secret list by name only', async (t) => {
+  const sb = sandbox();
+  const value = 'literal-canary-value-0123456789';
+  const def = `name: lit\ncommand: ["/opt/tools/bin/server"]\nenv:\n  LOG_TOKEN: ${value}\n  MODE: fast\n`;
+  const add = await cli(sb, ['mcp', 'add', file(sb, 'lit.yaml', def)]);
+  t.equal(add.code, 0, add.stderr);
+  t.match(add.stdout, /\nthe literal values of LOG_TOKEN, MODE moved into the profile's secret store \(listed by shadowcode secret list\); the stored definition keeps only the names\n$/);
+  const again = await cli(sb, ['mcp', 'add', file(sb, 'lit.yaml', def)]);
+  t.notMatch(again.stdout, /moved into/, 'adding identical content again moves nothing');
+  const list = await cli(sb, ['secret', 'list']);
+  t.match(list.stdout, /DEFINITION\s+ENV VALUES STORED\n.*config:lit\s+LOG_TOKEN, MODE/);
+  t.notMatch(list.stdout, /no secrets stored/);
+  const data = JSON.parse((await cli(sb, ['--json', 'secret', 'list'])).stdout);
+  t.same(data, { secrets: [], definition_env: [{ definition: 'config:lit', names: ['LOG_TOKEN', 'MODE'] }] });
+  t.notMatch(add.stdout + list.stdout + JSON.stringify(data), /canary/, 'the value itself is never printed');
+  await cli(sb, ['mcp', 'remove', 'config:lit', '--hash', JSON.parse((await cli(sb, ['--json', 'mcp'])).stdout).definitions[0].hash]);
+  t.equal((await cli(sb, ['secret', 'list'])).stdout, 'no secrets stored\n', 'removing the definition drops its values');
+});

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -14,7 +16,7 @@ t.test('each format, spawned exactly as registered, completes a handshake and to
     const r = await spawnCli(sb, ['--workspace', sb.project, '--profile', sb.profile, 'mcp', 'register', '--client', client, '--name', `sc-${client}`]);
     t.equal(r.code, 0, r.stderr);
     t.equal(r.stderr.split('\n')[1], `# The entry selects the profile in use, ${sb.profile}, with --profile: it is not the default profile.`);
-    t.match(r.stderr, /^# Merge this sc-\w+ entry into .*; keep your other servers\.\n# The entry selects[^\n]*\n$/);
+    t.match(r.stderr, /^# Merge this sc-\w+ entry into .*; keep your other servers\.\n# The entry selects[^\n]*\n/);
     const entry = client === 'codex' ? (parseToml(r.stdout) as any).mcp_servers[`sc-${client}`] : JSON.parse(r.stdout).mcpServers[`sc-${client}`];
     t.equal(entry.command, process.execPath, 'the real node executable');
     t.same(entry.args, [join(ROOT, 'bin', 'shadowcode.js'), '--workspace', sb.project, '--profile', sb.profile, 'mcp', 'serve']);
@@ -149,4 +151,63 @@ t.test('HTTP registration prints only the variable name, never its value', async
     t.notMatch(r.stdout + r.stderr, /tok-canary/);
     t.match(r.stdout, /SHADOW_MCP_HTTP_TOKEN/);
   }
+});
+
+/** A stand-in for the client's CLI on PATH: prints the argv the shell gave it, as JSON. */
+function fakeHost(dir: string, name: string): void {
+  writeFileSync(join(dir, name), `#!${process.execPath}\nprocess.stdout.write(JSON.stringify(process.argv.slice(2)));\n`, { mode: 0o755 });
+}
+
+t.test("the client's own add command, run by a real shell, passes the entry exactly, odd paths included", async (t) => {
+  const sb = sandbox();
+  const bin = join(sb.root, 'hostbin');
+  mkdirSync(bin);
+  fakeHost(bin, 'claude');
+  fakeHost(bin, 'codex');
+  const odd = join(sb.root, "it's a ${HOME} \"q\" \\ é");
+  mkdirSync(odd);
+  for (const [client, workspace] of [['claude', sb.project], ['codex', odd]] as const) {
+    const r = await cli(sb, ['--workspace', workspace, 'mcp', 'register', '--client', client]);
+    t.equal(r.code, 0, r.stderr);
+    const lines = r.stderr.split('\n');
+    const line = lines[lines.findIndex((l) => l.startsWith('# Or let the client add it')) + 1]!;
+    t.match(line, client === 'claude' ? /^claude mcp add-json shadowcode '/ : /^codex mcp add shadowcode -- /);
+    const argv = JSON.parse(execFileSync('sh', ['-c', line], { env: { PATH: `${bin}:${process.env.PATH}` }, encoding: 'utf8' })) as string[];
+    if (client === 'claude') {
+      t.same(argv.slice(0, 3), ['mcp', 'add-json', 'shadowcode']);
+      t.same(JSON.parse(argv[3]!), JSON.parse(r.stdout).mcpServers.shadowcode, 'claude gets the entry inside mcpServers, as printed');
+    } else {
+      const entry = (parseToml(r.stdout) as any).mcp_servers.shadowcode;
+      t.same(argv, ['mcp', 'add', 'shadowcode', '--', entry.command, ...entry.args], 'codex gets the command and args of the entry, the odd path intact');
+      t.equal(argv[7], odd);
+    }
+  }
+  // An HTTP entry keeps its ${VAR} for claude to expand: the shell must not.
+  const http = await cli(sb, ['mcp', 'register', '--client', 'claude', '--url', 'http://127.0.0.1:8765/mcp', '--token-env', 'SHADOW_MCP_HTTP_TOKEN']);
+  const line = http.stderr.split('\n').find((l) => l.startsWith('claude mcp add-json'))!;
+  const argv = JSON.parse(execFileSync('sh', ['-c', line], { env: { PATH: `${bin}:${process.env.PATH}`, SHADOW_MCP_HTTP_TOKEN: 'tok-canary' }, encoding: 'utf8' })) as string[];
+  t.same(JSON.parse(argv[3]!).headers, { Authorization: 'Bearer ${SHADOW_MCP_HTTP_TOKEN}' });
+});
+
+t.test('says where a user-wide configuration would bind every session to this project, and which clients have no add command', async (t) => {
+  const sb = sandbox();
+  const ws = ['--workspace', sb.project, 'mcp', 'register'];
+  const codex = await cli(sb, [...ws, '--client', 'codex']);
+  t.match(codex.stderr, /^# In ~\/\.codex\/config\.toml it would bind every session, in any folder, to this one project\.$/m);
+  t.match(codex.stderr, /^# Or let the client add it; this writes ~\/\.codex\/config\.toml, with that effect:$/m, 'codex mcp add writes the user-wide file: said so');
+  const claude = await cli(sb, [...ws, '--client', 'claude']);
+  t.match(claude.stderr, /^# In the user scope of ~\/\.claude\.json \(--scope user\) it would bind every session/m);
+  t.match(claude.stderr, /this writes ~\/\.claude\.json, for this project only \(local scope\)/);
+  const cursor = await cli(sb, [...ws, '--client', 'cursor']);
+  t.match(cursor.stderr, /^# In ~\/\.cursor\/mcp\.json it would bind every session/m);
+  t.notMatch(cursor.stderr, /Or let the client add it/, 'cursor has no add command');
+  const generic = await cli(sb, ws);
+  t.notMatch(generic.stderr, /bind every session|Or let the client/, 'a generic host has no known user scope or command');
+  const codexHttp = await cli(sb, ['mcp', 'register', '--client', 'codex', '--url', 'http://127.0.0.1:8765/mcp', '--token-env', 'SHADOW_MCP_HTTP_TOKEN']);
+  t.notMatch(codexHttp.stderr, /Or let the client add it/, 'no codex command for an HTTP entry');
+
+  const json = JSON.parse((await cli(sb, ['--json', ...ws, '--client', 'claude'])).stdout);
+  t.ok(isValid('registration', json));
+  t.same(json.host_command.argv.slice(0, 4), ['claude', 'mcp', 'add-json', 'shadowcode']);
+  t.equal(json.user_scope, 'the user scope of ~/.claude.json (--scope user)');
 });

@@ -92,7 +92,7 @@ t.test('model list shows endpoint kind and key names with presence, never values
     { id: 'e', endpoint: 'remote', api_key_env: 'UNSET_KEY', credential: 'missing' },
   ]);
   const text = await cli(sb, ['model', 'list']);
-  t.match(text.stdout, /\* l {2}ollama {2}qwen {2}http:\/\/127\.0\.0\.1:11434\/v1 \[loopback\] {2}no key/);
+  t.match(text.stdout, /\* l {2,}ollama {2,}qwen {2,}http:\/\/127\.0\.0\.1:11434\/v1 \[loopback\] {2,}no key/);
   t.match(text.stdout, /UNSET_KEY \(missing\)/);
   t.notMatch(r.stdout + text.stdout, /canary/);
 });
@@ -178,4 +178,15 @@ t.test('model probe refuses to follow a redirect and reports a refused endpoint'
   t.equal(hits, 0, 'the redirect target was never asked');
   const k = await cli(sb, ['--json', 'model', 'probe', 'k']);
   t.match(JSON.parse(k.stdout), { ok: false, http_status: 401, endpoint: 'loopback', detail: /refuses the key/ });
+});
+
+t.test('probing or removing a model id that does not exist names the nearest one', async (t) => {
+  const sb = sandbox();
+  await cli(sb, ['model', 'add', 'local', '--provider', 'ollama', '--model', 'm']);
+  for (const verb of ['probe', 'remove']) {
+    const r = await cli(sb, ['--json', 'model', verb, 'locl']);
+    t.match(JSON.parse(r.stdout).error, { code: 'SC_MODEL_NOT_FOUND', message: /^no model named locl; did you mean local\?$/ }, verb);
+  }
+  const far = await cli(sb, ['--json', 'model', 'probe', 'xyzzy']);
+  t.match(JSON.parse(far.stdout).error.message, /see shadowcode model list/);
 });

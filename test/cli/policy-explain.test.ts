@@ -29,3 +29,25 @@ t.test('policy explain file:write:PATH and file:read:PATH name the protected-pat
   const untrusted = JSON.parse((await cli(sandbox(), ['--json', '--workspace', sb.project, 'policy', 'explain', 'file:write:.git/config'])).stdout);
   t.equal(untrusted.allow, false);
 });
+
+t.test('an action the policy does not know is named as such, with the nearest one; --list shows them', async (t) => {
+  const sb = sandbox();
+  const nope = await cli(sb, ['policy', 'explain', 'tool:shadow_nope']);
+  t.equal(nope.code, 0);
+  t.match(nope.stdout, /^DENY tool:shadow_nope \(ceiling read_only\)\n {2}tool:shadow_nope is not an action this policy knows \(shadowcode policy explain --list shows them\)\n {2}forbid default-deny/);
+  const typo = JSON.parse((await cli(sb, ['--json', 'policy', 'explain', 'tool:shadow_stauts'])).stdout);
+  t.match(typo, { known: false, suggestion: 'tool:shadow_status', allow: false });
+  for (const [action, as] of [['tool:shadow_status', 'stdio'], ['cli:trust', 'cli'], ['task:tool.read_file', 'stdio']] as const) {
+    const r = JSON.parse((await cli(sb, ['--json', 'policy', 'explain', action, '--as', as])).stdout);
+    t.equal(r.known, true, `${action} is known`);
+  }
+  const list = await cli(sb, ['policy', 'explain', '--list']);
+  t.equal(list.code, 0);
+  const lines = list.stdout.trim().split('\n');
+  t.ok(lines.includes('tool:shadow_status') && lines.includes('tool:shadow_memory.append'), 'the named actions');
+  t.ok(lines.includes('cli:*  (any action of this family)'), 'and the families covered by pattern');
+  t.notOk(lines.includes('tool:shadow_nope'));
+  const none = await cli(sb, ['--json', 'policy', 'explain']);
+  t.equal(none.code, 2);
+  t.match(JSON.parse(none.stdout).error, { code: 'SC_USAGE', message: /--list/ });
+});

@@ -40,3 +40,10 @@ t.test('secret refusals: bad name, empty value, oversized value, missing secret,
   t.notMatch(argv.stderr, /the-value-on-argv/, 'and is not echoed back');
   t.equal((await cli(sb, ['secret', 'list'])).stdout, 'no secrets stored\n', 'nothing was stored by any refusal');
 });
+
+t.test('removing a secret that is not stored names the nearest stored one', async (t) => {
+  const sb = sandbox();
+  await cli(sb, ['secret', 'set', 'SHADOW_MCP_HTTP_TOKEN'], 'a-long-secret-value-123\n');
+  const r = await cli(sb, ['--json', 'secret', 'remove', 'SHADOW_MCP_HTTP_TOKN']);
+  t.match(JSON.parse(r.stdout).error, { code: 'SC_SECRET_NOT_FOUND', message: /did you mean SHADOW_MCP_HTTP_TOKEN\?/ });
+});

@@ -3,6 +3,7 @@
  * temporary prefix, then the installed `shadowcode` bin run for real.
  *
  *   npm pack --ignore-scripts (dist/ from npm test's build) ─► file list and package.json checks
+ *   ─► the shipped prepare script, run in the unpacked package, leaves it as it is
  *   ─► temp prefix: package.json + a lockfile pinning the tarball and our runtime
  *      dependencies by integrity ─► npm ci --prefer-offline (the lockfile's packages are in
  *      the npm cache after the checkout's own npm ci; CI may also fetch them)
@@ -41,11 +42,25 @@ t.test('packs, installs into a temporary prefix, and the installed bin serves to
   t.match(readFileSync(join(ROOT, 'LICENSE'), 'utf8'), /^MIT License\n/);
   const tgz = join(work, packed[0]!.filename);
 
-  // What npm reads from the tarball: no prepare script needing the unshipped scripts/, and
-  // only the runtime dependencies the bundle leaves external.
+  // What npm reads from the tarball: no install hook, and only the runtime dependencies the
+  // bundle leaves external.
   const shipped = JSON.parse((await run('tar', ['-xzOf', tgz, 'package/package.json'])).stdout) as { scripts?: Record<string, string>; dependencies: Record<string, string> };
-  for (const hook of ['prepare', 'preinstall', 'install', 'postinstall']) t.notOk(shipped.scripts?.[hook], `no ${hook} script`);
+  for (const hook of ['preinstall', 'install', 'postinstall']) t.notOk(shipped.scripts?.[hook], `no ${hook} script`);
   t.same(Object.keys(shipped.dependencies), ['better-sqlite3'], 'the bundled packages are not runtime dependencies');
+
+  // `prepare` builds dist/ on `npm ci` in a checkout. npm runs it for a checkout, a folder or
+  // a git install, never for a tarball; should anything run it in the unpacked package anyway,
+  // where scripts/ and src/ are not shipped, it must succeed and leave the shipped bundle alone.
+  t.ok(shipped.scripts?.prepare, 'a prepare script builds dist/ in a checkout');
+  const unpacked = join(work, 'unpacked');
+  mkdirSync(unpacked);
+  await run('tar', ['-xzf', tgz, '-C', unpacked]);
+  const pkgDir = join(unpacked, 'package');
+  const bundleHash = () => createHash('sha256').update(readFileSync(join(pkgDir, 'dist', 'cli.cjs'))).digest('hex');
+  const before = bundleHash();
+  await npm(['run', 'prepare'], pkgDir);
+  t.equal(bundleHash(), before, 'prepare in the unpacked package does nothing');
+  t.notOk(existsSync(join(pkgDir, 'scripts')) || existsSync(join(pkgDir, 'src')), 'no build inputs are shipped');
 
   const prefix = join(work, 'prefix');
   mkdirSync(prefix);

@@ -23,7 +23,7 @@ function alive(pid: number): boolean {
 export const command: CommandSpec = {
   name: 'engine stop',
   summary: "Stop the profile's shared engine, cancelling its jobs",
-  description: "Stop the profile's shared engine. It cancels its running and queued jobs (their command process groups are killed and reaped) and stops its background processes before it exits; this command returns once the engine process is gone.",
+  description: "Stop the profile's shared engine (with none running, it says so and exits 0). It cancels its running and queued jobs (their command process groups are killed and reaped) and stops its background processes before it exits; this command returns once the engine process is gone.",
   options: [],
   args: [],
   examples: ['shadowcode engine stop'],
@@ -31,7 +31,8 @@ export const command: CommandSpec = {
   async run(ctx) {
     const files = engineFiles(ctx.profile.dir);
     const shared = await findShared(ctx);
-    if (!shared) throw new ScError('SC_ENGINE_NOT_RUNNING', `no engine running for ${ctx.profile.dir}`);
+    // Like `engine start` with one running: the wanted state already holds, so it is not an error.
+    if (!shared) return { data: { stopped: false, running: false }, text: `no engine is running for ${ctx.profile.dir}; nothing to stop` };
     const { data } = await controlRequest(ctx.gate(), files, { kind: 'cli', owner: 'cli' }, { type: 'stop' });
     const ids = Array.isArray(data.jobs) ? (data.jobs as string[]) : [];
     const pid = shared.info.pid;

@@ -6,6 +6,7 @@
 import type { Registration } from '../../../gen/types/registration.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
+import { hostCommand } from '../../register/host-command.js';
 import { checkPersistent, installedEntry, launchCommand } from '../../register/launch.js';
 import { type ClientName, httpRegistration, stdioRegistration } from '../../register/snippet.js';
 import { checkGatewayUrl } from '../../register/url.js';
@@ -57,10 +58,18 @@ export const command: CommandSpec = {
       reg = stdioRegistration(client, name, launchCommand(node, entry, { workspace, profile, allowWrite, allowApprovals }), rules);
       if (profile !== undefined) reg = { ...reg, profile };
     }
+    const host = hostCommand(reg, rules);
+    if (host !== undefined) reg = { ...reg, host_command: host };
+    const userScope = rules.clients[client].user_scope;
+    if (userScope !== undefined) reg = { ...reg, user_scope: userScope };
     check<Registration>('registration', reg, 'SC_INTERNAL', 'registration output');
     await enforce(ctx.gate(), ctx.request('cli:register', { args: { client, name, transport: reg.transport, allow_write: allowWrite, allow_approvals: allowApprovals } }), () => undefined);
-    ctx.io.stderr.write(`# Merge this ${reg.name} entry into ${reg.merge_into.join(' or ')}; keep your other servers.\n`);
-    if (reg.profile !== undefined) ctx.io.stderr.write(`# The entry selects the profile in use, ${reg.profile}, with --profile: it is not the default profile.\n`);
+    const err = ctx.io.stderr;
+    err.write(`# Merge this ${reg.name} entry into ${reg.merge_into.join(' or ')}; keep your other servers.\n`);
+    if (reg.profile !== undefined) err.write(`# The entry selects the profile in use, ${reg.profile}, with --profile: it is not the default profile.\n`);
+    // The entry names one project: in a configuration every session reads, it would serve that project to all of them.
+    if (userScope !== undefined) err.write(`# In ${userScope} it would bind every session, in any folder, to this one project.\n`);
+    if (host !== undefined) err.write(`# Or let the client add it; this writes ${host.writes}${host.writes === userScope ? ', with that effect' : ''}:\n${host.text}\n`);
     return { data: reg, text: reg.text };
   },
 };

@@ -9,11 +9,13 @@
  */
 import { type CanonicalTool, type CatalogDiff, diffCatalogs } from '../../client/catalog.js';
 import { acceptCatalog, readPin } from '../../client/pins.js';
+import { storedDefinition, storedDefinitions } from '../../catalog/store.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { CommandSpec } from '../spec.js';
 import type { Style } from '../style.js';
 import { table } from '../style.js';
+import { nearest } from '../../util/suggest.js';
 
 const firstLine = (s: string, n = 72) => {
   const l = s.split('\n')[0] ?? '';
@@ -63,6 +65,12 @@ export const command: CommandSpec = {
       };
     }
     const pin = readPin(db, project, id);
+    // With no pin, a stored id (config:, plugin:) that names no definition is a mistake, not an
+    // empty catalog. A project file's definition (project:) lives in the project, not the store.
+    if (!pin && !id.startsWith('project:') && storedDefinition(db, id) === undefined) {
+      const suggestion = nearest(id, storedDefinitions(db).map((d) => d.id));
+      throw new ScError('SC_DEF_NOT_FOUND', `no stored definition ${id}${suggestion ? `; did you mean ${suggestion}?` : ''} (shadowcode mcp lists them)`, { id, ...(suggestion ? { suggestion } : {}) });
+    }
     if (!pin) return { data: { id, pinned_hash: null, last_hash: null, last_match: null, tools: [], diff: null }, text: `no catalog of ${id} has been read for ${project} yet; the first task that uses it reads and pins it` };
     const match = pin.pinned_hash === pin.seen_hash;
     const diff = match ? null : diffCatalogs(pin.pinned, pin.seen);

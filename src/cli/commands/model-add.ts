@@ -20,7 +20,7 @@ export const command: CommandSpec = {
   options: [
     { name: 'provider', type: 'string', value: 'KIND', choices: ['openai-compatible', 'anthropic', 'ollama', 'claude-code', 'codex', 'acp'], description: 'the wire format the endpoint speaks, or the coding CLI to run' },
     { name: 'model', type: 'string', value: 'NAME', description: "the provider's model name" },
-    { name: 'base-url', type: 'string', value: 'URL', description: 'the endpoint (defaults: OpenAI, Anthropic, or Ollama on 127.0.0.1:11434)' },
+    { name: 'base-url', type: 'string', value: 'URL', description: 'the endpoint (defaults: openai-compatible → https://api.openai.com/v1, anthropic → https://api.anthropic.com/, ollama → http://127.0.0.1:11434/v1)' },
     { name: 'api-key-env', type: 'string', value: 'VAR', description: 'the environment variable that holds the key' },
     { name: 'api-key-secret', type: 'string', value: 'NAME', description: 'the stored secret (shadowcode secret set NAME) that holds the key' },
     { name: 'context-tokens', type: 'string', value: 'N', description: "the model's context window in tokens" },
@@ -67,6 +67,8 @@ export const command: CommandSpec = {
     const secrets = keyName ? ctx.secrets() : undefined;
     const present = keyName && secrets ? (m.api_key_env ? credentialPresent(keyName, ctx.io.env, secrets) : secrets.has(keyName)) : null;
     const lines = [`added model ${id} (${m.provider}, ${m.model}) at ${ep.url.toString()} [${ep.loopback ? 'loopback' : 'remote'}]${saved.default_model === id ? ', the default' : ''}`];
+    // A default endpoint is a public service for openai-compatible and anthropic: say which, so it is not a surprise.
+    if (options['base-url'] === undefined && !ep.loopback) lines.push(`no --base-url given: using the ${m.provider} default, ${ep.url.toString()}; pass --base-url for another server`);
     if (keyName) lines.push(`key from ${m.api_key_env ? 'environment variable' : 'secret'} ${keyName}${present ? '' : ' (not set yet)'}`);
     if (!ep.loopback) lines.push('a remote model is reached only from a project with network permission: shadowcode --workspace DIR trust --network');
     return { data: { model: m, endpoint: ep.loopback ? 'loopback' : 'remote', default: saved.default_model === id, credential: keyName ? (present ? 'present' : 'missing') : 'not_needed' }, text: lines.join('\n') };

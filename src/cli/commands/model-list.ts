@@ -10,6 +10,13 @@ import { enforce } from '../../policy/gate.js';
 import { readSettings } from '../../store/settings.js';
 import type { CommandSpec } from '../spec.js';
 
+/** Columns padded to their widest cell (a runner row has one column fewer; its last cell is not padded). */
+function aligned(rows: readonly string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
 export const command: CommandSpec = {
   name: 'model list',
   summary: 'List configured models, their endpoints and key presence; for CLI runners, the executable and its --version',
@@ -30,15 +37,12 @@ export const command: CommandSpec = {
       const p = probes.find((x) => x.id === v.id);
       return p && entry ? { ...v, runner: { command: p.command, args: entry.args ?? [], found: p.found, version: p.version, status: p.status, detail: p.detail } } : v;
     });
-    const text = models.length
-      ? models
-          .map((m) => {
-            if ('runner' in m) return `${m.default ? '*' : ' '} ${m.id}  ${m.provider}  ${m.runner.command}${m.runner.args.length ? ` ${m.runner.args.join(' ')}` : ''}  ${m.runner.found ? (m.runner.version ?? `(${m.runner.detail})`) : '(not found)'}`;
-            const key = m.api_key_env ? `env ${m.api_key_env}` : m.api_key_secret ? `secret ${m.api_key_secret}` : 'no key';
-            return `${m.default ? '*' : ' '} ${m.id}  ${m.provider}  ${m.model}  ${m.base_url ?? ''} [${m.endpoint}]  ${key}${m.credential === 'missing' ? ' (missing)' : ''}`;
-          })
-          .join('\n')
-      : 'no models configured; add one with: shadowcode model add ID --provider ollama --model NAME';
+    const rows = models.map((m) => {
+      if ('runner' in m) return [`${m.default ? '*' : ' '} ${m.id}`, m.provider, `${m.runner.command}${m.runner.args.length ? ` ${m.runner.args.join(' ')}` : ''}`, m.runner.found ? (m.runner.version ?? `(${m.runner.detail})`) : '(not found)'];
+      const key = m.api_key_env ? `env ${m.api_key_env}` : m.api_key_secret ? `secret ${m.api_key_secret}` : 'no key';
+      return [`${m.default ? '*' : ' '} ${m.id}`, m.provider, m.model, `${m.base_url ?? ''} [${m.endpoint}]`, `${key}${m.credential === 'missing' ? ' (missing)' : ''}`];
+    });
+    const text = models.length ? aligned(rows) : 'no models configured; add one with: shadowcode model add ID --provider ollama --model NAME';
     return { data: { models, default_model: s.default_model ?? null }, text };
   },
 };

@@ -10,6 +10,7 @@ import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { readSettings } from '../../store/settings.js';
 import type { CommandSpec } from '../spec.js';
+import { didYouMean } from '../../util/suggest.js';
 
 export const command: CommandSpec = {
   name: 'model probe',
@@ -21,8 +22,9 @@ export const command: CommandSpec = {
   workspace: 'ignored',
   async run(ctx, { args }) {
     const id = args[0] as string;
-    const entry = (readSettings(ctx.profile.dir).models ?? []).find((m) => m.id === id);
-    if (!entry) throw new ScError('SC_MODEL_NOT_FOUND', `no model named ${id.slice(0, 64)}; see shadowcode model list`);
+    const models = readSettings(ctx.profile.dir).models ?? [];
+    const entry = models.find((m) => m.id === id);
+    if (!entry) throw new ScError('SC_MODEL_NOT_FOUND', `no model named ${id.slice(0, 64)}${didYouMean(id, models.map((m) => m.id)) || '; see shadowcode model list'}`);
     if (isRunnerProvider(entry.provider)) {
       const policy = ctx.policy();
       const p = await enforce(ctx.gate(), ctx.request('cli:model.probe', { args: { id } }), (t) => probeRunner(t, entry, policy.environment, ctx.io.env, policy.limits.runners));

@@ -6,8 +6,12 @@
  *                         + the protected-path rule that decides PATH (policy/protected-paths.json)
  *   file:read:PATH     ─► the protected-path rule for a task's read of PATH
  */
+import { NATIVE_TOOLS } from '../../agent/tools/index.js';
+import { ScError } from '../../errors.js';
+import { isKnownAction, knownActions } from '../../policy/actions.js';
 import { explain } from '../../policy/gate.js';
 import { type PathAccess, pathVerdict } from '../../policy/protected-paths.js';
+import { nearest } from '../../util/suggest.js';
 import { getProject } from '../../store/projects.js';
 import type { Level } from '../../ticket.js';
 import type { CommandSpec } from '../spec.js';
@@ -24,11 +28,18 @@ export const command: CommandSpec = {
     { name: 'allow-write', type: 'boolean', description: 'as if the server was started with --allow-write' },
     { name: 'allow-approvals', type: 'boolean', description: 'as if the server was started with --allow-approvals' },
     { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], description: 'the per-task level requested' },
+    { name: 'list', type: 'boolean', description: 'list the actions the policy names, and the families it covers by pattern' },
   ],
-  args: [{ name: 'ACTION', required: true, description: 'an action such as tool:shadow_memory.append, cli:trust or file:write:.git/config' }],
-  examples: ['shadowcode --workspace ~/src/app policy explain tool:shadow_memory.append --allow-write', 'shadowcode --workspace ~/src/app policy explain file:write:.git/config'],
+  args: [{ name: 'ACTION', required: false, description: 'an action such as tool:shadow_memory.append, cli:trust or file:write:.git/config' }],
+  examples: ['shadowcode --workspace ~/src/app policy explain tool:shadow_memory.append --allow-write', 'shadowcode --workspace ~/src/app policy explain file:write:.git/config', 'shadowcode policy explain --list'],
   workspace: 'optional',
   async run(ctx, { args, options }) {
+    const known = knownActions(ctx.policy().permissions, [...NATIVE_TOOLS.keys()].map((n) => `task:tool.${n}`));
+    if (options.list === true) {
+      if (args[0] !== undefined) throw new ScError('SC_USAGE', 'policy explain --list takes no ACTION');
+      return { data: known, text: [...known.names, ...known.patterns.map((p) => `${p}  (any action of this family)`)].join('\n') };
+    }
+    if (args[0] === undefined) throw new ScError('SC_USAGE', 'policy explain needs ACTION, or --list to see the actions; see shadowcode policy explain --help');
     const path = ctx.workspace;
     const project = path === undefined ? null : (({ trusted, level }) => ({ path, trusted, level }))(getProject(ctx.db(), path));
     const asked = args[0] as string;
@@ -58,8 +69,12 @@ export const command: CommandSpec = {
       project,
       ...(options.level ? { requested_level: options.level as Level } : {}),
     });
-    const data = { action: asked, allow: d.allow, ceiling: d.ceiling, rules: d.rules, policy_hash: ctx.policy().hash };
-    const text = [`${d.allow ? 'ALLOW' : 'DENY'} ${asked} (ceiling ${d.ceiling})`, ...d.rules.map((r) => `  ${r.effect} ${r.id}: ${r.description}`)].join('\n');
+    const action = asked;
+    const isKnown = isKnownAction(known, action);
+    const suggestion = isKnown ? undefined : nearest(action, known.names);
+    const data = { action, known: isKnown, ...(suggestion ? { suggestion } : {}), allow: d.allow, ceiling: d.ceiling, rules: d.rules, policy_hash: ctx.policy().hash };
+    const unknownLine = isKnown ? [] : [`  ${action} is not an action this policy knows${suggestion ? `; did you mean ${suggestion}?` : ''} (shadowcode policy explain --list shows them)`];
+    const text = [`${d.allow ? 'ALLOW' : 'DENY'} ${action} (ceiling ${d.ceiling})`, ...unknownLine, ...d.rules.map((r) => `  ${r.effect} ${r.id}: ${r.description}`)].join('\n');
     return { data, text };
   },
 };

@@ -1,4 +1,4 @@
-/* shadowcode secret list: names and dates only. */
+/* shadowcode secret list: names and dates only, and the definitions whose literal env values are stored (names only). */
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
 
@@ -10,10 +10,13 @@ export const command: CommandSpec = {
   examples: ['shadowcode secret list', 'shadowcode --json secret list'],
   workspace: 'ignored',
   async run(ctx) {
-    const secrets = ctx.secrets().list();
-    const text = secrets.length
-      ? table(['NAME', 'CREATED', 'UPDATED'], secrets.map((s) => [s.name, s.created_at, s.updated_at]), ctx.style)
-      : 'no secrets stored';
-    return { data: { secrets }, text };
+    const store = ctx.secrets();
+    const secrets = store.list();
+    // Literal env values that mcp add moved out of a definition are stored here too: list them by name.
+    const definitionEnv = store.definitionEnvNames();
+    const parts = [];
+    if (secrets.length) parts.push(table(['NAME', 'CREATED', 'UPDATED'], secrets.map((s) => [s.name, s.created_at, s.updated_at]), ctx.style));
+    if (definitionEnv.length) parts.push(table(['DEFINITION', 'ENV VALUES STORED'], definitionEnv.map((d) => [d.definition, d.names.join(', ')]), ctx.style));
+    return { data: { secrets, definition_env: definitionEnv }, text: parts.length ? parts.join('\n\n') : 'no secrets stored' };
   },
 };

@@ -3,7 +3,7 @@
 // cancellation behind unrelated work, unread replies, malformed frames,
 // cross-project attempts and peers that are not this user.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { engineFiles } from '../../../src/engine/daemon/files.js';
@@ -177,11 +177,15 @@ t.test('peers that are not this user are refused', async (t) => {
   const files = engineFiles(sb.profile);
   const gate = { policy, db: () => db(sb) };
   const who = { kind: 'cli' as const, owner: 'cli' };
+  const root = process.getuid!() === 0;
 
-  // A client refuses a socket another user owns, or that others may use.
-  chownSync(files.sock, 65534, 65534);
-  await t.rejects(openLink(gate, files, 'control', who), { code: 'SC_ENGINE_PEER_REFUSED', message: /belongs to uid 65534/ });
-  chownSync(files.sock, process.getuid!(), process.getgid!());
+  // A client refuses a socket another user owns, or that others may use. Root makes the
+  // socket another user's; any other user finds one already: the root-owned `/` as the
+  // directory the socket would be in.
+  if (root) chownSync(files.sock, 65534, 65534);
+  const foreign = root ? files : { ...files, sock: join('/', 'engine.sock') };
+  await t.rejects(openLink(gate, foreign, 'control', who), { code: 'SC_ENGINE_PEER_REFUSED', message: /belongs to uid \d+, not to this user/ });
+  if (root) chownSync(files.sock, process.getuid!(), process.getgid!());
   chmodSync(files.sock, 0o666);
   await t.rejects(openLink(gate, files, 'control', who), { code: 'SC_ENGINE_PEER_REFUSED', message: /mode 666/ });
   chmodSync(files.sock, 0o600);
@@ -189,9 +193,23 @@ t.test('peers that are not this user are refused', async (t) => {
   t.ok(ok.engine.pid, 'the private socket is accepted');
   ok.destroy();
 
-  // Another user's process cannot reach the socket at all.
-  const r = spawnSync(process.execPath, ['-e', `require('net').connect(${JSON.stringify(files.sock)}).on('error', e => { console.log(e.code); process.exit(0) }).on('connect', () => { console.log('connected'); process.exit(0) })`], { uid: 65534, gid: 65534, encoding: 'utf8', cwd: '/' });
-  t.match(r.stdout.trim(), /^(EACCES|EPERM)$/, 'a process of uid 65534 is refused by the kernel');
+  // Another user's process cannot reach the socket at all: only the profile directory (0700)
+  // and the socket (0600) stand in its way.
+  t.equal(statSync(sb.profile).mode & 0o777, 0o700, 'the profile directory is private');
+  t.equal(statSync(files.sock).mode & 0o777, 0o600, 'the socket is private');
+  if (root) {
+    // The child is a script of its own in a world-readable folder, started through `env -i`
+    // so none of the test runner's hooks (NODE_OPTIONS, added to every child's environment)
+    // come along: uid 65534 may not be able to read this checkout.
+    chmodSync(sb.root, 0o755);
+    const dir = mkdtempSync('/tmp/sc-peer-'); // /tmp, not TMPDIR: TMPDIR may itself be private
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    chmodSync(dir, 0o755);
+    const script = join(dir, 'connect.cjs');
+    writeFileSync(script, `require('net').connect(${JSON.stringify(files.sock)}).on('error', (e) => { console.log(e.code); }).on('connect', () => { console.log('connected'); process.exit(0); });\n`, { mode: 0o644 });
+    const r = spawnSync('env', ['-i', process.execPath, script], { uid: 65534, gid: 65534, encoding: 'utf8', cwd: dir });
+    t.equal(r.stdout.trim(), 'EACCES', `a process of uid 65534 is refused by the kernel (stderr: ${r.stderr.trim() || 'none'})`);
+  }
 
   // The engine refuses a client that cannot prove it holds the token.
   const p = rawSocket(sb);
