@@ -21,6 +21,7 @@ import { asScError, ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { redact, scrubText } from '../policy/redact.js';
+import { ScrubStream, scrubDeep } from '../policy/scrub.js';
 import { type Db, sql } from '../store/db.js';
 import { getProject } from '../store/projects.js';
 import type { Level } from '../ticket.js';
@@ -84,8 +85,9 @@ export function pendingApprovals(db: Db, where: { project: string; jobId?: strin
   return rows.map((r) => ({ ...r, action: JSON.parse(r.action as string) }) as ApprovalRow & { owner: string });
 }
 
+/** Every event is scrubbed of known secret values (policy/scrub.ts) before it is stored. */
 export function addEvent(db: Db, jobId: string, kind: string, body: unknown): void {
-  sql(db, 'INSERT INTO job_events (job_id, at, kind, body) VALUES (?, ?, ?, ?)').run(jobId, now(), kind, JSON.stringify(body));
+  sql(db, 'INSERT INTO job_events (job_id, at, kind, body) VALUES (?, ?, ?, ?)').run(jobId, now(), kind, JSON.stringify(scrubDeep(body)));
 }
 
 export function jobEvents(db: Db, jobId: string, opts: { limit: number; cursor?: string }): Page<{ seq: number; at: string; kind: string; body: unknown }> {
@@ -341,23 +343,36 @@ export class Jobs {
     this.running.set(id, placeholder);
     setState(db, id, 'running');
     let captured = 0;
+    // One scrubber per stream: a secret split across two reads of the pipe is still caught.
+    const scrubbers = { stdout: new ScrubStream(), stderr: new ScrubStream() };
+    const flush = () => {
+      for (const stream of ['stdout', 'stderr'] as const) {
+        const rest = scrubbers[stream].end();
+        if (rest) addEvent(db, id, stream, { text: rest });
+      }
+    };
     enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
       const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms }, (stream, chunk) => {
         if (captured >= this.limits.jobs.output_bytes) return;
-        const text = chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8');
+        const text = scrubbers[stream].push(chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8'));
         captured += chunk.length;
-        addEvent(db, id, stream, { text });
-        if (captured >= this.limits.jobs.output_bytes) addEvent(db, id, 'output_truncated', { after_bytes: this.limits.jobs.output_bytes });
+        if (text) addEvent(db, id, stream, { text });
+        if (captured >= this.limits.jobs.output_bytes) {
+          flush();
+          addEvent(db, id, 'output_truncated', { after_bytes: this.limits.jobs.output_bytes });
+        }
       });
       this.running.set(id, handle);
       if (this.cancelling.has(id)) handle.cancel();
       return handle.done;
     })
       .then((r) => {
+        flush();
         addEvent(db, id, 'exit', r);
         setState(db, id, r.cancelled || this.cancelling.has(id) ? 'cancelled' : r.code === 0 ? 'succeeded' : 'failed', { exit_code: r.code, duration_ms: r.duration_ms });
       })
       .catch((err: unknown) => {
+        flush();
         addEvent(db, id, 'error', { message: (err as Error).message, code: (err as ScError).code });
         setState(db, id, 'failed');
       })
