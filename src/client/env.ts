@@ -57,3 +57,19 @@ export function connectionEnv(
   }
   return out;
 }
+
+/**
+ * Makes the credentials a definition would be given known to the scrubber now,
+ * before the server starts: an approved command of the same task could print
+ * one (from a file, say) before the first connection resolves it. Names that
+ * resolve to nothing are skipped; the connection reports them when it starts.
+ */
+export function knowCredentials(refs: Record<string, string>, apiKeyEnv: string | undefined, secrets: SecretSource, env: NodeJS.ProcessEnv): void {
+  for (const ref of [...Object.values(refs), ...(apiKeyEnv ? [apiKeyEnv] : [])]) {
+    try {
+      resolveRef(ref, secrets, env);
+    } catch {
+      /* an unreadable store: the connection fails loudly when it starts */
+    }
+  }
+}

@@ -27,6 +27,7 @@ import { scrubDeep } from '../policy/scrub.js';
 import { getProject } from '../store/projects.js';
 import { type CanonicalTool } from './catalog.js';
 import type { McpConnection } from './connection.js';
+import { knowCredentials } from './env.js';
 import { endpointKind, type OpenDeps, openTarget } from './open.js';
 import { readPin } from './pins.js';
 import { type EnvSource, enabledTargets, recheck, type Target } from './targets.js';
@@ -350,5 +351,6 @@ export function openTaskTools(deps: TaskToolDeps, ctx: TaskContext): TaskToolSou
   if (!p.trusted) return null;
   const targets = enabledTargets(deps.db, ctx.project, deps.policy, deps.secrets);
   if (targets.length === 0) return null;
+  for (const t of targets) knowCredentials(t.def.env_refs, t.def.api_key_env, deps.secrets, deps.env);
   return new TaskTools(deps, ctx, targets);
 }

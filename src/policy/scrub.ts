@@ -30,6 +30,8 @@ class Automaton {
   /** The nearest node on the fail chain that ends a pattern, or -1. */
   readonly dict: number[] = [-1];
   readonly depth: number[] = [0];
+  /** The root's transitions as a flat table: most text never leaves the root, so this is the hot path. */
+  readonly root = new Int32Array(65536);
 
   constructor(readonly patterns: readonly Pattern[]) {
     patterns.forEach((p, i) => {
@@ -51,7 +53,10 @@ class Automaton {
       this.term[s] = i;
     });
     const queue: number[] = [];
-    for (const n of this.next[0]!.values()) queue.push(n);
+    for (const [c, n] of this.next[0]!) {
+      this.root[c] = n;
+      queue.push(n);
+    }
     for (let q = 0; q < queue.length; q++) {
       const s = queue[q]!;
       for (const [c, n] of this.next[s]!) {
@@ -67,12 +72,12 @@ class Automaton {
   }
 
   step(s: number, c: number): number {
-    for (;;) {
+    while (s !== 0) {
       const n = this.next[s]!.get(c);
       if (n !== undefined) return n;
-      if (s === 0) return 0;
       s = this.fail[s]!;
     }
+    return this.root[c]!;
   }
 }
 
@@ -125,25 +130,28 @@ function matcher(): Automaton | null {
  */
 function pass(auto: Automaton, text: string, final: boolean): { out: string; cut: number } {
   const n = text.length;
-  // reach[i] = the last index covered by a secret starting at i (or -1); who[i] = its name.
-  const reach = new Int32Array(n).fill(-1);
-  const who = new Int32Array(n);
-  let any = false;
+  // reach[i] = the last index covered by a secret starting at i (or -1); who[i] = its pattern.
+  // Allocated at the first match: most text holds none.
+  let reach: Int32Array | null = null;
+  let who: Int32Array | null = null;
   let s = 0;
   for (let i = 0; i < n; i++) {
     s = auto.step(s, text.charCodeAt(i));
     for (let o = auto.term[s]! >= 0 ? s : auto.dict[s]!; o >= 0; o = auto.dict[o]!) {
       const p = auto.term[o]!;
       const start = i - auto.patterns[p]!.text.length + 1;
+      if (!reach || !who) {
+        reach = new Int32Array(n).fill(-1);
+        who = new Int32Array(n);
+      }
       if (reach[start]! < i) {
         reach[start] = i;
         who[start] = p;
-        any = true;
       }
     }
   }
   let cut = final ? n : n - auto.depth[s]!;
-  if (!any) return { out: text.slice(0, cut), cut };
+  if (!reach || !who) return { out: text.slice(0, cut), cut };
   let out = '';
   let i = 0;
   let plain = 0;
