@@ -237,7 +237,7 @@ t.test('a secret canary in env_refs reaches the server and appears in no event, 
 t.test('a server whose catalog breaks a limit is reported at mcp enable and never offered; the task goes on without it', async (t) => {
   const w = await world();
   const g = await grant(w, 'twice', peerDef('dup', {}, ['dup-marker']), { reviewed: false });
-  t.equal(g.review.code, 'SC_MCP_CATALOG_INVALID', 'the review at mcp enable says why it could not read the catalog');
+  t.equal(g.review?.code, 'SC_MCP_CATALOG_INVALID', 'the review at mcp enable says why it could not read the catalog');
   t.same(processesWith('dup-marker'), [], 'the review left no process of it');
   const ctx = taskCtx(w);
   const s = source(w, ctx);

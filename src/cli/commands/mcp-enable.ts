@@ -5,6 +5,7 @@
  *   server started once under the new grant, its tools shown and pinned here,
  *   in front of the user ─► a server that cannot be read keeps its grant, but
  *   tasks offer none of its tools until mcp tools ID --refresh pins them
+ *   (--no-review: the same, without starting it)
  */
 import { currentHashes } from '../../catalog/view.js';
 import { projectDefinitions } from '../../catalog/project-files.js';
@@ -20,7 +21,10 @@ export const command: CommandSpec = {
   name: 'mcp enable',
   summary: 'Grant a definition to the trusted project, pinned by its hash',
   description: 'Grant one definition to the selected project. The project must be trusted, --hash must be the definition\'s current hash (so you enable exactly what you reviewed), and at most four servers may be enabled per project. The server is then started once under the new grant and its tools are shown and pinned: tasks offer only a catalog pinned in front of you (see mcp tools --refresh).',
-  options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the hash shown by shadowcode mcp (required)' }],
+  options: [
+    { name: 'hash', type: 'string', value: 'HASH', description: 'the hash shown by shadowcode mcp (required)' },
+    { name: 'no-review', type: 'boolean', description: 'grant without starting the server; tasks offer none of its tools until mcp tools ID --refresh' },
+  ],
   args: [{ name: 'ID', required: true, description: 'config:NAME, plugin:P/S or project:.shadowcode/mcp/FILE' }],
   examples: ['shadowcode --workspace ~/src/app mcp enable config:my-tools --hash 3f9c…'],
   workspace: 'required',
@@ -38,13 +42,16 @@ export const command: CommandSpec = {
       enableGrant(t, db, project, id, hash, current, ctx.policy().limits.grants.enabled_servers_per_project),
     );
     const enabled = `enabled ${id} for ${project} at hash ${g.hash}`;
+    const again = `shadowcode --workspace ${project} mcp tools ${id} --refresh`;
+    if (options['no-review'] === true) {
+      return { data: { grant: g, review: null }, text: `${enabled}\nits tool catalog was not read (--no-review); tasks offer none of its tools until ${again} reads and pins it` };
+    }
     try {
       const r = await reviewCatalog({ env: ctx.io.env, secrets: ctx.secrets(), policy: ctx.policy(), db, gateEnv: ctx.gate() }, ctx.request('mcp:connect'), project, id);
       const shown = pinReport(ctx, project, id);
       return { data: { grant: g, review: { ok: true, state: r.pin, hash: r.catalog_hash }, catalog: shown.data }, text: `${enabled}\n${readLine(r.pin, r.catalog_hash)}\n${shown.text}` };
     } catch (err) {
       const e = asScError(err);
-      const again = `shadowcode --workspace ${project} mcp tools ${id} --refresh`;
       return {
         data: { grant: g, review: { ok: false, code: e.code, message: e.message } },
         text: `${enabled}\nits tool catalog could not be read (${e.code}: ${e.message}); tasks offer none of its tools until ${again} reads and pins it`,
