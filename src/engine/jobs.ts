@@ -104,11 +104,12 @@ export function jobAnswer(db: Db, jobId: string): unknown {
   return r ? (JSON.parse(r.body) as unknown) : null;
 }
 
-export function listJobs(db: Db, project: string, owner: string, opts: { limit: number; cursor?: string }): Page<JobRow> {
+/** One owner's jobs in the project, newest first; owner null: every owner's (the CLI user's view). */
+export function listJobs(db: Db, project: string, owner: string | null, opts: { limit: number; cursor?: string }): Page<JobRow> {
   const after = opts.cursor ? decodeCursor(opts.cursor, 2) : undefined;
   const rows = (
-    sql(db, `SELECT * FROM jobs WHERE project = ? AND owner = ? AND (? IS NULL OR (created_at, id) < (?, ?)) ORDER BY created_at DESC, id DESC LIMIT ?`).all(
-      project, owner, after ? 1 : null, after?.[0] ?? null, after?.[1] ?? null, opts.limit + 1,
+    sql(db, `SELECT * FROM jobs WHERE project = ? AND (? IS NULL OR owner = ?) AND (? IS NULL OR (created_at, id) < (?, ?)) ORDER BY created_at DESC, id DESC LIMIT ?`).all(
+      project, owner, owner, after ? 1 : null, after?.[0] ?? null, after?.[1] ?? null, opts.limit + 1,
     ) as Array<Record<string, unknown>>
   ).map((r) => toJob(r) as JobRow);
   const items = rows.slice(0, opts.limit);
