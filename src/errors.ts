@@ -101,6 +101,7 @@ export const ERRORS = {
   SC_MCP_PROTOCOL: { exit: EXIT.error, summary: 'An external MCP server broke a wire limit or rule; its connection was closed.' },
   SC_MCP_CATALOG_INVALID: { exit: EXIT.error, summary: "An external MCP server's tool catalog breaks a catalog limit (size, pages, cursors, duplicate names)." },
   SC_MCP_CATALOG_CHANGED: { exit: EXIT.error, summary: "An external server's tool catalog differs from the one pinned with its grant; review it with mcp tools ID and accept it with --accept HASH." },
+  SC_MCP_CATALOG_UNREVIEWED: { exit: EXIT.error, summary: "No tool catalog of an external server has been reviewed for this project; mcp enable or mcp tools ID --refresh reads and pins it in front of you." },
   SC_MCP_CALL_FAILED: { exit: EXIT.error, summary: 'An external MCP tool call failed at the protocol level (not a tool error result).' },
   SC_MCP_SESSION_EXPIRED: { exit: EXIT.error, summary: 'An external Streamable HTTP server no longer knows its legacy session; the request failed, was not repeated, and the connection was closed.' },
   SC_DEF_CHANGED: { exit: EXIT.error, summary: 'A definition file changed since the task started or since the approval was asked.' },

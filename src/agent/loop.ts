@@ -25,6 +25,7 @@ import type { GateEnv } from '../policy/gate.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { scrubText } from '../policy/redact.js';
+import { scrubDeep } from '../policy/scrub.js';
 import { checkAgentToolArgs } from '../schema/validate.js';
 import type { Db } from '../store/db.js';
 import { getProject } from '../store/projects.js';
@@ -171,7 +172,8 @@ export class NativeLoop implements TaskRunner {
         let turn: Turn;
         try {
           turn = await enforce(this.deps.gateEnv, this.modelRequest(ctx), (ticket) =>
-            this.provider.turn(ticket, { system, messages: [...messages], tools: specs, max_output_tokens: l.max_output_tokens, signal }),
+            // The last net before the wire: whatever a tool, a server's catalog or the prompt carried, no known secret value leaves.
+            this.provider.turn(ticket, { ...scrubDeep({ system, messages: [...messages], tools: specs }), max_output_tokens: l.max_output_tokens, signal }),
           );
         } catch (err) {
           const halt2 = stopped();
@@ -253,7 +255,8 @@ export class NativeLoop implements TaskRunner {
   /** One tool result into the conversation and the job's events: capped and scrubbed of known secrets. */
   private answer(ctx: TaskContext, messages: Message[], call: ToolCall, r: ToolResult, ms?: number): void {
     const l = this.deps.policy.limits.agent;
-    const content = scrubText(capText(r.content, l.tool_output_chars));
+    // Scrubbed before it is cut, so a cut cannot leave half of a secret that the scrubber no longer recognises.
+    const content = capText(scrubText(r.content), l.tool_output_chars);
     messages.push({ role: 'tool', tool_call_id: call.id, name: call.name, content, ...(r.is_error ? { is_error: true } : {}) });
     ctx.emit('tool_result', { id: call.id, name: call.name, is_error: r.is_error, content: capText(content, l.event_text_chars), ...(ms !== undefined ? { ms } : {}) });
   }

@@ -13,7 +13,7 @@ import { type Policy, shippedPolicy } from '../policy/load.js';
 import { type Db, openDb } from '../store/db.js';
 import { ensureProfileDir, type ProfileChoice, resolveProfile } from '../store/profile.js';
 import { getProject } from '../store/projects.js';
-import { SecretStore } from '../store/secrets.js';
+import { SecretStore, scrubProfileSecrets } from '../store/secrets.js';
 import type { Globals } from './parse.js';
 import { type Style, style, wantsColour } from './style.js';
 
@@ -79,6 +79,8 @@ export class Ctx {
       this._db = openDb(this.profile.dir, this.policy().limits.cli.sqlite_busy_timeout_ms);
       // Any command that opens the profile settles what dead processes left: no one is shown a task that cannot move.
       settleDeadOwners(this._db);
+      // Everything this command prints is scrubbed of the stored secrets (cli/output.ts).
+      scrubProfileSecrets(this.profile.dir);
     }
     return this._db;
   }

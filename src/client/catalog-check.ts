@@ -3,7 +3,8 @@
  * is read through our own client and compared with its pin.
  *
  *   for each server to share ─► target still at the granted hash (targets.ts)
- *   ─► openTarget (gate 'mcp:connect'; a first read pins the catalog)
+ *   ─► no pin (never reviewed) ─► withheld, not even started
+ *   ─► openTarget (gate 'mcp:connect'; a task's read never creates a pin)
  *   ─► pin 'changed' ─► withheld, with the review command   failure ─► withheld, with its code
  *   ─► the check connection is closed and reaped either way
  *
@@ -14,6 +15,7 @@ import type { TaskContext } from '../engine/task-contract.js';
 import { asScError } from '../errors.js';
 import { getProject } from '../store/projects.js';
 import { type OpenDeps, openTarget } from './open.js';
+import { readPin } from './pins.js';
 import { type EnvSource, enabledTargets } from './targets.js';
 
 export interface CheckDeps extends OpenDeps {
@@ -37,10 +39,16 @@ export async function catalogRefusals(deps: CheckDeps, ctx: TaskContext, definit
       out.set(id, 'the definition changed since it was enabled');
       continue;
     }
+    if (!readPin(deps.db, ctx.project, id)) {
+      // Never started for a catalog nobody reviewed: the CLI would read it unseen.
+      out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --workspace ${ctx.project} mcp tools ${id} --refresh`);
+      continue;
+    }
     try {
       const o = await openTarget(deps, request, ctx.project, t, ctx.signal);
       const report = await o.conn.close();
       ctx.emit('mcp.checked', { definition: id, hash: t.hash, catalog_hash: o.catalog_hash, pinned_hash: o.pinned_hash, pin: o.pin, outcome: report.outcome });
+      if (o.pin === 'unreviewed') out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --workspace ${ctx.project} mcp tools ${id} --refresh`);
       if (o.pin === 'changed') out.set(id, `its tool catalog changed since it was pinned (now ${o.catalog_hash}); review it with shadowcode mcp tools ${id}`);
     } catch (err) {
       const e = asScError(err);

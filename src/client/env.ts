@@ -30,7 +30,7 @@ function refusedName(policy: Environment, name: string): boolean {
 /** Resolves a credential reference: a stored secret, else our environment. Undefined when neither has it. */
 export function resolveRef(name: string, secrets: SecretSource, env: NodeJS.ProcessEnv): string | undefined {
   const v = secrets.reveal(name) ?? env[name];
-  if (v !== undefined) registerSecretValue(v);
+  if (v !== undefined) registerSecretValue(v, name);
   return v;
 }
 
@@ -47,7 +47,7 @@ export function connectionEnv(
     if (refusedName(policy, name)) throw new ScError('SC_DEF_REFUSED', `${id} sets ${name}, a loader or control variable no external server may be given`);
   }
   for (const [name, value] of Object.entries(literal)) {
-    registerSecretValue(value);
+    registerSecretValue(value, name);
     out[name] = value;
   }
   for (const [name, ref] of Object.entries(refs)) {
@@ -56,4 +56,20 @@ export function connectionEnv(
     out[name] = value;
   }
   return out;
+}
+
+/**
+ * Makes the credentials a definition would be given known to the scrubber now,
+ * before the server starts: an approved command of the same task could print
+ * one (from a file, say) before the first connection resolves it. Names that
+ * resolve to nothing are skipped; the connection reports them when it starts.
+ */
+export function knowCredentials(refs: Record<string, string>, apiKeyEnv: string | undefined, secrets: SecretSource, env: NodeJS.ProcessEnv): void {
+  for (const ref of [...Object.values(refs), ...(apiKeyEnv ? [apiKeyEnv] : [])]) {
+    try {
+      resolveRef(ref, secrets, env);
+    } catch {
+      /* an unreadable store: the connection fails loudly when it starts */
+    }
+  }
 }

@@ -5,15 +5,17 @@
  *     ─► stdio: env built now (env_refs resolved now) ─► supervised child
  *        http:  bounded fetch, bearer resolved now
  *     ─► McpConnection (initialize + discovery under the limits)
- *     ─► catalog canonicalized, hashed, recorded with the grant (pins.ts)
+ *     ─► catalog scrubbed of known secret values, canonicalized, hashed,
+ *        recorded with the grant (pins.ts; only a review creates a pin)
  *
- * The caller decides what a changed catalog means (tasks refuse it); the pin
- * row is updated either way so `shadowcode mcp tools` can show the diff.
+ * The caller decides what a changed or unreviewed catalog means (tasks refuse
+ * both); the pin row is updated either way so `shadowcode mcp tools` can show the diff.
  */
 import type { Limits } from '../../gen/types/limits.js';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import { isLoopbackHost } from '../policy/net.js';
 import { enforce, type GateEnv } from '../policy/gate.js';
+import { scrubDeep } from '../policy/scrub.js';
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
 import { type CanonicalTool, canonicalCatalog } from './catalog.js';
@@ -28,7 +30,8 @@ export interface Opened {
   readonly conn: McpConnection;
   readonly catalog: CanonicalTool[];
   readonly catalog_hash: string;
-  readonly pinned_hash: string;
+  /** null: no catalog of this server was ever reviewed for the project. */
+  readonly pinned_hash: string | null;
   readonly pin: PinState;
 }
 
@@ -51,7 +54,8 @@ export function timeoutMs(t: Target, limits: Limits): number {
   return Math.round(s * 1000);
 }
 
-export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'action' | 'resource' | 'args'>, project: string, t: Target, signal: AbortSignal): Promise<Opened> {
+/** review: the person at the CLI reads the catalog (mcp enable, mcp tools --refresh), so a first catalog may become the pin. */
+export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'action' | 'resource' | 'args'>, project: string, t: Target, signal: AbortSignal, review = false): Promise<Opened> {
   const limits = deps.policy.limits;
   const endpoint_kind = endpointKind(t);
   const req: GateRequest = { ...request, action: 'mcp:connect', resource: { kind: 'mcp_server', id: t.id, hash: t.hash, endpoint_kind }, args: { definition: t.id, transport: t.def.transport, endpoint_kind } };
@@ -77,8 +81,9 @@ export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'act
           });
     const conn = await McpConnection.open(ticket, transport, { id: t.id, timeoutMs: ms, catalog: limits.catalog, maxConnections: limits.stdio_client.connections_per_process, signal });
     try {
-      const catalog = canonicalCatalog(conn.tools);
-      const rec = recordCatalog(ticket, deps.db, project, t.id, catalog);
+      // Scrubbed before it is hashed, pinned, shown or offered: a server given a secret cannot echo it through its metadata.
+      const catalog = canonicalCatalog(scrubDeep(conn.tools));
+      const rec = recordCatalog(ticket, deps.db, project, t.id, catalog, review);
       return { conn, catalog, catalog_hash: rec.hash, pinned_hash: rec.pinned_hash, pin: rec.state };
     } catch (err) {
       await conn.close();

@@ -1,13 +1,16 @@
 /*
  * Catalog pins: the tool catalog recorded with a grant (project, definition id).
  *
- *   first catalog read for the grant ─► pinned (the grant was the review)
+ *   a review read (the person at the CLI: mcp enable, mcp tools --refresh)
+ *     with no pin yet ─► pinned, in front of that person
+ *   any other read with no pin ─► 'unreviewed', nothing stored; tasks offer
+ *     none of the server's tools until a review pins them
  *   later read, same hash ─► match        later read, other hash ─► changed:
  *   stored as "seen", refused for tasks until `mcp tools ID --accept HASH`
  *   makes exactly that seen catalog the pin.
  *
  * A new tool in an otherwise unchanged catalog is a different hash, so it is
- * pending too; nothing is auto-baselined after the first read.
+ * pending too. Catalogs arrive here already scrubbed of known secret values.
  */
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
@@ -23,7 +26,7 @@ export interface Pin {
   readonly seen_at: string;
 }
 
-export type PinState = 'pinned' | 'match' | 'changed';
+export type PinState = 'pinned' | 'match' | 'changed' | 'unreviewed';
 
 interface Row {
   pinned_hash: string;
@@ -41,8 +44,12 @@ export function readPin(db: Db, project: string, id: string): Pin | undefined {
 }
 
 
-/** Records a catalog just read over a connection opened under an mcp:connect decision. */
-export function recordCatalog(ticket: GateTicket, db: Db, project: string, id: string, tools: CanonicalTool[]): { state: PinState; pinned_hash: string; hash: string } {
+/**
+ * Records a catalog just read over a connection opened under an mcp:connect
+ * decision. Only a review (the user present) may create the pin; pinned_hash is
+ * null when there is none.
+ */
+export function recordCatalog(ticket: GateTicket, db: Db, project: string, id: string, tools: CanonicalTool[], review: boolean): { state: PinState; pinned_hash: string | null; hash: string } {
   assertTicket(ticket, 'mcp:connect');
   const hash = catalogHash(tools);
   const body = JSON.stringify(tools);
@@ -50,6 +57,7 @@ export function recordCatalog(ticket: GateTicket, db: Db, project: string, id: s
   return db.transaction(() => {
     const cur = sql(db, 'SELECT pinned_hash FROM catalog_pins WHERE project = ? AND definition_id = ?').get(project, id) as { pinned_hash: string } | undefined;
     if (!cur) {
+      if (!review) return { state: 'unreviewed' as const, pinned_hash: null, hash };
       sql(db, 'INSERT INTO catalog_pins (project, definition_id, pinned_hash, pinned_body, pinned_at, seen_hash, seen_body, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(project, id, hash, body, now, hash, body, now);
       return { state: 'pinned' as const, pinned_hash: hash, hash };
     }
@@ -63,7 +71,7 @@ export function acceptCatalog(ticket: GateTicket, db: Db, project: string, id: s
   assertTicket(ticket, 'cli:mcp.tools.accept');
   return db.transaction(() => {
     const cur = sql(db, 'SELECT pinned_hash, seen_hash FROM catalog_pins WHERE project = ? AND definition_id = ?').get(project, id) as { pinned_hash: string; seen_hash: string } | undefined;
-    if (!cur) throw new ScError('SC_DEF_NOT_FOUND', `no catalog of ${id} has been read for this project yet; a task reads it on first use`);
+    if (!cur) throw new ScError('SC_MCP_CATALOG_UNREVIEWED', `no catalog of ${id} has been reviewed for this project yet; read it with shadowcode mcp tools ${id} --refresh`, { id });
     if (cur.seen_hash !== hash) throw new ScError('SC_HASH_MISMATCH', `--accept does not match the last catalog read from ${id}; review it with shadowcode mcp tools ${id}`, { id, current_hash: cur.seen_hash });
     sql(db, 'UPDATE catalog_pins SET pinned_hash = seen_hash, pinned_body = seen_body, pinned_at = ? WHERE project = ? AND definition_id = ?').run(new Date().toISOString(), project, id);
     return { pinned_hash: hash, previous_hash: cur.pinned_hash };

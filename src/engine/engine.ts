@@ -16,7 +16,7 @@ import type { Policy } from '../policy/load.js';
 import { flushAudit } from '../store/audit.js';
 import { type Db, openDb } from '../store/db.js';
 import { ensureProfileDir } from '../store/profile.js';
-import { SecretStore } from '../store/secrets.js';
+import { SecretStore, scrubProfileSecrets } from '../store/secrets.js';
 import { readSettings } from '../store/settings.js';
 import type { RemoteEngine } from './daemon/remote.js';
 import { Background } from './engine-background.js';
@@ -94,6 +94,7 @@ export class Engine {
       ensureProfileDir(this.profileDir);
       this._db = openDb(this.profileDir, this.policy.limits.cli.sqlite_busy_timeout_ms);
       settleDeadOwners(this._db);
+      scrubProfileSecrets(this.profileDir);
       reconcileChanges(this._db, this.policy.limits.jobs.checkpoint_bytes);
     }
     return this._db;

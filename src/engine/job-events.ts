@@ -6,6 +6,7 @@
  *   addEvent(id, kind, body) ─► job_events (append only, seq orders them)
  *   getJob | listJobs | jobEvents | jobAnswer ─► read back, cursor-paged
  */
+import { scrubDeep } from '../policy/scrub.js';
 import { type Db, sql } from '../store/db.js';
 import type { Level } from '../ticket.js';
 import { decodeCursor, encodeCursor, type Page } from '../util/cursor.js';
@@ -42,8 +43,9 @@ export function getJob(db: Db, id: string): JobRow | undefined {
   return toJob(sql(db, 'SELECT * FROM jobs WHERE id = ?').get(id) as Record<string, unknown> | undefined);
 }
 
+/** Every event is scrubbed of known secret values (policy/scrub.ts) before it is stored. */
 export function addEvent(db: Db, jobId: string, kind: string, body: unknown): void {
-  sql(db, 'INSERT INTO job_events (job_id, at, kind, body) VALUES (?, ?, ?, ?)').run(jobId, now(), kind, JSON.stringify(body));
+  sql(db, 'INSERT INTO job_events (job_id, at, kind, body) VALUES (?, ?, ?, ?)').run(jobId, now(), kind, JSON.stringify(scrubDeep(body)));
 }
 
 export function jobEvents(db: Db, jobId: string, opts: { limit: number; cursor?: string }): Page<{ seq: number; at: string; kind: string; body: unknown }> {

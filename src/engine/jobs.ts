@@ -25,6 +25,7 @@ import { asScError, ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { redact, scrubText } from '../policy/redact.js';
+import { ScrubStream } from '../policy/scrub.js';
 import { type Db, sql } from '../store/db.js';
 import { getProject } from '../store/projects.js';
 import type { Level } from '../ticket.js';
@@ -198,23 +199,36 @@ export class Jobs {
     this.running.set(id, placeholder);
     setState(db, id, 'running');
     let captured = 0;
+    // One scrubber per stream: a secret split across two reads of the pipe is still caught.
+    const scrubbers = { stdout: new ScrubStream(), stderr: new ScrubStream() };
+    const flush = () => {
+      for (const stream of ['stdout', 'stderr'] as const) {
+        const rest = scrubbers[stream].end();
+        if (rest) addEvent(db, id, stream, { text: rest });
+      }
+    };
     enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
       const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms }, (stream, chunk) => {
         if (captured >= this.limits.jobs.output_bytes) return;
-        const text = chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8');
+        const text = scrubbers[stream].push(chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8'));
         captured += chunk.length;
-        addEvent(db, id, stream, { text });
-        if (captured >= this.limits.jobs.output_bytes) addEvent(db, id, 'output_truncated', { after_bytes: this.limits.jobs.output_bytes });
+        if (text) addEvent(db, id, stream, { text });
+        if (captured >= this.limits.jobs.output_bytes) {
+          flush();
+          addEvent(db, id, 'output_truncated', { after_bytes: this.limits.jobs.output_bytes });
+        }
       });
       this.running.set(id, handle);
       if (this.cancelling.has(id)) handle.cancel();
       return handle.done;
     })
       .then((r) => {
+        flush();
         addEvent(db, id, 'exit', r);
         setState(db, id, r.cancelled || this.cancelling.has(id) ? 'cancelled' : r.code === 0 ? 'succeeded' : 'failed', { exit_code: r.code, duration_ms: r.duration_ms });
       })
       .catch((err: unknown) => {
+        flush();
         addEvent(db, id, 'error', { message: (err as Error).message, code: (err as ScError).code });
         setState(db, id, 'failed');
       })

@@ -1,16 +1,18 @@
 /*
- * Masks secrets before anything is stored or shown.
+ * Masks secrets before anything is stored or shown, by key name.
  *
- * Two passes in one walk: a value under a credential-looking key is replaced
- * whole (except a number under a key that names a token count, such as
- * `input_tokens` or `cache_read_input_tokens`: a count is never a secret, and
- * a `*_tokens_details` object is walked so its counts show and anything else
- * in it is still judged by its own key), and any string containing a known secret value (registered by the
- * secret store when it hands a value out) has that value replaced. Strings are
- * truncated to audit.string_chars (policy/limits.json) so an audit row cannot
- * grow without bound.
+ *   value under a credential-looking key ─► replaced whole by [redacted]
+ *     (except a number under a key that names a token count, such as
+ *     `input_tokens` or `cache_read_input_tokens`: a count is never a secret, and
+ *     a `*_tokens_details` object is walked so its counts show and anything else
+ *     in it is still judged by its own key)
+ *   any other string ─► scrub.ts replaces known secret values in it by [secret:NAME]
+ *   ─► cut to audit.string_chars (policy/limits.json), so an audit row cannot grow without bound
+ *
+ * The two stay distinct: redact hides what a key says is a credential, even a
+ * value never seen before; scrub hides values known to be secret, wherever they are.
  */
-import { knownSecretValues } from '../util/secret-values.js';
+import { scrub, scrubber } from './scrub.js';
 
 const SENSITIVE_KEY = /(token|secret|password|passwd|passphrase|api[_-]?key|authorization|cookie|credential)/i;
 /** Keys of usage counts: `input_tokens`, `total_tokens`, `cache_creation_input_tokens`, `inputTokens`. */
@@ -29,23 +31,24 @@ export const REDACTED = '[redacted]';
 
 export { registerSecretValue } from '../util/secret-values.js';
 
+/** Known secret values replaced by [secret:NAME] (policy/scrub.ts). */
 export function scrubText(text: string): string {
-  let out = text;
-  for (const v of knownSecretValues()) if (out.includes(v)) out = out.split(v).join(REDACTED);
-  return out;
+  return scrub(text);
 }
 
-export function redact(value: unknown, maxChars: number, depth = 0): unknown {
-  if (typeof value === 'string') {
-    const s = scrubText(value);
-    return s.length > maxChars ? `${s.slice(0, maxChars)}…[${s.length - maxChars} more]` : s;
-  }
-  if (value === null || typeof value !== 'object') return value;
-  if (depth >= MAX_DEPTH) return '[nested]';
-  if (Array.isArray(value)) return value.slice(0, 64).map((v) => redact(v, maxChars, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>).slice(0, 64)) {
-    out[k] = masked(k, v) ? REDACTED : redact(v, maxChars, depth + 1);
-  }
-  return out;
+export function redact(value: unknown, maxChars: number): unknown {
+  const clean = scrubber();
+  const walk = (v: unknown, depth: number): unknown => {
+    if (typeof v === 'string') {
+      const s = clean(v);
+      return s.length > maxChars ? `${s.slice(0, maxChars)}…[${s.length - maxChars} more]` : s;
+    }
+    if (v === null || typeof v !== 'object') return v;
+    if (depth >= MAX_DEPTH) return '[nested]';
+    if (Array.isArray(v)) return v.slice(0, 64).map((x) => walk(x, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>).slice(0, 64)) out[clean(k)] = masked(k, x) ? REDACTED : walk(x, depth + 1);
+    return out;
+  };
+  return walk(value, 0);
 }

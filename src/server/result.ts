@@ -6,6 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { asScError, ScError } from '../errors.js';
 import { shippedPolicy } from '../policy/load.js';
 import { redact, scrubText } from '../policy/redact.js';
+import { scrubDeep } from '../policy/scrub.js';
 
 /** maxChars: how much of each string the structured error keeps (audit.string_chars of the policy in force). */
 export function errorResult(err: unknown, maxChars: number = shippedPolicy().limits.audit.string_chars): CallToolResult {
@@ -16,10 +17,10 @@ export function errorResult(err: unknown, maxChars: number = shippedPolicy().lim
 
 export function dataResult(data: unknown, maxBytes: number, maxChars: number = shippedPolicy().limits.audit.string_chars): CallToolResult {
   const structured = (data !== null && typeof data === 'object' && !Array.isArray(data) ? data : { value: data }) as Record<string, unknown>;
-  // Scrubbing the serialised form covers every nested string in one pass; parse back only when it changed something.
-  const raw = JSON.stringify(structured);
-  const text = scrubText(raw);
-  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: text === raw ? structured : (JSON.parse(text) as Record<string, unknown>) };
+  // Scrubbed as values, not as serialised text: a secret holding a quote or a backslash is escaped in JSON and would slip past a text match.
+  const clean = scrubDeep(structured);
+  const text = JSON.stringify(clean);
+  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: clean };
   // On the wire the text travels once as a JSON string (escaped) and once as structured content.
   const size = Buffer.byteLength(JSON.stringify(text)) + Buffer.byteLength(text) + 64;
   if (size > maxBytes) {

@@ -12,13 +12,15 @@
  * holds every secret: opening the store removes those of dead processes, and
  * every write, holding the lock, removes them all, so `secret remove` really
  * removes a value. Temp files are dot-named, out of a plain listing's way. Values leave this module
- * only through reveal(), which registers them with the redactor first.
+ * only through reveal(), which registers them with the redactor first; and opening the store
+ * makes the whole file a source of the scrubber (util/secret-values.ts), so a value is
+ * scrubbed from output even when this process never revealed it (a command that printed it).
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScError } from '../errors.js';
-import { registerSecretValue } from '../util/secret-values.js';
+import { addSecretSource, registerSecretValue } from '../util/secret-values.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { type Db, withWriteLock } from './db.js';
 import { didYouMean } from '../util/suggest.js';
@@ -62,12 +64,44 @@ function processAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Makes every value in the profile's secrets.json known to the scrubber, read
+ * again whenever the file changes. Called wherever a profile's state.db is
+ * opened, so output is scrubbed of stored secrets this process never revealed.
+ */
+export function scrubProfileSecrets(profileDir: string): void {
+  const path = join(profileDir, 'secrets.json');
+  addSecretSource(path, {
+    token: () => {
+      try {
+        const st = statSync(path);
+        return `${st.ino}:${st.size}:${st.mtimeMs}`;
+      } catch {
+        return 'none';
+      }
+    },
+    entries: () => {
+      let data: Partial<FileShape>;
+      try {
+        data = JSON.parse(readFileSync(path, 'utf8')) as Partial<FileShape>;
+      } catch {
+        return [];
+      }
+      const out: Array<readonly [string, string]> = [];
+      for (const [name, e] of Object.entries(data.secrets ?? {})) if (typeof e?.value === 'string') out.push([name, e.value]);
+      for (const env of Object.values(data.definition_env ?? {})) for (const [k, v] of Object.entries(env ?? {})) if (typeof v === 'string') out.push([k, v]);
+      return out;
+    },
+  });
+}
+
 export class SecretStore {
   readonly path: string;
 
   constructor(private readonly profileDir: string, private readonly db: Db, private readonly limits: { value_bytes: number; count: number }) {
     this.path = join(profileDir, 'secrets.json');
     this.sweep(false);
+    scrubProfileSecrets(profileDir);
   }
 
   /** Removes temp files a killed writer left: with everyone=false only those of dead processes (no lock held). */
@@ -149,7 +183,7 @@ export class SecretStore {
     const { secrets } = this.read();
     if (!Object.prototype.hasOwnProperty.call(secrets, name)) return undefined;
     const entry = secrets[name]!;
-    registerSecretValue(entry.value);
+    registerSecretValue(entry.value, name);
     return entry.value;
   }
 
@@ -161,7 +195,7 @@ export class SecretStore {
     if (Buffer.byteLength(value) > this.limits.value_bytes) {
       throw new ScError('SC_SECRET_VALUE_INVALID', `secret value is larger than ${this.limits.value_bytes} bytes`);
     }
-    registerSecretValue(value);
+    registerSecretValue(value, name);
     return withWriteLock(this.db, () => {
       const data = this.read();
       const existing = Object.prototype.hasOwnProperty.call(data.secrets, name) ? data.secrets[name] : undefined;
@@ -178,7 +212,7 @@ export class SecretStore {
   /** The literal env of a stored definition, for the moment a connection starts. */
   definitionEnv(id: string): Record<string, string> {
     const env = this.read().definition_env?.[id] ?? {};
-    for (const v of Object.values(env)) registerSecretValue(v);
+    for (const [k, v] of Object.entries(env)) registerSecretValue(v, k);
     return env;
   }
 
@@ -193,7 +227,7 @@ export class SecretStore {
   /** Replaces (or with an empty env, drops) a definition's literal env values. */
   putDefinitionEnv(ticket: GateTicket, id: string, env: Record<string, string>): void {
     assertTicket(ticket, 'cli:mcp.*');
-    for (const v of Object.values(env)) registerSecretValue(v);
+    for (const [k, v] of Object.entries(env)) registerSecretValue(v, k);
     withWriteLock(this.db, () => {
       const data = this.read();
       const all = { ...(data.definition_env ?? {}) };

@@ -13,7 +13,7 @@ import { enabledTargets } from '../../src/client/targets.js';
 import { enforce, type GateRequest } from '../../src/policy/gate.js';
 import { cli, until } from '../fixtures/env.js';
 import { type HttpPeer, httpPeer, PEER_CANARY, type PeerMode } from '../fixtures/mcp-http-peer.js';
-import { type ClientWorld, dbText, everythingHttp, grant, processesWith, world } from '../fixtures/mcp-client.js';
+import { type ClientWorld, dbText, everythingHttp, grant as enable, processesWith, world } from '../fixtures/mcp-client.js';
 
 const request = (w: ClientWorld, network = false): Omit<GateRequest, 'action' | 'resource' | 'args'> => ({
   principal: { kind: 'engine', owner: 'test:owner', allow_write: true, allow_approvals: false },
@@ -21,10 +21,14 @@ const request = (w: ClientWorld, network = false): Omit<GateRequest, 'action' | 
   requested_level: 'workspace',
 });
 
+// These tests drive the connection layer themselves: the grant is made without the review at
+// mcp enable (which would start the server first), and open() reads as a review, so a first read pins.
+const grant = (w: ClientWorld, name: string, def: Record<string, unknown>) => enable(w, name, def, { review: false });
+
 async function open(w: ClientWorld, name: string, network = false) {
   const target = enabledTargets(w.db, w.sb.project, w.policy, w.secrets).find((x) => x.def.name === name);
   if (!target) throw new Error(`no target ${name}`);
-  return openTarget(w.deps, request(w, network), w.sb.project, target, new AbortController().signal);
+  return openTarget(w.deps, request(w, network), w.sb.project, target, new AbortController().signal, true);
 }
 
 async function refusal(w: ClientWorld, name: string, network = false): Promise<{ code: string; message: string }> {

@@ -8,7 +8,7 @@ import { enabledTargets } from '../../src/client/targets.js';
 import { activeConnections } from '../../src/client/connection.js';
 import type { GateRequest } from '../../src/policy/gate.js';
 import { alive, sleep, until } from '../fixtures/env.js';
-import { type ClientWorld, EVERYTHING, grant, peerDef, peerProcesses, processesWith, world } from '../fixtures/mcp-client.js';
+import { type ClientWorld, EVERYTHING, grant as enable, peerDef, peerProcesses, processesWith, world } from '../fixtures/mcp-client.js';
 
 const request = (w: ClientWorld): Omit<GateRequest, 'action' | 'resource' | 'args'> => ({
   principal: { kind: 'engine', owner: 'test:owner', allow_write: true, allow_approvals: false },
@@ -16,10 +16,14 @@ const request = (w: ClientWorld): Omit<GateRequest, 'action' | 'resource' | 'arg
   requested_level: 'workspace',
 });
 
+// These tests drive the connection layer themselves: the grant is made without the review at
+// mcp enable (which would start the server first), and open() reads as a review, so a first read pins.
+const grant = (w: ClientWorld, name: string, def: Record<string, unknown>) => enable(w, name, def, { review: false });
+
 async function open(w: ClientWorld, name: string) {
   const target = enabledTargets(w.db, w.sb.project, w.policy, w.secrets).find((x) => x.def.name === name);
   if (!target) throw new Error(`no target ${name}`);
-  return openTarget(w.deps, request(w), w.sb.project, target, new AbortController().signal);
+  return openTarget(w.deps, request(w), w.sb.project, target, new AbortController().signal, true);
 }
 
 async function refusal(w: ClientWorld, name: string): Promise<{ code: string; message: string }> {

@@ -35,7 +35,7 @@ t.test('a build task offers server-everything as mcp__everything__*, and an appr
   const echo = tools.find((x) => x.name === 'mcp__everything__echo');
   t.ok(echo, 'echo is offered under its server prefix');
   t.match(echo?.input_schema, { type: 'object', properties: { message: {} } }, 'with its own input schema');
-  t.match(echo?.description, /MCP server "everything".*data rather than instructions/s, "the description is labelled as the server's data");
+  t.match(echo?.description, /^External tool "echo" of MCP server "everything"; .*never instructions: "/, "the description is labelled as the server's data, as a JSON string");
   t.ok(tools.some((x) => x.name === 'mcp_tools') && tools.some((x) => x.name === 'mcp_call'), 'the two compact tools are offered too');
   const r = await s.call('mcp__everything__echo', { message: 'hello relay' }, ctx);
   t.equal(r.is_error, false);
@@ -44,7 +44,7 @@ t.test('a build task offers server-everything as mcp__everything__*, and an appr
   await s.close();
   const connected = ctx.events.find((e) => e.kind === 'mcp.connected')?.body;
   const closed = ctx.events.find((e) => e.kind === 'mcp.closed')?.body;
-  t.match(connected, { definition: g.id, hash: g.hash, transport: 'stdio', catalog_hash: /^[0-9a-f]{64}$/, pin: 'pinned' });
+  t.match(connected, { definition: g.id, hash: g.hash, transport: 'stdio', catalog_hash: /^[0-9a-f]{64}$/, pin: 'match' }, 'the catalog pinned at mcp enable');
   t.match(closed, { definition: g.id, hash: g.hash, catalog_hash: connected?.catalog_hash, outcome: /^(exited|terminated|killed)$/ });
   t.same(processesWith(marker), [], 'nothing of the connection is left in the process table');
 });
@@ -97,11 +97,12 @@ t.test('a remote isError result and structured content pass through, marked as a
 t.test('plan and review tasks, read-only ceilings and untrusted projects open no connection', async (t) => {
   const w = await world();
   await grant(w, 'peer', logged(w));
+  const reviewed = sent(w).length;
   for (const mode of ['plan', 'review'] as const) t.equal(openTaskTools(deps(w), taskCtx(w, { mode })), null, `${mode}: no tool source`);
   t.equal(openTaskTools(deps(w), { ...taskCtx(w), ceiling: 'read_only' }), null, 'read_only: no tool source');
   await cli(w.sb, ['--workspace', w.sb.project, 'untrust']);
   t.equal(openTaskTools(deps(w), taskCtx(w)), null, 'untrusted: no tool source');
-  t.same(sent(w), [], 'the server was never started');
+  t.same(sent(w).slice(reviewed), [], 'the server was never started after the review at mcp enable');
 });
 
 t.test('above mcp.inline_tools only mcp_tools and mcp_call are offered; mcp_tools pages names by 20 and reads one schema', async (t) => {
@@ -227,30 +228,36 @@ t.test('a secret canary in env_refs reaches the server and appears in no event, 
   const s = source(w, ctx);
   await s.tools();
   const r = await s.call('mcp__peer__env', { name: 'TOKEN' }, ctx);
-  t.equal(r.content, canary, 'the server was given the resolved value');
+  t.equal(r.content, '[secret:PEER_TOKEN]', 'the server was given the resolved value, and what it echoed was scrubbed to its name');
   await s.close();
   t.notMatch(JSON.stringify(ctx.events), canary, 'no event carries it');
   t.notMatch(dbText(w.db), canary, 'no row of state.db carries it');
 });
 
-t.test('a server whose catalog breaks a limit is reported and closed; the task goes on without it', async (t) => {
+t.test('a server whose catalog breaks a limit is reported at mcp enable and never offered; the task goes on without it', async (t) => {
   const w = await world();
-  await grant(w, 'twice', peerDef('dup', {}, ['dup-marker']));
+  const g = await grant(w, 'twice', peerDef('dup', {}, ['dup-marker']), { reviewed: false });
+  t.equal(g.review?.code, 'SC_MCP_CATALOG_INVALID', 'the review at mcp enable says why it could not read the catalog');
+  t.same(processesWith('dup-marker'), [], 'the review left no process of it');
   const ctx = taskCtx(w);
   const s = source(w, ctx);
   t.same((await s.tools()).map((x) => x.name), ['mcp_tools', 'mcp_call'], 'nothing of the failed server is offered');
   const listed = JSON.parse((await s.call('mcp_tools', {}, ctx)).content);
-  t.match(listed.servers, [{ server: 'twice', state: 'unavailable', reason: /^SC_MCP_CATALOG_INVALID/ }]);
-  await t.rejects(s.call('mcp_call', { server: 'twice', tool: 'echo', arguments: { text: 'x' } }, ctx), { code: 'SC_MCP_CATALOG_INVALID' });
+  t.match(listed.servers, [{ server: 'twice', state: 'catalog_pending_review', reason: /^SC_MCP_CATALOG_UNREVIEWED: .*mcp tools project:\.shadowcode\/mcp\/twice\.json --refresh/ }]);
+  await t.rejects(s.call('mcp_call', { server: 'twice', tool: 'echo', arguments: { text: 'x' } }, ctx), { code: 'SC_MCP_CATALOG_UNREVIEWED' });
   t.equal(ctx.approvals.length, 0);
   await s.close();
-  t.match(ctx.events.find((e) => e.kind === 'mcp.failed')?.body, { definition: /twice/, code: 'SC_MCP_CATALOG_INVALID' });
+  t.notOk(ctx.events.some((e) => e.kind === 'mcp.connected' || e.kind === 'mcp.failed'), 'the task never started it');
   t.same(processesWith('dup-marker'), [], 'no process of it is left');
+  const again = await cli(w.sb, ['--workspace', w.sb.project, 'mcp', 'tools', g.id, '--refresh']);
+  t.not(again.code, 0, '--refresh fails the same way while the catalog breaks the limit');
+  t.match(again.stderr, /SC_MCP_CATALOG_INVALID/);
 });
 
 t.test('a server that dies mid-task fails the next call; it is not restarted or retried', async (t) => {
   const w = await world();
   await grant(w, 'mortal', logged(w, 'ok', ['mortal-marker']));
+  const reviewed = sent(w).filter((l) => l === 'initialize').length;
   const ctx = taskCtx(w);
   const s = source(w, ctx);
   await s.tools();
@@ -259,7 +266,7 @@ t.test('a server that dies mid-task fails the next call; it is not restarted or 
   await until(() => processesWith('mortal-marker').length === 0, 5000);
   await t.rejects(s.call('mcp__mortal__echo', { text: 'two' }, ctx), { code: 'SC_MCP_CALL_FAILED' });
   await s.close();
-  t.equal(sent(w).filter((l) => l === 'initialize').length, 1, 'never re-initialized');
+  t.equal(sent(w).filter((l) => l === 'initialize').length - reviewed, 1, 'never re-initialized');
   t.ok(ctx.events.some((e) => e.kind === 'mcp.closed'));
 });
 
@@ -268,12 +275,18 @@ t.test('a cancelled task closes its connections, TERM-proof grandchildren includ
   const marker = `task-tools-term-${process.pid}`;
   await grant(w, 'sticky', peerDef('fork-ignore-term', {}, [marker]));
   const ac = new AbortController();
-  const ctx = taskCtx(w, { signal: ac.signal, decide: () => new Promise((resolve) => ac.signal.addEventListener('abort', () => resolve('cancelled'))) });
+  // The task is cancelled while its approval waits, with the connection open.
+  const ctx = taskCtx(w, {
+    signal: ac.signal,
+    decide: () => {
+      const answer = new Promise<'cancelled'>((resolve) => ac.signal.addEventListener('abort', () => resolve('cancelled')));
+      ac.abort();
+      return answer;
+    },
+  });
   const s = source(w, ctx);
   await s.tools();
-  const pending = s.call('mcp__sticky__echo', { text: 'x' }, ctx);
-  setTimeout(() => ac.abort(), 100);
-  const r = await pending;
+  const r = await s.call('mcp__sticky__echo', { text: 'x' }, ctx);
   t.match(r.content, /^SC_CANCELLED/);
   await s.close();
   t.same(processesWith(`MCP-PEER-GRANDCHILD ${marker}`), [], 'the grandchild that ignores TERM is gone');

@@ -33,7 +33,7 @@ function resolveKey(entry: SettingsModel, deps: Pick<ProviderDeps, 'env' | 'secr
     // The environment first, then a stored secret of the same name (as shadow_models reports presence).
     const v = deps.env[entry.api_key_env] || deps.secrets.reveal(entry.api_key_env);
     if (v === undefined || v === '') throw new ScError('SC_MODEL_CREDENTIAL_MISSING', `model ${entry.id}: environment variable ${entry.api_key_env} is not set`, { name: entry.api_key_env });
-    registerSecretValue(v);
+    registerSecretValue(v, entry.api_key_env);
     return v;
   }
   if (entry.api_key_secret) {

@@ -15,6 +15,7 @@ import { commandContext } from '../../engine/command-context.js';
 import { runCommand } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
+import { ScrubStream } from '../../policy/scrub.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { confinedPath } from '../../util/confine.js';
 import { fail, type NativeTool, ok, type ToolEnv } from './types.js';
@@ -41,14 +42,26 @@ export const runCommandTool: NativeTool<Args> = {
     const out = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
     let captured = 0;
     let timedOut = false;
+    // The events are scrubbed per stream, so a secret split across two reads of the pipe is still caught.
+    const scrubbers = { stdout: new ScrubStream(), stderr: new ScrubStream() };
+    const flush = () => {
+      for (const stream of ['stdout', 'stderr'] as const) {
+        const rest = scrubbers[stream].end();
+        if (rest) ctx.emit(stream, { text: rest });
+      }
+    };
     const result = await enforce(env.gate, req, async (jobTicket) => {
       const handle = runCommand(jobTicket, { argv: a.argv, cwd, env: childEnv(env.policy.environment, env.env), graceMs: limits.ownership.kill_grace_ms }, (stream, chunk) => {
         if (captured >= limits.jobs.output_bytes) return;
         const part = chunk.subarray(0, limits.jobs.output_bytes - captured);
         captured += part.length;
         out[stream].push(part);
-        ctx.emit(stream, { text: part.toString('utf8') });
-        if (captured >= limits.jobs.output_bytes) ctx.emit('output_truncated', { after_bytes: limits.jobs.output_bytes });
+        const text = scrubbers[stream].push(part.toString('utf8'));
+        if (text) ctx.emit(stream, { text });
+        if (captured >= limits.jobs.output_bytes) {
+          flush();
+          ctx.emit('output_truncated', { after_bytes: limits.jobs.output_bytes });
+        }
       });
       const stop = () => handle.cancel();
       ctx.signal.addEventListener('abort', stop, { once: true });
@@ -63,6 +76,7 @@ export const runCommandTool: NativeTool<Args> = {
         ctx.signal.removeEventListener('abort', stop);
       }
     });
+    flush();
     ctx.emit('exit', { ...result, argv: a.argv, cwd });
     const how = timedOut ? `was stopped after ${limits.agent.command_timeout_ms} ms` : result.cancelled ? 'was cancelled' : result.error ? `could not start: ${result.error}` : result.signal ? `ended by ${result.signal}` : `exited ${result.code}`;
     const text = (b: Buffer[]) => Buffer.concat(b).toString('utf8');

@@ -1,17 +1,30 @@
-/* shadowcode mcp enable ID --hash H: grant one definition, pinned by hash, to this trusted project. */
+/*
+ * shadowcode mcp enable ID --hash H: grant one definition, pinned by hash, to this trusted project.
+ *
+ *   gate 'cli:mcp.enable' ─► grant stored ─► review (client/review.ts): the
+ *   server started once under the new grant, its tools shown and pinned here,
+ *   in front of the user ─► a server that cannot be read keeps its grant, but
+ *   tasks offer none of its tools until mcp tools ID --refresh pins them
+ *   (--no-review: the same, without starting it)
+ */
 import { currentHashes } from '../../catalog/view.js';
 import { projectDefinitions } from '../../catalog/project-files.js';
 import { enableGrant } from '../../catalog/store.js';
-import { ScError } from '../../errors.js';
+import { reviewCatalog } from '../../client/review.js';
+import { asScError, ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { getProject } from '../../store/projects.js';
 import type { CommandSpec } from '../spec.js';
+import { pinReport, readLine } from './mcp-tools.js';
 
 export const command: CommandSpec = {
   name: 'mcp enable',
   summary: 'Grant a definition to the trusted project, pinned by its hash',
-  description: 'Grant one definition to the selected project. The project must be trusted, --hash must be the definition\'s current hash (so you enable exactly what you reviewed), and at most four servers may be enabled per project.',
-  options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the hash shown by shadowcode mcp (required)' }],
+  description: 'Grant one definition to the selected project. The project must be trusted, --hash must be the definition\'s current hash (so you enable exactly what you reviewed), and at most four servers may be enabled per project. The server is then started once under the new grant and its tools are shown and pinned: tasks offer only a catalog pinned in front of you (see mcp tools --refresh).',
+  options: [
+    { name: 'hash', type: 'string', value: 'HASH', description: 'the hash shown by shadowcode mcp (required)' },
+    { name: 'no-review', type: 'boolean', description: 'grant without starting the server; tasks offer none of its tools until mcp tools ID --refresh' },
+  ],
   args: [{ name: 'ID', required: true, description: 'config:NAME, plugin:P/S or project:.shadowcode/mcp/FILE' }],
   examples: ['shadowcode --workspace ~/src/app mcp enable config:my-tools --hash 3f9c…'],
   workspace: 'required',
@@ -28,6 +41,21 @@ export const command: CommandSpec = {
     const g = await enforce(ctx.gate(), ctx.request('cli:mcp.enable', { resource: { kind: 'definition', id, hash }, args: { id, hash } }), (t) =>
       enableGrant(t, db, project, id, hash, current, ctx.policy().limits.grants.enabled_servers_per_project),
     );
-    return { data: { grant: g }, text: `enabled ${id} for ${project} at hash ${g.hash}` };
+    const enabled = `enabled ${id} for ${project} at hash ${g.hash}`;
+    const again = `shadowcode --workspace ${project} mcp tools ${id} --refresh`;
+    if (options['no-review'] === true) {
+      return { data: { grant: g, review: null }, text: `${enabled}\nits tool catalog was not read (--no-review); tasks offer none of its tools until ${again} reads and pins it` };
+    }
+    try {
+      const r = await reviewCatalog({ env: ctx.io.env, secrets: ctx.secrets(), policy: ctx.policy(), db, gateEnv: ctx.gate() }, ctx.request('mcp:connect'), project, id);
+      const shown = pinReport(ctx, project, id);
+      return { data: { grant: g, review: { ok: true, state: r.pin, hash: r.catalog_hash }, catalog: shown.data }, text: `${enabled}\n${readLine(r.pin, r.catalog_hash)}\n${shown.text}` };
+    } catch (err) {
+      const e = asScError(err);
+      return {
+        data: { grant: g, review: { ok: false, code: e.code, message: e.message } },
+        text: `${enabled}\nits tool catalog could not be read (${e.code}: ${e.message}); tasks offer none of its tools until ${again} reads and pins it`,
+      };
+    }
   },
 };

@@ -117,7 +117,7 @@ for (const f of FORMATS) {
       const err = await turn().catch((e) => e);
       t.equal(err.code, 'SC_MODEL_FAILED');
       t.equal(err.detail.status, status);
-      t.match(err.message, new RegExp(`HTTP ${status}: quota for \\[redacted\\] exceeded`));
+      t.match(err.message, new RegExp(`HTTP ${status}: quota for \\[secret:K\\] exceeded`));
       t.notMatch(err.message, /canary/);
       if (status === 429) t.equal(err.detail.retry_after_s, 1);
     });

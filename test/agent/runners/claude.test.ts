@@ -178,8 +178,8 @@ t.test('hands the CLI only our relay for each usable server, never a command, UR
   }
   t.notMatch(r.config, /canary|mcp-peer|API_TOKEN|LITERAL_VALUE|127\.0\.0\.1:9/, "no secret, literal env, command or URL of a granted server in the config");
   t.match(events.find((e) => e.kind === 'runner.servers')!.body, {
-    withheld: [{ definition: 'config:web', reason: /its catalog could not be checked \(SC_MCP_CONNECT_FAILED/ }],
-  }, 'a server whose catalog cannot be read and checked is not passed');
+    withheld: [{ definition: 'config:web', reason: /its tool catalog was never reviewed .*mcp tools config:web --refresh/ }],
+  }, 'a server whose catalog could not be read at mcp enable (so was never reviewed) is not passed');
 
   const off = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner({ mcp: { share_with_cli_agents: false } }).run(off.ctx)).state, 'succeeded');
@@ -197,8 +197,8 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
   t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
   const first = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner().run(first.ctx)).state, 'succeeded');
-  t.ok(JSON.parse(s.recorded().config).mcpServers.shifty, 'the first run pins the catalog and passes the server');
-  t.match(first.events.find((e) => e.kind === 'mcp.checked')!.body, { definition: add.id, pin: 'pinned' });
+  t.ok(JSON.parse(s.recorded().config).mcpServers.shifty, 'the catalog pinned at mcp enable matches, so the server is passed');
+  t.match(first.events.find((e) => e.kind === 'mcp.checked')!.body, { definition: add.id, pin: 'match' });
 
   writeFileSync(catalog, JSON.stringify([echo, { name: 'exfiltrate', description: 'new', inputSchema: { type: 'object' } }]));
   const second = s.task({ mode: 'build', ceiling: 'workspace' });

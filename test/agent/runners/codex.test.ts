@@ -80,7 +80,7 @@ t.test('passes our relay as -c mcp_servers overrides, never a granted server com
   t.match(r.overrides, [...expect('tools'), ...expect('web')], 'the HTTP server is relayed too: the CLI never gets its URL');
   t.equal(r.overrides.length, 10);
   t.notMatch(JSON.stringify(r.argv), /canary|mcp-peer|\/mcp"|127\.0\.0\.1/, "no granted server's command, URL or secret");
-  t.match(events.find((e) => e.kind === 'runner.servers')!.body, { withheld: [{ definition: 'config:keyed', reason: /could not be checked/ }] });
+  t.match(events.find((e) => e.kind === 'runner.servers')!.body, { withheld: [{ definition: 'config:keyed', reason: /its tool catalog was never reviewed .*mcp tools config:keyed --refresh/ }] });
 });
 
 t.test('a failed turn fails the task with SC_RUNNER_FAILED and the CLI message', async (t) => {

@@ -1,0 +1,93 @@
+// The scrubber: known secret values become [secret:NAME] wherever they appear,
+// in one bounded pass, including split across the chunks of a stream, in hex
+// and base64, and for secrets that another process stored and this one never
+// revealed. Short values are left alone by design (secrets.scrub_min_chars).
+import t from 'tap';
+import { ScrubStream, scrub, scrubDeep } from '../../src/policy/scrub.js';
+import { shippedPolicy } from '../../src/policy/load.js';
+import { scrubProfileSecrets } from '../../src/store/secrets.js';
+import { registerSecretValue } from '../../src/util/secret-values.js';
+import { sandbox, spawnCli } from '../fixtures/env.js';
+
+const unique = (tag: string) => `${tag}-${Math.random().toString(36).slice(2, 12)}`;
+
+t.test('a registered value is replaced by its name, every time it occurs', async (t) => {
+  const v = unique('alpha-secret');
+  registerSecretValue(v, 'ALPHA');
+  t.equal(scrub(`one ${v} two ${v}${v}`), 'one [secret:ALPHA] two [secret:ALPHA][secret:ALPHA]');
+  t.equal(scrub('nothing here'), 'nothing here');
+});
+
+t.test('values shorter than secrets.scrub_min_chars are not scrubbed, so ordinary words survive', async (t) => {
+  const min = shippedPolicy().limits.secrets.scrub_min_chars;
+  t.equal(min, 8);
+  registerSecretValue('true', 'FLAG');
+  registerSecretValue('q7Zx!', 'SHORT');
+  t.equal(scrub('it is true: q7Zx!'), 'it is true: q7Zx!');
+});
+
+t.test('overlapping secrets leave no piece of either behind', async (t) => {
+  const a = `${unique('ovl')}XYZW`;
+  const b = `XYZW${unique('tail')}`;
+  registerSecretValue(a, 'A');
+  registerSecretValue(b, 'B');
+  const joined = `${a.slice(0, -4)}${b}`;
+  const out = scrub(`[${joined}]`);
+  t.equal(out, '[[secret:A+B]]');
+});
+
+t.test('hex and base64 forms of a value are caught at any alignment', async (t) => {
+  const v = unique('encoded-value');
+  registerSecretValue(v, 'ENC');
+  t.match(scrub(Buffer.from(v).toString('hex')), /^\[secret:ENC:encoded\]$/);
+  t.match(scrub(Buffer.from(v).toString('hex').toUpperCase()), /^\[secret:ENC:encoded\]$/);
+  for (const prefix of ['', 'x', 'xy', '{"value":"']) {
+    const b64 = Buffer.from(`${prefix}${v} and more`).toString('base64');
+    const out = scrub(b64);
+    t.match(out, /\[secret:ENC:encoded\]/, `base64 after ${JSON.stringify(prefix)}`);
+    t.ok(out.length < b64.length, 'the encoded value is gone');
+  }
+});
+
+t.test('a stream scrubber catches a value split across chunks and holds back only what could still be one', async (t) => {
+  const v = unique('streamed-secret');
+  registerSecretValue(v, 'STREAM');
+  const s = new ScrubStream();
+  const cut = 9;
+  const first = s.push(`line one\nvalue: ${v.slice(0, cut)}`);
+  t.equal(first, 'line one\nvalue: ', 'the start of the value is held back, not sent');
+  const second = s.push(`${v.slice(cut)} done\n`);
+  t.equal(second, '[secret:STREAM] done\n');
+  t.equal(s.push('plain text\n'), 'plain text\n', 'ordinary text goes straight through');
+  t.equal(s.push(v.slice(0, 4)), '');
+  t.equal(s.end(), v.slice(0, 4), 'at the end a held prefix that never became a secret is released');
+});
+
+t.test('a text past secrets.scrub_max_chars is cut there, never passed on unscrubbed', async (t) => {
+  const max = shippedPolicy().limits.secrets.scrub_max_chars;
+  const v = unique('zq-straddle');
+  registerSecretValue(v, 'STRADDLE');
+  const big = `${'a'.repeat(max - 5)}${v}${'b'.repeat(100)}`;
+  const out = scrub(big);
+  t.notMatch(out, v.slice(0, 5), 'not even the start of the value that straddles the bound');
+  t.match(out, /…\[\d+ more characters withheld: past the scrubber's bound \(secrets\.scrub_max_chars\)\]$/);
+  t.ok(out.length <= max + 120);
+});
+
+t.test('scrubDeep walks strings and keys, and leaves other values alone', async (t) => {
+  const v = unique('deep-secret');
+  registerSecretValue(v, 'DEEP');
+  t.same(scrubDeep({ [v]: [v, 1, true, null, { inner: `x${v}x` }] }), { '[secret:DEEP]': ['[secret:DEEP]', 1, true, null, { inner: 'x[secret:DEEP]x' }] });
+});
+
+t.test('a secret stored by another process is scrubbed here without ever being revealed', async (t) => {
+  const sb = sandbox('scrub');
+  scrubProfileSecrets(sb.profile);
+  const v = unique('stored-elsewhere');
+  t.equal(scrub(`x ${v} x`), `x ${v} x`, 'unknown before it is stored');
+  const set = await spawnCli(sb, ['secret', 'set', 'ELSEWHERE'], `${v}\n`);
+  t.equal(set.code, 0, set.stderr);
+  t.equal(scrub(`x ${v} x`), 'x [secret:ELSEWHERE] x', 'known as soon as the store holds it');
+  const removed = await spawnCli(sb, ['secret', 'remove', 'ELSEWHERE']);
+  t.equal(removed.code, 0, removed.stderr);
+});
