@@ -342,7 +342,7 @@ export class Jobs {
     setState(db, id, 'running');
     let captured = 0;
     enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
-      const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms }, (stream, chunk) => {
+      const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms, project: p.path, network: p.network, policy: this.c.policy, db }, (stream, chunk) => {
         if (captured >= this.limits.jobs.output_bytes) return;
         const text = chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8');
         captured += chunk.length;

@@ -5,7 +5,8 @@
  *   policy/limits.json ──┐
  *   policy/permissions.json ─► parse ─► check(schema) ─► freeze ─► Policy { …, hash }
  *   policy/environment.json ┤
- *   policy/clients.json ────┘
+ *   policy/clients.json ────┤
+ *   policy/sandbox.json ────┘
  *
  * A broken file is one SC_POLICY_INVALID naming the file and the JSON path, at
  * start-up, before anything is served. The hash is over canonical JSON, so it
@@ -18,6 +19,7 @@ import type { Clients } from '../../gen/types/clients.js';
 import type { Environment } from '../../gen/types/environment.js';
 import type { Limits } from '../../gen/types/limits.js';
 import type { Permissions } from '../../gen/types/permissions.js';
+import type { Sandbox as SandboxPolicy } from '../../gen/types/sandbox.js';
 import { ScError } from '../errors.js';
 import { check, type SchemaKey } from '../schema/validate.js';
 import { canonicalJson, sha256 } from '../util/canonical-json.js';
@@ -29,6 +31,7 @@ export interface Policy {
   readonly permissions: Permissions;
   readonly environment: Environment;
   readonly clients: Clients;
+  readonly sandbox: SandboxPolicy;
   readonly hash: string;
   readonly dir: string;
 }
@@ -38,6 +41,7 @@ const FILES = [
   ['permissions', 'permissions.json', 'permissions'],
   ['environment', 'environment.json', 'environment'],
   ['clients', 'clients.json', 'clients'],
+  ['sandbox', 'sandbox.json', 'sandbox'],
 ] as const satisfies ReadonlyArray<readonly [keyof Omit<Policy, 'hash' | 'dir'>, string, SchemaKey]>;
 
 function readJson(path: string, label: string): unknown {

@@ -27,6 +27,7 @@ const byKey = {
   permissions: gen.validatePermissions,
   plugin: gen.validatePlugin,
   registration: gen.validateRegistration,
+  sandbox: gen.validateSandbox,
   settings: gen.validateSettings,
   status: gen.validateStatus,
 } as const satisfies Record<string, GeneratedValidator>;

@@ -13,6 +13,7 @@ import { childEnv } from '../../engine/child-env.js';
 import { runCommand } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
+import { getProject } from '../../store/projects.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { confinedPath } from '../../util/confine.js';
 import { fail, type NativeTool, ok, type ToolEnv } from './types.js';
@@ -39,7 +40,9 @@ export const runCommandTool: NativeTool<Args> = {
     let captured = 0;
     let timedOut = false;
     const result = await enforce(env.gate, req, async (jobTicket) => {
-      const handle = runCommand(jobTicket, { argv: a.argv, cwd, env: childEnv(env.policy.environment, env.env), graceMs: limits.ownership.kill_grace_ms }, (stream, chunk) => {
+      const db = env.gate.db();
+      const network = getProject(db, ctx.project).network;
+      const handle = runCommand(jobTicket, { argv: a.argv, cwd, env: childEnv(env.policy.environment, env.env), graceMs: limits.ownership.kill_grace_ms, project: ctx.project, network, policy: env.policy, db }, (stream, chunk) => {
         if (captured >= limits.jobs.output_bytes) return;
         const part = chunk.subarray(0, limits.jobs.output_bytes - captured);
         captured += part.length;

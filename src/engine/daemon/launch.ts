@@ -3,11 +3,11 @@
  * as a detached process (its own session, no terminal, output to engine.log) and
  * returns once that engine answers on its socket, or reports why it did not.
  */
-import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
+import { startOwnProgram } from '../spawn/index.js';
 import type { EngineFiles } from './files.js';
 
 export interface Launched {
@@ -20,7 +20,7 @@ export function launchEngine(ticket: GateTicket, files: EngineFiles, env: NodeJS
   assertTicket(ticket, 'cli:engine.start');
   const log = openSync(files.log, 'a', 0o600);
   try {
-    const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'shadowcode.js'), '--profile', files.dir, 'engine', 'start', '--foreground'], {
+    const child = startOwnProgram(ticket, join(packageRoot(), 'bin', 'shadowcode.js'), ['--profile', files.dir, 'engine', 'start', '--foreground'], {
       detached: true,
       stdio: ['ignore', log, log],
       env,
