@@ -109,7 +109,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   const prepared: Prepared =
     support.level === 'bwrap'
       ? {
-          argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap: support.bwrap as string, trusted: req.trustedArgv }),
+          argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap: support.bwrap as string, trusted: req.trustedArgv, unset: req.policy.environment.deny }),
           env: sandboxEnv(req.env, req.confine.project),
           level: 'bwrap',
           error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? ''),

@@ -44,6 +44,8 @@ export interface SandboxPlan extends Confinement {
   readonly bwrap: string;
   /** The argv comes from the user's own definition, not from a model. */
   readonly trusted: boolean;
+  /** Variable names that never reach the process, even if something between us and bwrap added them. */
+  readonly unset: readonly string[];
 }
 
 /** An executable file of that name in PATH's absolute directories. */
@@ -231,6 +233,8 @@ export function sandboxArgv(plan: SandboxPlan): string[] {
     const profile = real(plan.profileDir);
     if (existsSync(profile) && bound.some((b) => within(profile, b))) out.push('--tmpfs', profile);
   }
+  // Names only (a value in argv would show in the process table); bwrap drops them before exec.
+  for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
   out.push('--chdir', plan.cwd, '--', ...plan.argv);
   return out;
 }
