@@ -28,8 +28,14 @@ import { decodeCursor, encodeCursor, type Page } from '../util/cursor.js';
 import { newId } from '../util/ids.js';
 import { childEnv } from './child-env.js';
 import { type CommandHandle, runCommand } from './process.js';
+import { sandboxSupport } from './spawn/index.js';
 
 export type JobState = 'queued' | 'running' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+/** A command approval says so when the command would run with the user's full access (no sandbox can be made here). */
+export function unsandboxedMark(): { unsandboxed?: true } {
+  return sandboxSupport().level === 'none' ? { unsandboxed: true } : {};
+}
+
 export interface JobRow {
   readonly id: string;
   readonly project: string;
@@ -49,7 +55,7 @@ export interface ApprovalRow {
   readonly id: string;
   readonly job_id: string;
   readonly kind: 'command' | 'write' | 'mcp_call';
-  readonly action: { argv?: string[]; cwd?: string; path?: string; diff?: string };
+  readonly action: { argv?: string[]; cwd?: string; path?: string; diff?: string; unsandboxed?: boolean };
   readonly state: 'pending' | 'approved' | 'denied' | 'cancelled';
   readonly created_at: string;
   readonly decided_at: string | null;
@@ -233,7 +239,7 @@ export class Jobs {
       const t = now();
       sql(db, "INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, task_id, argv, created_at, updated_at) VALUES (?, ?, 'test', ?, ?, 'queued', ?, ?, ?, ?, ?)").run(id, project, owner, ceiling, argv.join(' ').slice(0, 200), taskId, JSON.stringify(argv), t, t);
       addEvent(db, id, 'submitted', { argv, cwd: project, task_id: taskId });
-      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, 'command', ?, 'pending', ?)").run(approvalId, id, JSON.stringify({ argv, cwd: project }), t);
+      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, 'command', ?, 'pending', ?)").run(approvalId, id, JSON.stringify({ argv, cwd: project, ...unsandboxedMark() }), t);
       setState(db, id, 'waiting_approval');
     }).immediate();
     this.waiting.add(id);

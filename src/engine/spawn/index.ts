@@ -89,6 +89,12 @@ function probe(path: string): SandboxSupport {
   return { level: 'bwrap', bwrap, detail: `bubblewrap (${bwrap})` };
 }
 
+/** What status, doctor and approvals say about the sandbox: "sandboxed" or "unsandboxed", and why. */
+export function sandboxStatus(policy: Policy): { level: SandboxLevel; label: 'sandboxed' | 'unsandboxed'; detail: string; require: boolean } {
+  const s = sandboxSupport();
+  return { level: s.level, label: s.level === 'none' ? 'unsandboxed' : 'sandboxed', detail: s.detail, require: policy.sandbox.require };
+}
+
 interface Prepared {
   readonly argv: string[];
   readonly env: Record<string, string>;

@@ -132,9 +132,15 @@ function installRoot(file: string, home: string | undefined): string {
   return up;
 }
 
-/** The nearest folder holding a package.json above a file named in argv (its package), else its own folder; never the home or above. */
+/**
+ * What a file named in argv needs: inside a node_modules tree, that whole tree
+ * (its dependencies are hoisted beside it); else the nearest folder holding a
+ * package.json (its package); else its own folder. Never the home or above.
+ */
 function packageRoot(file: string, home: string | undefined): string {
   const dir = statSync(file).isDirectory() ? file : dirname(file);
+  const nm = dir.split(sep).indexOf('node_modules');
+  if (nm > 0) return dir.split(sep).slice(0, nm + 1).join(sep);
   for (let d = dir; d !== '/' && !(home && within(home, d)); d = dirname(d)) {
     if (existsSync(join(d, 'package.json'))) return d;
   }
