@@ -3,6 +3,7 @@
 await import('./stdio.mjs');
 await import('./http.mjs');
 await import('./client.mjs');
+await import('./spawn.mjs');
 await import('./agent.mjs');
 await import('./report.mjs');
 // The agent bench's engines leave handles behind; the run is over.
