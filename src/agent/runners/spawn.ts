@@ -2,8 +2,8 @@
  * Starts a coding CLI for one task: the literal executable and arguments (no
  * shell), in the project's real path, with the sanitised environment plus only
  * the names the runner needs, as the leader of its own process group under the
- * spawn point's supervisor, in the sandbox (the project read-write, the network
- * open: the CLI must reach its model).
+ * spawn point's supervisor (recorded in the audit log; not yet in the sandbox,
+ * see docs/sandbox.md › Limits).
  *
  *   spawnRunner(ticket 'runner:spawn', spec)
  *     ─► spawn/supervise ─► [bwrap …] CLI (own group)
@@ -91,6 +91,8 @@ export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line:
   const s = supervise(ticket, {
     kind: 'runner', argv: spec.argv, cwd: spec.cwd, env: spec.env, graceMs: spec.graceMs, stdin: 'pipe',
     confine: { project: spec.cwd, network: true }, trustedArgv: true, policy: spec.policy, db: spec.db,
+    // Not yet confined: the CLI's own state and its stand-ins' records live outside the project (docs/sandbox.md › Limits).
+    unconfined: true,
   });
   const sup = s.process;
   const input = sup.stdin as Writable;

@@ -39,6 +39,8 @@ export interface SpawnRequest {
   /** The argv is the user's own (a server definition, a runner entry), not a model's choice. */
   readonly trustedArgv: boolean;
   readonly policy: Policy;
+  /** Started outside the sandbox even where one can be made (recorded as level none); see docs/sandbox.md › Limits. */
+  readonly unconfined?: boolean;
   /** The profile's store: the spawn row goes there, and the profile it lives in stays hidden. */
   readonly db: Db;
 }
@@ -113,7 +115,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   }
   const profileDir = req.db.name && req.db.name !== ':memory:' ? dirname(req.db.name) : null;
   const prepared: Prepared =
-    support.level === 'bwrap'
+    support.level === 'bwrap' && !req.unconfined
       ? {
           argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap: support.bwrap as string, trusted: req.trustedArgv, unset: req.policy.environment.deny }),
           env: sandboxEnv(req.env, req.confine.project),

@@ -220,6 +220,14 @@ export function sandboxArgv(plan: SandboxPlan): string[] {
     out.push('--ro-bind', root, root);
     bound.push(root);
   }
+  // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write.
+  for (const p of plan.policy.tool_state[basename(plan.argv[0] ?? '')] ?? []) {
+    const abs = expandHome(p, home);
+    if (abs && existsSync(abs)) {
+      out.push('--bind', abs, abs);
+      bound.push(abs);
+    }
+  }
   if (plan.project) {
     out.push('--bind', plan.project, plan.project);
     bound.push(plan.project);
