@@ -14,7 +14,8 @@ import { type ClientWorld, dbText, EVERYTHING, grant, peerDef, processesWith, ta
 
 t.afterEach(() => t.equal(activeConnections(), 0, 'every connection permit is back'));
 
-const log = (w: ClientWorld) => join(w.sb.root, 'peer.log');
+// Inside the project: the peer runs sandboxed and can write only there.
+const log = (w: ClientWorld) => join(w.sb.project, 'peer.log');
 const sent = (w: ClientWorld): string[] => (existsSync(log(w)) ? readFileSync(log(w), 'utf8').trim().split('\n').filter(Boolean) : []);
 const logged = (w: ClientWorld, mode = 'ok', args: string[] = []) => peerDef(mode, { env: { PEER_LOG: log(w) } }, args);
 const deps = (w: ClientWorld, settings?: TaskToolDeps['settings']): TaskToolDeps => ({ ...w.deps, ...(settings ? { settings } : {}) });
