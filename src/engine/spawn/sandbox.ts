@@ -169,6 +169,9 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
   // A bare name is found on the user's PATH: what it resolves to is the user's install, not the model's choice.
   const fromUser = trusted || !first.includes('/');
   if (fromUser) addExe(first);
+  // A user's own script (a runner entry, a server definition) also needs its package beside it.
+  const own = trusted ? resolveCommand(first, cwd, path) : null;
+  if (own && existsSync(own)) roots.add(packageRoot(real(own), home));
   const script = resolveCommand(first, cwd, path);
   if (script && existsSync(script)) {
     // A script's interpreter must start too: `#!/usr/bin/env node` names it on PATH; an absolute

@@ -27,7 +27,7 @@ t.test('runs only --version and reports its first line', async (t) => {
   const sb = sandbox('probe');
   for (const [provider, file, version] of [['claude-code', 'fake-claude.mjs', '2.1.197 (Claude Code)'], ['codex', 'fake-codex.mjs', 'codex-cli 0.171.0'], ['acp', 'fake-acp-agent.mjs', 'fake-agent 0.0.1']] as const) {
     const r = await probe(sb, { id: provider, provider, command: join(FIXTURES, file) });
-    t.match(r, { status: 'ok', found: true, version }, provider);
+    t.match(r, { status: 'ok', found: true, version }, `${provider}: ${r.detail}`);
     // The fakes print their version only for exactly `--version`: a matching version is the proof nothing else was passed.
     t.notMatch(r.version, /unexpected argv/, `${provider}: nothing but --version`);
   }
