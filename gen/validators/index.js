@@ -9,6 +9,7 @@ export { default as validateAgentToolWriteFile } from './agent-tool-write_file.j
 export { default as validateAuditReport } from './audit-report.js';
 export { default as validateCatalogView } from './catalog-view.js';
 export { default as validateClients } from './clients.js';
+export { default as validateCommandApproval } from './command-approval.js';
 export { default as validateDecisionCase } from './decision-case.js';
 export { default as validateDefinition } from './definition.js';
 export { default as validateEngineFrame } from './engine-frame.js';
@@ -20,6 +21,7 @@ export { default as validateGrant } from './grant.js';
 export { default as validateLimits } from './limits.js';
 export { default as validatePermissions } from './permissions.js';
 export { default as validatePlugin } from './plugin.js';
+export { default as validateProtectedPaths } from './protected-paths.js';
 export { default as validateRegistration } from './registration.js';
 export { default as validateSandbox } from './sandbox.js';
 export { default as validateSettings } from './settings.js';

@@ -1,6 +1,7 @@
 /*
  * The contracts inside the agent runtime, shared by the task loop, the model
- * providers, the CLI runners and the outbound MCP client.
+ * providers and the CLI runners. What the engine and the outbound client also
+ * use (the task context, outcome and tool shapes) is in engine/task-contract.ts.
  *
  *   job (kind agent) ─► TaskRunner.run(ctx)
  *        native loop:  ─► gate 'model:request' ─► ModelProvider.turn(ticket, req) ─► Turn
@@ -11,14 +12,8 @@
  * Providers return what the wire said, normalized; the loop decides what it means
  * (a tool turn is whatever tool calls accumulated, whatever the stop reason).
  */
+import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner, TaskToolSource, ToolResult, ToolSpec, Usage } from '../engine/task-contract.js';
 import type { GateTicket, Level } from '../ticket.js';
-
-/** A function the model may call, in the provider-neutral shape. */
-export interface ToolSpec {
-  readonly name: string;
-  readonly description: string;
-  readonly input_schema: Readonly<Record<string, unknown>>;
-}
 
 /** One call as the model made it; `arguments` is the raw accumulated JSON text, not yet parsed. */
 export interface ToolCall {
@@ -45,17 +40,21 @@ export interface TurnRequest {
 /** The stop reason as reported, normalized across wire formats. */
 export type StopReason = 'end' | 'tool_calls' | 'length' | 'content_filter' | 'other';
 
-export interface Usage {
-  readonly input_tokens: number;
-  readonly output_tokens: number;
-}
-
 export interface Turn {
   readonly text: string;
   readonly tool_calls: readonly ToolCall[];
   readonly stop: StopReason;
   readonly usage: Usage | null;
+  /** Set when the answer made more calls than a provider keeps (MAX_KEPT_CALLS): how many it made, at least. */
+  readonly tool_calls_made?: number;
 }
+
+/**
+ * The most tool calls a provider keeps from one answer: one more than the
+ * largest agent.tool_calls_per_answer the limits schema allows, so the loop
+ * always has the call that carries its refusal, and memory stays bounded.
+ */
+export const MAX_KEPT_CALLS = 1025;
 
 export type ProviderKind = 'openai-compatible' | 'anthropic' | 'ollama';
 
@@ -75,58 +74,5 @@ export interface ModelProvider {
   turn(ticket: GateTicket, req: TurnRequest): Promise<Turn>;
 }
 
-export type TaskMode = 'plan' | 'review' | 'build';
-export type ApprovalKind = 'command' | 'write' | 'mcp_call';
-export type ApprovalOutcome = 'approved' | 'denied' | 'cancelled';
-
-/** What a task runner is given by the engine for one job. */
-export interface TaskContext {
-  readonly jobId: string;
-  /** The project's canonical real path. */
-  readonly project: string;
-  readonly mode: TaskMode;
-  /** min(project level, connection flags, requested level); writes need at least workspace. */
-  readonly ceiling: Level;
-  readonly owner: string;
-  readonly prompt: string;
-  readonly signal: AbortSignal;
-  /** Appends a durable job event; the host redacts known secret values first. */
-  emit(kind: string, body: Record<string, unknown>): void;
-  /** Records an exact pending approval and waits for its decision (or cancellation). */
-  requestApproval(kind: ApprovalKind, action: Record<string, unknown>): Promise<ApprovalOutcome>;
-}
-
-export interface TaskOutcome {
-  readonly state: 'succeeded' | 'failed' | 'cancelled';
-  /** The `finish` summary (or the runner's final answer). */
-  readonly summary: string | null;
-  /** Why it failed or was cancelled, in one line, with a stable code where there is one. */
-  readonly reason?: { readonly code: string; readonly message: string };
-  readonly usage?: Usage;
-  readonly steps?: number;
-}
-
-/** Runs one task to its end: the native loop over a ModelProvider, or a vendor CLI. */
-export interface TaskRunner {
-  run(ctx: TaskContext): Promise<TaskOutcome>;
-}
-
-/** The result of a tool call as the model will see it. */
-export interface ToolResult {
-  readonly content: string;
-  readonly is_error: boolean;
-}
-
-/**
- * Tools beyond the native ones (the outbound MCP client's `mcp__server__tool`,
- * `mcp_tools`, `mcp_call`). Opened lazily for one task, closed before the task
- * reports completion, on every exit path.
- */
-export interface TaskToolSource {
-  tools(): Promise<readonly ToolSpec[]>;
-  has(name: string): boolean;
-  call(name: string, args: unknown, ctx: TaskContext): Promise<ToolResult>;
-  close(): Promise<void>;
-}
-
-export type { GateTicket, Level };
+// The task contract lives in the engine layer (below the client and this runtime); re-exported for the runtime's own modules.
+export type { ApprovalKind, ApprovalOutcome, GateTicket, Level, TaskContext, TaskMode, TaskOutcome, TaskRunner, TaskToolSource, ToolResult, ToolSpec, Usage };

@@ -6,6 +6,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { GateRequest } from '../../gen/types/gate-request.js';
+import { settleDeadOwners } from '../engine/owners.js';
 import { ScError } from '../errors.js';
 import type { GateEnv } from '../policy/gate.js';
 import { type Policy, shippedPolicy } from '../policy/load.js';
@@ -76,6 +77,8 @@ export class Ctx {
     if (!this._db) {
       ensureProfileDir(this.profile.dir);
       this._db = openDb(this.profile.dir, this.policy().limits.cli.sqlite_busy_timeout_ms);
+      // Any command that opens the profile settles what dead processes left: no one is shown a task that cannot move.
+      settleDeadOwners(this._db);
     }
     return this._db;
   }

@@ -24,8 +24,29 @@ export function renderError(err: ScError, json: boolean, stdout: Writable, stder
 
 /** One pending action in words, exact: a command's argv and directory, a write's path, an external call's server, tool and arguments. */
 export function describeAction(kind: string, action: Record<string, unknown>): string {
-  if (kind === 'command') return `run ${JSON.stringify(action.argv)} in ${String(action.cwd)}${action.unsandboxed ? ' (unsandboxed: it runs with your full access)' : ''}`;
+  if (kind === 'command' && Array.isArray(action.argv)) return `run ${JSON.stringify(action.argv)} in ${String(action.cwd)}${action.unsandboxed ? ' (unsandboxed: it runs with your full access)' : ''}`;
+  // A coding CLI's own tool (a Read, a Grep, an ACP tool call) has no argv: name the tool and its exact input.
+  if (kind === 'command' && typeof action.tool === 'string') return `use its ${action.tool} tool with ${JSON.stringify(action.input ?? {})}`;
   if (kind === 'mcp_call') return `call ${String(action.server)} tool ${String(action.tool)} with ${JSON.stringify(action.arguments)}`;
-  if (kind === 'write' && typeof action.path === 'string') return `write ${action.path}`;
+  if (kind === 'write' && typeof action.path === 'string') return `write ${action.path}${typeof action.rule === 'string' ? ` (protected by rule ${action.rule}: its own approval)` : ''}`;
   return `${kind} ${JSON.stringify(action)}`;
+}
+
+/**
+ * What a person must see before deciding, beyond the one line: for a command, every file the
+ * task changed so far and, said plainly, which of them the command runs; for a write that needs
+ * its own approval, the complete diff. Empty when there is nothing more.
+ */
+export function approvalDetails(kind: string, action: Record<string, unknown>): string {
+  const out: string[] = [];
+  if (kind === 'command' && Array.isArray(action.changed_files)) {
+    const files = action.changed_files as string[];
+    out.push(files.length ? `  files this task changed so far: ${files.join(', ')}` : '  this task has changed no files so far');
+    if (typeof action.notice === 'string') out.push(`  WARNING: ${action.notice}`);
+  }
+  if (kind === 'write' && typeof action.diff === 'string') {
+    if (typeof action.reason === 'string') out.push(`  why this needs its own approval: ${action.reason}`);
+    out.push('  the complete change:', ...action.diff.replace(/\n$/, '').split('\n').map((l) => `    ${l}`));
+  }
+  return out.join('\n');
 }

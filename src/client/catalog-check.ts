@@ -10,7 +10,7 @@
  * The CLI connects on its own afterwards and reads the catalog itself, so only
  * a catalog that matched its pin a moment before is passed.
  */
-import type { TaskContext } from '../agent/types.js';
+import type { TaskContext } from '../engine/task-contract.js';
 import { asScError } from '../errors.js';
 import { getProject } from '../store/projects.js';
 import { type OpenDeps, openTarget } from './open.js';

@@ -19,7 +19,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Settings } from '../../gen/types/settings.js';
-import type { TaskContext, TaskToolSource, ToolResult, ToolSpec } from '../agent/types.js';
+import type { TaskContext, TaskToolSource, ToolResult, ToolSpec } from '../engine/task-contract.js';
 import { ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import { getProject } from '../store/projects.js';

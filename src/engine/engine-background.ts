@@ -22,7 +22,7 @@ import { childEnv } from './child-env.js';
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
 import { startDirect } from './spawn/index.js';
-import { addEvent, type JobRow } from './jobs.js';
+import { addEvent, type JobRow } from './job-events.js';
 
 export interface BackgroundEntry {
   readonly id: string;

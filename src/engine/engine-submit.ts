@@ -13,7 +13,9 @@ import type { Job } from '../../gen/types/engine-frame.js';
 import { ScError } from '../errors.js';
 import { enforce, type GateEnv } from '../policy/gate.js';
 import { getProject } from '../store/projects.js';
-import type { ApprovalRow, JobRow, Jobs } from './jobs.js';
+import type { ApprovalRow } from './approvals.js';
+import type { JobRow } from './job-events.js';
+import type { Jobs } from './jobs.js';
 
 export type JobSpec = Job;
 

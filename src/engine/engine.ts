@@ -22,7 +22,9 @@ import type { RemoteEngine } from './daemon/remote.js';
 import { Background } from './engine-background.js';
 import { admitJob, type JobSpec, type OwnerSpec, type Submitted } from './engine-submit.js';
 import { reconcileChanges } from './files.js';
-import { type JobRow, Jobs } from './jobs.js';
+import { type JobRow } from './job-events.js';
+import { Jobs } from './jobs.js';
+import { pidRunning, reapOrphans, settleDeadOwners } from './owners.js';
 
 export type EngineMode = 'temporary' | 'shared' | 'daemon';
 
@@ -33,27 +35,65 @@ export class Engine {
   private _jobs: Jobs | undefined;
   private _background: Background | undefined;
   private remote: RemoteEngine | undefined;
+  private _lost: { pid: number; at: string; settled: number } | null = null;
+  /** Told once when the shared engine this one forwarded to is found gone (a server logs it). */
+  onSharedLost: ((message: string) => void) | undefined;
 
   constructor(readonly profileDir: string, readonly policy: Policy, readonly env: NodeJS.ProcessEnv, private readonly role: 'temporary' | 'daemon' = 'temporary') {}
 
   get mode(): EngineMode {
+    this.checkShared();
     return this.remote ? 'shared' : this.role;
   }
 
-  /** The pid of the shared engine this one forwards to, if any. */
+  /** The pid of the shared engine this one forwards to, if any; never one that is gone. */
   get sharedPid(): number | null {
+    this.checkShared();
     return this.remote?.info.pid ?? null;
+  }
+
+  /** The shared engine this one forwarded to until it went away, and how many of our jobs that settled. */
+  get lostShared(): { pid: number; at: string; settled: number } | null {
+    this.checkShared();
+    return this._lost;
   }
 
   /** From now on jobs go to the profile's shared engine. */
   useShared(remote: RemoteEngine): void {
     this.remote = remote;
+    // A closed ownership socket is the first sign of an engine's death; its pid is the proof.
+    remote.onSocketLost(() => void this.confirmLost(remote));
+  }
+
+  /**
+   * The shared engine is gone: its jobs of ours can never finish, so they are settled
+   * (cancelled, owner_gone) and from now on jobs run in this process, as with no shared
+   * engine. A server does not move to an engine started later: restarting it does.
+   */
+  private checkShared(): void {
+    const remote = this.remote;
+    if (!remote || pidRunning(remote.info.pid)) return;
+    this.remote = undefined;
+    remote.abandon();
+    const settled = reapOrphans(this.db());
+    this._lost = { pid: remote.info.pid, at: new Date().toISOString(), settled };
+    this.onSharedLost?.(
+      `the shared engine (pid ${remote.info.pid}) is gone; ${settled} unfinished job(s) it ran were cancelled. New jobs run in this process's own engine; restart this server after shadowcode engine start to share an engine again`,
+    );
+  }
+
+  /** The socket closed: the engine is dying or gone, or closed just this socket. A dying one leaves within moments. */
+  private async confirmLost(remote: RemoteEngine): Promise<void> {
+    const end = Date.now() + this.policy.limits.ownership.kill_grace_ms * 10;
+    while (this.remote === remote && pidRunning(remote.info.pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    if (this.remote === remote) this.checkShared();
   }
 
   db(): Db {
     if (!this._db) {
       ensureProfileDir(this.profileDir);
       this._db = openDb(this.profileDir, this.policy.limits.cli.sqlite_busy_timeout_ms);
+      settleDeadOwners(this._db);
       reconcileChanges(this._db, this.policy.limits.jobs.checkpoint_bytes);
     }
     return this._db;
@@ -74,6 +114,7 @@ export class Engine {
 
   /** Submits a job for an owner: to the shared engine when one is in use, else to this process's queue. */
   async submitJob(owner: OwnerSpec, spec: JobSpec): Promise<Submitted> {
+    this.checkShared();
     if (this.remote) return this.remote.submit(owner, spec);
     return admitJob({ policy: this.policy, db: () => this.db() }, this.jobs(), { kind: owner.transport, owner: owner.label }, owner.project, owner.project, spec);
   }
@@ -89,14 +130,28 @@ export class Engine {
 
   /** Cancels one of the owner's jobs wherever it is; the caller has checked that the owner holds it. */
   async cancelJob(owner: OwnerSpec, jobId: string): Promise<JobRow> {
+    this.checkShared();
     if (this.remote) return this.remote.cancel(owner, jobId);
     return this.jobs().cancel(jobId);
   }
 
-  /** An approval was decided in the store: wake what waits for it. */
-  async notifyDecision(approvalId: string, owner?: string): Promise<void> {
-    if (this.remote) return this.remote.decision(approvalId, owner);
-    this._jobs?.notifyDecision(approvalId);
+  /**
+   * An approval was decided in the store: wake what waits for it. False when the shared
+   * engine could not be told now (busy, or gone); the decision stands in the store, and the
+   * engine re-reads it as soon as one of its sockets frees (a gone engine's jobs are settled).
+   */
+  async notifyDecision(approvalId: string, owner?: string): Promise<boolean> {
+    if (!this.remote) {
+      this._jobs?.notifyDecision(approvalId);
+      return true;
+    }
+    try {
+      await this.remote.decision(approvalId, owner);
+      return true;
+    } catch (err) {
+      if (undeliverable(err)) return false;
+      throw err;
+    }
   }
 
   /** Cancels what an owner still has and waits for its processes to end. */
@@ -137,4 +192,9 @@ export class Engine {
     this._db?.close();
     this._db = undefined;
   }
+}
+
+/** Failures to reach the shared engine after which a recorded decision still takes effect later. */
+export function undeliverable(err: unknown): boolean {
+  return err instanceof ScError && ['SC_ENGINE_BUSY', 'SC_ENGINE_UNAVAILABLE', 'SC_ENGINE_TIMEOUT', 'SC_ENGINE_NOT_RUNNING'].includes(err.code);
 }

@@ -4,17 +4,19 @@
  * first changes a file, its prior state (content and mode, or absence) is kept
  * as a checkpoint.
  *
+ *   the directory opened by descriptor, inside the project (project-dir.ts)
  *   checkpoint row + change row (pending)   ─ one transaction, committed first
- *   temp file ─► fsync ─► rename over the target
- *   change row ─► applied
+ *   temp file ─► fsync ─► directory re-checked ─► rename within it ─► re-checked
+ *   change row ─► applied      (any failure: temp file removed, change aborted,
+ *                               a checkpoint made only for it removed)
  *
  * A crash between the steps leaves a pending change; reconcileChanges() settles
  * it from the file itself (applied if the file has the new content, else
- * aborted), so the store never claims a change that did not happen.
+ * aborted), so the store never claims a change that did not happen. `guard`
+ * sees the real path of the directory actually written (protected paths), so a
+ * link swapped in after the caller's own check is still caught.
  */
-import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, relative, sep } from 'node:path';
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
@@ -22,6 +24,7 @@ import { sha256 } from '../util/canonical-json.js';
 import { newId } from '../util/ids.js';
 import { confinedPath } from '../util/confine.js';
 import { tryReadProjectFile } from '../util/safe-read.js';
+import { ProjectDir } from './project-dir.js';
 
 export interface FileState {
   readonly exists: boolean;
@@ -37,25 +40,20 @@ export function readState(project: string, rel: string, cap: number): FileState 
   return { exists: true, content: r.bytes, mode: r.mode & 0o7777, sha: sha256(r.bytes) };
 }
 
-/** Writes bytes in place of a file, atomically: a reader sees the old content or the new, never half. */
-export function atomicWrite(abs: string, content: Buffer, mode: number): void {
-  const tmp = join(dirname(abs), `.${randomBytes(6).toString('hex')}.shadowcode.tmp`);
-  const fd = openSync(tmp, 'wx', mode);
+/** Writes (content) or removes (null) a project file through its directory held open: never outside the project, no temp file left. */
+export function projectWrite(project: string, rel: string, content: Buffer | null, mode: number): void {
+  const dir = ProjectDir.open(project, dirname(rel));
   try {
-    writeSync(fd, content);
-    fsyncSync(fd);
+    if (content) dir.write(basename(rel), content, mode);
+    else dir.unlink(basename(rel));
   } finally {
-    closeSync(fd);
+    dir.close();
   }
-  chmodSync(tmp, mode);
-  renameSync(tmp, abs);
 }
 
 function target(project: string, path: string): { abs: string; rel: string } {
   const abs = confinedPath(project, path, { mustExist: false });
-  // The directory must exist inside the project too: a write never creates a path through a link.
-  confinedPath(project, dirname(abs), { mustExist: true });
-  if (statSync(dirname(abs)).isDirectory() === false) throw new ScError('SC_FILE_NOT_FOUND', `${dirname(path)} is not a directory`);
+  // The directory is opened and checked by ProjectDir: it must exist inside the project, never through a link out.
   return { abs, rel: relative(project, abs) };
 }
 
@@ -70,22 +68,21 @@ export function createParents(ticket: GateTicket, project: string, path: string)
   const abs = confinedPath(project, path, { mustExist: false });
   const parts = relative(project, dirname(abs)).split(sep).filter((p) => p !== '');
   const made: string[] = [];
-  let dir = project;
-  for (const part of parts) {
-    dir = join(dir, part);
-    let st;
-    try {
-      st = lstatSync(dir);
-    } catch {
-      st = undefined;
+  let dir = ProjectDir.open(project, '');
+  try {
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as string;
+      // Made inside the directory held open, never through a path a link could redirect.
+      if (dir.mkdir(part)) made.push(parts.slice(0, i + 1).join('/'));
+      const next = ProjectDir.open(project, parts.slice(0, i + 1).join('/'));
+      dir.close();
+      dir = next;
     }
-    if (st?.isDirectory()) continue;
-    // A link to a directory inside the project is a directory here; one that leaves it is refused by confinedPath.
-    if (st?.isSymbolicLink() && statSync(confinedPath(project, relative(project, dir), { mustExist: true })).isDirectory()) continue;
-    if (st) throw new ScError('SC_FILE_REFUSED', `${relative(project, dir)} exists and is not a directory`);
-    confinedPath(project, dirname(dir), { mustExist: true });
-    mkdirSync(dir, { mode: 0o755 });
-    made.push(relative(project, dir));
+  } catch (err) {
+    if (err instanceof ScError && err.code === 'SC_FILE_NOT_FOUND' && /is not a directory/.test(err.message)) throw new ScError('SC_FILE_REFUSED', err.message.replace('is not a directory', 'exists and is not a directory'));
+    throw err;
+  } finally {
+    dir.close();
   }
   return made;
 }
@@ -97,39 +94,66 @@ export interface WriteResult {
   readonly checkpoint_id: string;
 }
 
+export interface ChangeOptions {
+  /** Sees the real path of the directory written, before and after the write: throws to refuse (protected paths). */
+  readonly guard?: (realDir: string, name: string) => void;
+  /** The sha the file must still have (null: must still be absent), as shown in an approval. */
+  readonly expectBeforeSha?: string | null;
+}
+
 /** Writes (or with content null, deletes) one project file on behalf of a job. */
-export function changeFile(ticket: GateTicket, db: Db, project: string, jobId: string, path: string, content: Buffer | null, why: string, maxBytes: number): WriteResult {
+export function changeFile(ticket: GateTicket, db: Db, project: string, jobId: string, path: string, content: Buffer | null, why: string, maxBytes: number, opts: ChangeOptions = {}): WriteResult {
   assertTicket(ticket, 'file:write');
   if (content && content.length > maxBytes) throw new ScError('SC_LIMIT_REACHED', `a file may be at most ${maxBytes} bytes`);
-  const { abs, rel } = target(project, path);
-  let before: FileState;
+  const { rel } = target(project, path);
+  const name = basename(rel);
+  const dir = ProjectDir.open(project, dirname(rel));
   try {
-    before = readState(project, rel, maxBytes);
-  } catch (err) {
-    if (err instanceof ScError && err.code === 'SC_FILE_TOO_LARGE') throw new ScError('SC_LIMIT_REACHED', `${rel} is larger than ${maxBytes} bytes and cannot be checkpointed`);
-    throw err;
-  }
-  const after = content ? sha256(content) : null;
-  let checkpointId = '';
-  let seq = 0;
-  db.transaction(() => {
-    const existing = sql(db, 'SELECT id FROM checkpoints WHERE job_id = ? AND path = ?').get(jobId, rel) as { id: string } | undefined;
-    checkpointId = existing?.id ?? newId('ckpt');
-    if (!existing) {
-      sql(db, 'INSERT INTO checkpoints (id, job_id, project, path, existed, mode, content, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-        checkpointId, jobId, project, rel, before.exists ? 1 : 0, before.mode, before.content, before.sha, new Date().toISOString(),
-      );
+    const check = opts.guard ? (real: string) => opts.guard?.(real, name) : undefined;
+    dir.verify(check);
+    let before: FileState;
+    try {
+      before = readState(project, rel, maxBytes);
+    } catch (err) {
+      if (err instanceof ScError && err.code === 'SC_FILE_TOO_LARGE') throw new ScError('SC_LIMIT_REACHED', `${rel} is larger than ${maxBytes} bytes and cannot be checkpointed`);
+      throw err;
     }
-    seq = Number(
-      sql(db, "INSERT INTO changes (job_id, project, path, kind, state, why, before_sha, after_sha, at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)").run(
-        jobId, project, rel, content ? 'write' : 'delete', why, before.sha, after, new Date().toISOString(),
-      ).lastInsertRowid,
-    );
-  }).immediate();
-  if (content) atomicWrite(abs, content, before.mode ?? 0o644);
-  else if (before.exists) unlinkSync(abs);
-  sql(db, "UPDATE changes SET state = 'applied' WHERE seq = ?").run(seq);
-  return { path: rel, before_sha: before.sha, after_sha: after, checkpoint_id: checkpointId };
+    if (opts.expectBeforeSha !== undefined && opts.expectBeforeSha !== before.sha) throw new ScError('SC_FILE_CHANGED', `${rel} changed after its change was shown for approval; nothing was written`);
+    const after = content ? sha256(content) : null;
+    let checkpointId = '';
+    let made = false;
+    let seq = 0;
+    db.transaction(() => {
+      const existing = sql(db, 'SELECT id FROM checkpoints WHERE job_id = ? AND path = ?').get(jobId, rel) as { id: string } | undefined;
+      checkpointId = existing?.id ?? newId('ckpt');
+      made = !existing;
+      if (!existing) {
+        sql(db, 'INSERT INTO checkpoints (id, job_id, project, path, existed, mode, content, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+          checkpointId, jobId, project, rel, before.exists ? 1 : 0, before.mode, before.content, before.sha, new Date().toISOString(),
+        );
+      }
+      seq = Number(
+        sql(db, "INSERT INTO changes (job_id, project, path, kind, state, why, before_sha, after_sha, at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)").run(
+          jobId, project, rel, content ? 'write' : 'delete', why, before.sha, after, new Date().toISOString(),
+        ).lastInsertRowid,
+      );
+    }).immediate();
+    try {
+      if (content) dir.write(name, content, before.mode ?? 0o644, check);
+      else if (before.exists) dir.unlink(name, check);
+    } catch (err) {
+      // Nothing was written: the change is settled as aborted, and a checkpoint made only for it goes too.
+      db.transaction(() => {
+        sql(db, "UPDATE changes SET state = 'aborted' WHERE seq = ?").run(seq);
+        if (made) sql(db, 'DELETE FROM checkpoints WHERE id = ?').run(checkpointId);
+      }).immediate();
+      throw err;
+    }
+    sql(db, "UPDATE changes SET state = 'applied' WHERE seq = ?").run(seq);
+    return { path: rel, before_sha: before.sha, after_sha: after, checkpoint_id: checkpointId };
+  } finally {
+    dir.close();
+  }
 }
 
 /** Settles changes a crash left pending: the file says whether the write happened. */

@@ -7,14 +7,12 @@
  * touched); files are then restored one by one, and if one fails the ones
  * already restored are put back. The rollback is itself recorded as changes.
  */
-import { unlinkSync } from 'node:fs';
-import { join } from 'node:path';
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { unifiedDiff } from './diff.js';
-import { atomicWrite, readState } from './files.js';
-import { addEvent, getJob } from './jobs.js';
+import { projectWrite, readState } from './files.js';
+import { addEvent, getJob } from './job-events.js';
 
 interface CheckpointRow {
   id: string;
@@ -80,6 +78,17 @@ export function reviewTask(db: Db, project: string, taskId: string, maxBytes: nu
 
 export function rollbackTask(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
   assertTicket(ticket, 'tool:shadow_rollback');
+  return restoreTask(db, project, taskId, fileCap);
+}
+
+/** The same rollback asked for at the command line (`shadowcode rollback`), where the person is the authority. */
+export function rollbackTaskFromCli(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
+  assertTicket(ticket, 'cli:rollback');
+  return restoreTask(db, project, taskId, fileCap);
+}
+
+/** Reached only from the two gated executors above. */
+function restoreTask(db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
   taskInProject(db, project, taskId);
   const files = taskFiles(db, project, taskId);
   if (files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${taskId} changed no files`);
@@ -89,15 +98,14 @@ export function rollbackTask(ticket: GateTicket, db: Db, project: string, taskId
   const done: typeof states = [];
   try {
     for (const s of states) {
-      const abs = join(project, s.path);
-      if (s.cp.existed) atomicWrite(abs, s.cp.content ?? Buffer.alloc(0), s.cp.mode ?? 0o644);
-      else if (s.now.exists) unlinkSync(abs);
+      // Through the directory held open, like every write: a link swapped in meanwhile cannot send it outside.
+      if (s.cp.existed) projectWrite(project, s.path, s.cp.content ?? Buffer.alloc(0), s.cp.mode ?? 0o644);
+      else if (s.now.exists) projectWrite(project, s.path, null, 0);
       done.push(s);
     }
   } catch (err) {
     for (const s of done.reverse()) {
-      const abs = join(project, s.path);
-      if (s.now.exists) atomicWrite(abs, s.now.content as Buffer, s.now.mode ?? 0o644);
+      if (s.now.exists) projectWrite(project, s.path, s.now.content as Buffer, s.now.mode ?? 0o644);
     }
     throw new ScError('SC_INTERNAL', `rollback of ${taskId} failed and was undone: ${(err as Error).message}`);
   }

@@ -2,7 +2,8 @@
  * Owned jobs: test commands and agent tasks.
  *
  *   test:  submit ─► row (queued, owner recorded first) ─► exact approval pending ─► waiting_approval
- *          approved (here, or by the CLI in another process; polled) ─► queue ─► gate job:run
+ *          approved (here, or by the CLI in another process; pushed or polled) ─► queued for a
+ *          run slot (jobs.concurrent_running) ─► gate job:run
  *          ─► supervisor + process group ─► output events ─► succeeded | failed | cancelled
  *   agent: submitAgent ─► row (queued) ─► agent queue ─► a slot (agent.concurrent_tasks), and for
  *          a build task the project's one writer slot (checked in the store, so another process's
@@ -13,10 +14,13 @@
  * queued, waiting and running jobs are cancelled; others continue. Jobs left
  * behind by a process that died are marked cancelled the next time an engine
  * opens the profile: their queue died with it, so they never start.
+ *
+ * This module is submission and the queues. The rest of the job layer:
+ * job-events.ts (rows, states, the event log), approvals.ts (exact approvals and
+ * who waits for them), owners.ts (owners and reaping), task-contract.ts (what a
+ * task runner is given).
  */
-import { EventEmitter } from 'node:events';
 import type { GateRequest } from '../../gen/types/gate-request.js';
-import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from '../agent/types.js';
 import { asScError, ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
@@ -24,142 +28,23 @@ import { redact, scrubText } from '../policy/redact.js';
 import { type Db, sql } from '../store/db.js';
 import { getProject } from '../store/projects.js';
 import type { Level } from '../ticket.js';
-import { decodeCursor, encodeCursor, type Page } from '../util/cursor.js';
 import { newId } from '../util/ids.js';
+import { type ApprovalRow, cancelPending, Decisions, getApproval } from './approvals.js';
 import { childEnv } from './child-env.js';
+import { ACTIVE, addEvent, getJob, type JobRow, now, setState } from './job-events.js';
+import { alive, reapOrphans, writerOf } from './owners.js';
 import { type CommandHandle, runCommand } from './process.js';
 import { sandboxSupport } from './spawn/index.js';
+import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from './task-contract.js';
 
-export type JobState = 'queued' | 'running' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+// The job layer's modules, re-exported so that readers keep one import for it.
+export { type ApprovalRow, decideApproval, getApproval, pendingApprovals } from './approvals.js';
+export { addEvent, getJob, jobAnswer, jobEvents, type JobRow, type JobState, listJobs } from './job-events.js';
+export { reapOrphans } from './owners.js';
+
 /** A command approval says so when the command would run with the user's full access (no sandbox can be made here). */
 export function unsandboxedMark(): { unsandboxed?: true } {
   return sandboxSupport().level === 'none' ? { unsandboxed: true } : {};
-}
-
-export interface JobRow {
-  readonly id: string;
-  readonly project: string;
-  readonly kind: 'test' | 'agent';
-  readonly owner: string;
-  readonly ceiling: Level;
-  readonly state: JobState;
-  readonly title: string;
-  readonly task_id: string | null;
-  readonly argv: string[] | null;
-  readonly exit_code: number | null;
-  readonly duration_ms: number | null;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
-export interface ApprovalRow {
-  readonly id: string;
-  readonly job_id: string;
-  readonly kind: 'command' | 'write' | 'mcp_call';
-  readonly action: { argv?: string[]; cwd?: string; path?: string; diff?: string; unsandboxed?: boolean };
-  readonly state: 'pending' | 'approved' | 'denied' | 'cancelled';
-  readonly created_at: string;
-  readonly decided_at: string | null;
-  readonly decided_by: string | null;
-}
-
-const ACTIVE = "('queued', 'running', 'waiting_approval')";
-
-function now(): string {
-  return new Date().toISOString();
-}
-
-function toJob(r: Record<string, unknown> | undefined): JobRow | undefined {
-  return r ? ({ ...r, argv: r.argv ? (JSON.parse(r.argv as string) as string[]) : null } as JobRow) : undefined;
-}
-
-export function getJob(db: Db, id: string): JobRow | undefined {
-  return toJob(sql(db, 'SELECT * FROM jobs WHERE id = ?').get(id) as Record<string, unknown> | undefined);
-}
-
-export function getApproval(db: Db, id: string): ApprovalRow | undefined {
-  const r = sql(db, 'SELECT * FROM approvals WHERE id = ?').get(id) as Record<string, unknown> | undefined;
-  return r ? ({ ...r, action: JSON.parse(r.action as string) } as ApprovalRow) : undefined;
-}
-
-export function pendingApprovals(db: Db, where: { project: string; jobId?: string }): Array<ApprovalRow & { owner: string }> {
-  const rows = sql(
-    db,
-    `SELECT a.*, j.owner AS owner FROM approvals a JOIN jobs j ON j.id = a.job_id
-     WHERE j.project = ? AND a.state = 'pending' AND (? IS NULL OR a.job_id = ?) ORDER BY a.created_at, a.id`,
-  ).all(where.project, where.jobId ?? null, where.jobId ?? null) as Array<Record<string, unknown>>;
-  return rows.map((r) => ({ ...r, action: JSON.parse(r.action as string) }) as ApprovalRow & { owner: string });
-}
-
-export function addEvent(db: Db, jobId: string, kind: string, body: unknown): void {
-  sql(db, 'INSERT INTO job_events (job_id, at, kind, body) VALUES (?, ?, ?, ?)').run(jobId, now(), kind, JSON.stringify(body));
-}
-
-export function jobEvents(db: Db, jobId: string, opts: { limit: number; cursor?: string }): Page<{ seq: number; at: string; kind: string; body: unknown }> {
-  const after = opts.cursor ? (decodeCursor(opts.cursor, 1)[0] as number) : 0;
-  const rows = sql(db, 'SELECT seq, at, kind, body FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(jobId, after, opts.limit + 1) as Array<{ seq: number; at: string; kind: string; body: string }>;
-  const items = rows.slice(0, opts.limit).map((r) => ({ ...r, body: JSON.parse(r.body) as unknown }));
-  const last = items[items.length - 1];
-  return { items, next_cursor: rows.length > opts.limit && last ? encodeCursor([last.seq]) : null };
-}
-
-/** An agent task's final answer ({state, summary, reason, usage, steps}), or null while it runs. */
-export function jobAnswer(db: Db, jobId: string): unknown {
-  const r = sql(db, "SELECT body FROM job_events WHERE job_id = ? AND kind = 'answer' ORDER BY seq DESC LIMIT 1").get(jobId) as { body: string } | undefined;
-  return r ? (JSON.parse(r.body) as unknown) : null;
-}
-
-export function listJobs(db: Db, project: string, owner: string, opts: { limit: number; cursor?: string }): Page<JobRow> {
-  const after = opts.cursor ? decodeCursor(opts.cursor, 2) : undefined;
-  const rows = (
-    sql(db, `SELECT * FROM jobs WHERE project = ? AND owner = ? AND (? IS NULL OR (created_at, id) < (?, ?)) ORDER BY created_at DESC, id DESC LIMIT ?`).all(
-      project, owner, after ? 1 : null, after?.[0] ?? null, after?.[1] ?? null, opts.limit + 1,
-    ) as Array<Record<string, unknown>>
-  ).map((r) => toJob(r) as JobRow);
-  const items = rows.slice(0, opts.limit);
-  const last = items[items.length - 1];
-  return { items, next_cursor: rows.length > opts.limit && last ? encodeCursor([last.created_at, last.id]) : null };
-}
-
-function setState(db: Db, id: string, state: JobState, extra: { exit_code?: number | null; duration_ms?: number } = {}): void {
-  sql(db, 'UPDATE jobs SET state = ?, exit_code = coalesce(?, exit_code), duration_ms = coalesce(?, duration_ms), updated_at = ? WHERE id = ?').run(state, extra.exit_code ?? null, extra.duration_ms ?? null, now(), id);
-  addEvent(db, id, 'state', { state, ...extra });
-}
-
-/** Records an approval decision if it is still pending. Returns the approval as it now stands. */
-export function decideApproval(db: Db, id: string, decision: 'approved' | 'denied', by: string): ApprovalRow {
-  const changed = sql(db, "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ? WHERE id = ? AND state = 'pending'").run(decision, now(), by, id).changes;
-  const a = getApproval(db, id);
-  if (!a) throw new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(id)}`);
-  if (changed === 0) throw new ScError('SC_APPROVAL_NOT_PENDING', `approval ${id} is already ${a.state}`);
-  addEvent(db, a.job_id, `approval_${decision}`, { approval_id: id, by });
-  return a;
-}
-
-function alive(owner: string): boolean {
-  const pid = Number(/^\w+:(\d+)/.exec(owner)?.[1]);
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Jobs whose owning process is gone can never run: their queue died with it. */
-export function reapOrphans(db: Db): number {
-  const rows = sql(db, `SELECT id, owner FROM jobs WHERE state IN ${ACTIVE}`).all() as Array<{ id: string; owner: string }>;
-  let n = 0;
-  for (const r of rows) {
-    if (alive(r.owner)) continue;
-    db.transaction(() => {
-      sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'engine' WHERE job_id = ? AND state = 'pending'").run(now(), r.id);
-      setState(db, r.id, 'cancelled');
-      addEvent(db, r.id, 'owner_gone', { owner: r.owner });
-    }).immediate();
-    n++;
-  }
-  return n;
 }
 
 export interface JobsConfig {
@@ -195,16 +80,6 @@ interface AgentHandle {
   cancel(): void;
 }
 
-/** Whether a build task of this project (other than `id`) holds the writer slot, in any process. */
-function writerOf(db: Db, project: string, id: string): { id: string; owner: string } | undefined {
-  return sql(
-    db,
-    `SELECT j.id, j.owner FROM jobs j JOIN job_events e ON e.job_id = j.id AND e.kind = 'submitted'
-     WHERE j.project = ? AND j.kind = 'agent' AND j.state IN ('running', 'waiting_approval') AND j.id != ?
-       AND json_extract(e.body, '$.mode') = 'build' LIMIT 1`,
-  ).get(project, id) as { id: string; owner: string } | undefined;
-}
-
 export class Jobs {
   private readonly queue: string[] = [];
   private readonly running = new Map<string, CommandHandle>();
@@ -217,9 +92,10 @@ export class Jobs {
   private readonly endedOwners = new Set<string>();
   private agentRetry: NodeJS.Timeout | undefined;
   private runners: AgentRunnerFactory | undefined;
-  private readonly decisions = new EventEmitter().setMaxListeners(0);
+  private readonly decisions: Decisions;
 
   constructor(private readonly c: JobsConfig) {
+    this.decisions = new Decisions(c.db, c.poll === false ? null : c.policy.limits.jobs.approval_poll_ms);
     reapOrphans(c.db());
   }
 
@@ -249,13 +125,22 @@ export class Jobs {
 
   /** Calls fn when approval `approvalId` is decided (pushed by notifyDecision). Returns the unsubscribe. */
   onDecision(approvalId: string, fn: () => void): () => void {
-    this.decisions.on(approvalId, fn);
-    return () => this.decisions.off(approvalId, fn);
+    return this.decisions.on(approvalId, fn);
   }
 
   /** An approval was decided in the store, here or by another process: act on it now. */
   notifyDecision(approvalId: string): void {
-    this.decisions.emit(approvalId);
+    this.decisions.notify(approvalId);
+    this.sync();
+  }
+
+  /**
+   * Re-reads every decision this engine waits for. The shared engine calls it whenever a
+   * socket closes: a decider refused a socket while all were taken (SC_ENGINE_BUSY) has
+   * already recorded its decision, and a freed socket is the first moment it could retry.
+   */
+  recheckDecisions(): void {
+    this.decisions.recheckAll();
     this.sync();
   }
 
@@ -265,36 +150,7 @@ export class Jobs {
    * because a decision made by the CLI in another process is not pushed to it.
    */
   waitDecision(approvalId: string, signal?: AbortSignal): Promise<ApprovalRow['state']> {
-    return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const done = () => {
-        off();
-        if (timer) clearInterval(timer);
-        signal?.removeEventListener('abort', abort);
-      };
-      const check = () => {
-        const a = getApproval(this.c.db(), approvalId);
-        if (!a) {
-          done();
-          reject(new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(approvalId)}`));
-        } else if (a.state !== 'pending') {
-          done();
-          resolve(a.state);
-        }
-      };
-      const abort = () => {
-        done();
-        reject(signal?.reason instanceof Error ? signal.reason : new ScError('SC_TIMEOUT', 'stopped waiting for an approval'));
-      };
-      const off = this.onDecision(approvalId, check);
-      if (signal?.aborted) return abort();
-      signal?.addEventListener('abort', abort, { once: true });
-      if (this.c.poll !== false) {
-        timer = setInterval(check, this.limits.jobs.approval_poll_ms);
-        timer.unref();
-      }
-      check();
-    });
+    return this.decisions.wait(approvalId, signal);
   }
 
   private ensurePolling(): void {
@@ -312,6 +168,7 @@ export class Jobs {
       this.waiting.delete(id);
       if (a.state === 'approved') {
         this.queue.push(id);
+        if (getJob(db, id)?.state === 'waiting_approval') setState(db, id, 'queued');
         addEvent(db, id, 'queued', {});
       } else if (getJob(db, id)?.state === 'waiting_approval') setState(db, id, 'cancelled');
     }
@@ -329,7 +186,7 @@ export class Jobs {
   private start(id: string): void {
     const db = this.c.db();
     const job = getJob(db, id);
-    if (!job || job.state !== 'waiting_approval') return;
+    if (!job || job.state !== 'queued') return;
     const approval = sql(db, "SELECT action FROM approvals WHERE job_id = ? AND state = 'approved' ORDER BY decided_at DESC LIMIT 1").get(id) as { action: string } | undefined;
     // INVARIANT: what runs is exactly what was approved, read back from the approval itself.
     const action = approval ? (JSON.parse(approval.action) as { argv: string[]; cwd: string }) : undefined;
@@ -382,8 +239,8 @@ export class Jobs {
     if (job.kind === 'agent') return this.cancelAgent(job);
     const qi = this.queue.indexOf(id);
     if (qi >= 0) this.queue.splice(qi, 1);
-    if (this.waiting.delete(id) || qi >= 0 || (job.state === 'waiting_approval' && !this.running.has(id))) {
-      sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'cancel' WHERE job_id = ? AND state = 'pending'").run(now(), id);
+    if (this.waiting.delete(id) || qi >= 0 || (['queued', 'waiting_approval'].includes(job.state) && !this.running.has(id))) {
+      cancelPending(db, id, 'cancel');
       if (['queued', 'waiting_approval'].includes(getJob(db, id)?.state ?? '')) setState(db, id, 'cancelled');
     }
     const handle = this.running.get(id);
@@ -466,9 +323,12 @@ export class Jobs {
       }
       let started = false;
       db.transaction(() => {
-        const holder = spec.mode === 'build' ? writerOf(db, spec.project, spec.id) : undefined;
-        if (holder && !alive(holder.owner)) reapOrphans(db);
-        if (holder && alive(holder.owner)) return;
+        let holder = spec.mode === 'build' ? writerOf(db, spec.project, spec.id) : undefined;
+        if (holder && !alive(holder.owner)) {
+          reapOrphans(db);
+          holder = writerOf(db, spec.project, spec.id);
+        }
+        if (holder) return;
         setState(db, spec.id, 'running');
         started = true;
       }).immediate();
@@ -509,7 +369,7 @@ export class Jobs {
       })
       .then((o) => {
         const state = ctl.signal.aborted && o.state !== 'succeeded' ? 'cancelled' : o.state;
-        sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'engine' WHERE job_id = ? AND state = 'pending'").run(now(), id);
+        cancelPending(db, id, 'engine');
         addEvent(db, id, 'answer', redact({ state, summary: o.summary, reason: o.reason ?? null, usage: o.usage ?? null, steps: o.steps ?? null }, l.agent.summary_chars));
         setState(db, id, state);
       })

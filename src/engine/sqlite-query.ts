@@ -33,11 +33,13 @@ function isSqliteHeader(head: Buffer): boolean {
   return head.length === 0 || head.equals(HEADER);
 }
 
-export async function runSqlite(ticket: GateTicket, project: string, req: SqliteRequest, limits: SqliteLimits): Promise<unknown> {
+export async function runSqlite(ticket: GateTicket, project: string, req: SqliteRequest, limits: SqliteLimits, guard?: (realPath: string) => void): Promise<unknown> {
   assertTicket(ticket, 'tool:shadow_sqlite');
   // The header through the bounded primitive: a FIFO or device is refused before anything opens it for real.
   const head = readProjectFile(project, req.path, { cap: HEADER.length, kind: 'SQLite database', overflow: 'truncate' });
   const file = head.path;
+  // The file actually opened is judged too (a link into a protected directory).
+  guard?.(file);
   if (!isSqliteHeader(head.bytes)) throw new ScError('SC_SQL_FAILED', `${req.path} is not a SQLite database`);
   const job = {
     path: file,

@@ -6,7 +6,8 @@
  *   policy/permissions.json ─► parse ─► check(schema) ─► freeze ─► Policy { …, hash }
  *   policy/environment.json ┤
  *   policy/clients.json ────┤
- *   policy/sandbox.json ────┘
+ *   policy/sandbox.json ────┤
+ *   policy/protected-paths.json ┘
  *
  * A broken file is one SC_POLICY_INVALID naming the file and the JSON path, at
  * start-up, before anything is served. The hash is over canonical JSON, so it
@@ -20,6 +21,7 @@ import type { Environment } from '../../gen/types/environment.js';
 import type { Limits } from '../../gen/types/limits.js';
 import type { Permissions } from '../../gen/types/permissions.js';
 import type { Sandbox as SandboxPolicy } from '../../gen/types/sandbox.js';
+import type { ProtectedPaths } from '../../gen/types/protected-paths.js';
 import { ScError } from '../errors.js';
 import { check, type SchemaKey } from '../schema/validate.js';
 import { canonicalJson, sha256 } from '../util/canonical-json.js';
@@ -32,6 +34,7 @@ export interface Policy {
   readonly environment: Environment;
   readonly clients: Clients;
   readonly sandbox: SandboxPolicy;
+  readonly protected_paths: ProtectedPaths;
   readonly hash: string;
   readonly dir: string;
 }
@@ -42,6 +45,7 @@ const FILES = [
   ['environment', 'environment.json', 'environment'],
   ['clients', 'clients.json', 'clients'],
   ['sandbox', 'sandbox.json', 'sandbox'],
+  ['protected_paths', 'protected-paths.json', 'protected-paths'],
 ] as const satisfies ReadonlyArray<readonly [keyof Omit<Policy, 'hash' | 'dir'>, string, SchemaKey]>;
 
 function readJson(path: string, label: string): unknown {

@@ -26,6 +26,7 @@ const byKey = {
   limits: gen.validateLimits,
   permissions: gen.validatePermissions,
   plugin: gen.validatePlugin,
+  'protected-paths': gen.validateProtectedPaths,
   registration: gen.validateRegistration,
   sandbox: gen.validateSandbox,
   settings: gen.validateSettings,

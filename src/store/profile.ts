@@ -6,13 +6,17 @@
  *   SHADOWCODE_HOME              ─► that directory
  *   otherwise                    ─► $XDG_DATA_HOME/shadowcode, or ~/.local/share/shadowcode
  *
+ * The choice is resolved once, here, to its real path (a linked SHADOWCODE_HOME or
+ * parent directory is followed now), so every command, and every process one
+ * spawns (the engine, its clients), names the same directory the same way.
+ *
  * The directory is created 0700. An existing one that other users can read or
  * write, or that another user owns, is refused: state.db and the secret store
  * live there.
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { ScError } from '../errors.js';
 
 export const PROFILE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -35,14 +39,26 @@ export function defaultProfileDir(env: NodeJS.ProcessEnv): string {
 
 export function resolveProfile(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): ProfileChoice {
   if (flag !== undefined) {
-    if (flag.includes('/') || flag === '.' || flag === '..') return { dir: resolve(cwd, flag), explicit: resolve(cwd, flag) };
+    if (flag.includes('/') || flag === '.' || flag === '..') return { dir: realDir(resolve(cwd, flag)), explicit: resolve(cwd, flag) };
     if (!PROFILE_NAME.test(flag)) {
       throw new ScError('SC_PROFILE_INVALID', `profile name "${flag}" must match ${PROFILE_NAME.source}, or be a path containing "/"`);
     }
-    return { dir: join(dataHome(env), 'shadowcode', 'profiles', flag), explicit: flag };
+    return { dir: realDir(join(dataHome(env), 'shadowcode', 'profiles', flag)), explicit: flag };
   }
-  if (env.SHADOWCODE_HOME) return { dir: resolve(cwd, env.SHADOWCODE_HOME), explicit: undefined };
-  return { dir: defaultProfileDir(env), explicit: undefined };
+  if (env.SHADOWCODE_HOME) return { dir: realDir(resolve(cwd, env.SHADOWCODE_HOME)), explicit: undefined };
+  return { dir: realDir(defaultProfileDir(env)), explicit: undefined };
+}
+
+/** The real path of an absolute directory path; a part not made yet is kept as written below its real parent. */
+function realDir(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const parent = dirname(path);
+    if ((code !== 'ENOENT' && code !== 'ENOTDIR') || parent === path) return path;
+    return join(realDir(parent), basename(path));
+  }
 }
 
 export function ensureProfileDir(dir: string): void {

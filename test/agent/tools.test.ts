@@ -105,7 +105,7 @@ t.test('run_command waits for approval of the exact argv and directory, then run
   await until(() => pendingApprovals(db, { project: b.sb.project, jobId: job.id }).length === 1);
   t.equal(getJob(db, job.id)?.state, 'waiting_approval', 'visible as waiting for approval');
   const [a] = pendingApprovals(db, { project: b.sb.project, jobId: job.id });
-  t.same(a!.action, { argv: ['sh', '-c', 'echo out; echo err >&2; exit 3'], cwd: b.sb.project });
+  t.same(a!.action, { argv: ['sh', '-c', 'echo out; echo err >&2; exit 3'], cwd: b.sb.project, changed_files: [], runs_changed: [], notice: null });
   t.equal(model.requests.length, 1, 'nothing more happens until it is decided');
   decideApproval(db, a!.id, 'approved', 'test');
   b.engine.jobs().sync();
@@ -134,4 +134,32 @@ t.test('cancelling a task that waits for an approval cancels the approval and en
   t.equal(row.state, 'cancelled');
   t.same(pendingApprovals(db, { project: b.sb.project, jobId: job.id }), [], 'no approval is left pending');
   t.notOk(existsSync(join(b.sb.project, 'never')));
+});
+
+t.test('list_dir lists a dot-directory by its name and refuses .., / and an absolute path outside', async (t) => {
+  const { results } = await calls(
+    t,
+    [
+      [{ name: 'list_dir', arguments: { path: '.github' } }],
+      [{ name: 'list_dir', arguments: { path: './.github/' } }],
+      [{ name: 'list_dir', arguments: { path: '..' } }],
+      [{ name: 'list_dir', arguments: { path: '/' } }],
+      [{ name: 'list_dir', arguments: { path: '/etc' } }],
+      [{ name: 'list_dir', arguments: { path: 'src/../..' } }],
+      [{ name: 'list_dir', arguments: { path: '.' } }],
+    ],
+    (p) => {
+      mkdirSync(join(p, '.github', 'workflows'), { recursive: true });
+      writeFileSync(join(p, '.github', 'workflows', 'ci.yml'), 'on: push\n');
+      mkdirSync(join(p, 'src'));
+    },
+  );
+  t.match(results[0]!.content, /^\.github: 1 entries\nworkflows\/\tdir/, '.github is listed, not github');
+  t.match(results[1]!.content, /^\.github: 1 entries/);
+  for (const i of [2, 3, 4, 5]) {
+    t.equal(results[i]!.is_error, true);
+    t.match(results[i]!.content, /^SC_PATH_OUTSIDE: .* is outside the project/, `call ${i} is refused, not the root listed`);
+    t.notMatch(results[i]!.content, /\.github/);
+  }
+  t.match(results[6]!.content, /^\.: \d+ entries\n.*\.github\/\tdir/s, '. is the root');
 });

@@ -12,3 +12,20 @@ t.test('policy explain shows the rules that decide, without doing anything', asy
   const bad = await cli(sb, ['--json', 'policy', 'explain', 'Not An Action']);
   t.equal(JSON.parse(bad.stdout).error.code, 'SC_POLICY_REQUEST_INVALID');
 });
+
+t.test('policy explain file:write:PATH and file:read:PATH name the protected-path rule that decides', async (t) => {
+  const sb = sandbox();
+  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  const git = await cli(sb, ['--workspace', sb.project, 'policy', 'explain', 'file:write:./.git/../.GIT/config']);
+  t.match(git.stdout, /^DENY file:write \.\/\.git\/\.\.\/\.GIT\/config \(ceiling workspace\)\n {2}permit engine-runs-approved-work:.*\n {2}refuse never_write git-metadata: .*\(matched \.GIT\/config\)\n$/);
+  const manifest = JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'policy', 'explain', 'file:write:packages/web/package.json'])).stdout);
+  t.match(manifest, { action: 'file:write', allow: true, needs_approval: true, path_rule: { list: 'needs_approval', id: 'package-manifests', matched: 'packages/web/package.json' } });
+  const plain = await cli(sb, ['--workspace', sb.project, 'policy', 'explain', 'file:write:src/app.ts']);
+  t.match(plain.stdout, /^ALLOW file:write src\/app\.ts \(ceiling workspace\)\n.*\n {2}no protected-path rule applies\n$/);
+  const inside = { ...sb, env: { ...sb.env, SHADOWCODE_HOME: `${sb.project}/home/sc` } };
+  await cli(inside, ['--workspace', sb.project, 'trust']);
+  const secrets = JSON.parse((await cli(inside, ['--json', '--workspace', sb.project, 'policy', 'explain', 'file:read:home/sc/secrets.json'])).stdout);
+  t.match(secrets, { action: 'file:read', allow: false, path_rule: { list: 'profile', id: 'profile-directory', effect: 'refuse' } });
+  const untrusted = JSON.parse((await cli(sandbox(), ['--json', '--workspace', sb.project, 'policy', 'explain', 'file:write:.git/config'])).stdout);
+  t.equal(untrusted.allow, false);
+});

@@ -49,7 +49,11 @@ t.test('run --json prints one event per line and finishes after an approval from
   t.teardown(() => r.child.kill('SIGKILL'));
   await until(() => r.out().includes('"approval_requested"'));
   const req = r.out().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.kind === 'approval_requested');
-  t.same(req.body.action, { argv: ['sh', '-c', 'cat a.txt > b.txt'], cwd: sb.project });
+  t.same(req.body.action, {
+    argv: ['sh', '-c', 'cat a.txt > b.txt'], cwd: sb.project, changed_files: ['a.txt'],
+    runs_changed: [{ path: 'a.txt', reason: 'the command names a.txt, which this task changed' }],
+    notice: 'This command runs code this task changed: the command names a.txt, which this task changed. Review those changes before approving.',
+  });
   const ok = await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', req.body.approval_id]);
   t.equal(ok.code, 0, ok.stderr);
   t.equal(await r.exit, 0, r.err());
@@ -81,6 +85,8 @@ t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t)
   t.equal(await r.exit, 130, 'cancelled');
   t.ok(!pids.some(running), 'the command and its child were gone before the CLI exited');
   t.match(r.out(), /SC_CANCELLED|cancelled/);
+  t.notMatch(r.out(), /cancelled: {2}\[\]/, 'never an empty reason');
+  t.match(r.out(), /^cancelled(: .+ \[SC_CANCELLED\])?\n\(cancelled, task job_\w+\)/m);
 });
 
 t.test('run shows an external call exactly, and the call runs once approved from another shell', async (t) => {
@@ -107,4 +113,36 @@ t.test('run shows an external call exactly, and the call runs once approved from
   t.equal(await r.exit, 0, r.err());
   t.match(r.out(), /echoed/);
   t.match(JSON.stringify(fake.requests[1]?.body), /echo: hi there/, "the server's answer reached the model");
+});
+
+t.test('the terminal shows a manifest change whole before it is written, and warns that npm test runs the changed script', async (t) => {
+  const sb = sandbox('cli-protect');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  writeFileSync(join(sb.project, 'package.json'), `${JSON.stringify({ name: 'app', scripts: { test: 'node t.js' } }, null, 2)}\n`);
+  const evil = `${JSON.stringify({ name: 'app', scripts: { test: 'cat ~/.ssh/id_rsa' } }, null, 2)}\n`;
+  const fake = await startFakeModel({
+    format: 'openai',
+    script: [
+      { tool_calls: [{ id: 'c1', name: 'write_file', arguments: JSON.stringify({ path: 'package.json', content: evil }) }], finish: 'tool_calls' },
+      { tool_calls: [{ id: 'c2', name: 'run_command', arguments: JSON.stringify({ argv: ['npm', 'test'] }) }], finish: 'tool_calls' },
+      { tool_calls: [{ id: 'c3', name: 'finish', arguments: JSON.stringify({ summary: 'done' }) }], finish: 'stop' },
+    ],
+  });
+  t.teardown(() => fake.close());
+  useFakeModel(sb, 'openai', fake.url);
+  const r = runCli(sb, ['run', '--level', 'workspace', 'fix the tests']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  await until(() => /approvals approve (appr_\w+)/.test(r.err()), 30000);
+  const first = /approvals approve (appr_\w+)/.exec(r.err())![1]!;
+  t.match(r.err(), /The task asks to write package\.json \(protected by rule package-manifests: its own approval\)\n  why this needs its own approval: .*\n  the complete change:\n    --- a\/package\.json\n    \+\+\+ b\/package\.json\n    @@ -1,6 \+1,6 @@\n.*\n    -    "test": "node t\.js"\n    \+    "test": "cat ~\/\.ssh\/id_rsa"\n/s);
+  const listed = await cli(sb, ['--workspace', sb.project, 'approvals']);
+  t.match(listed.stdout, new RegExp(`${first}:\\n  why this needs its own approval: .*\\n  the complete change:\\n    --- a/package.json`), 'shadowcode approvals shows the diff too');
+  await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', first]);
+  await until(() => (r.err().match(/approvals approve (appr_\w+)/g) ?? []).length === 2, 30000);
+  const second = [...r.err().matchAll(/approvals approve (appr_\w+)/g)][1]![1]!;
+  t.match(r.err(), /The task asks to run \["npm","test"\] in .*\n  files this task changed so far: package\.json\n  WARNING: This command runs code this task changed: npm runs scripts from package\.json, which this task changed \(its changed script "test"\)/);
+  const again = await cli(sb, ['--json', '--workspace', sb.project, 'approvals']);
+  t.match(JSON.parse(again.stdout).approvals, [{ id: second, kind: 'command', action: { argv: ['npm', 'test'], changed_files: ['package.json'], runs_changed: [{ path: 'package.json' }] } }]);
+  await cli(sb, ['--workspace', sb.project, 'approvals', 'deny', second]);
+  t.equal(await r.exit, 0, r.err());
 });

@@ -51,7 +51,15 @@ for (const format of ['openai', 'anthropic'] as Format[]) {
       const stop = await nextStop(c, started.job_id);
       t.equal(stop.job.state, 'waiting_approval');
       const [approval] = stop.approvals;
-      t.same(approval.action, { argv: ['sh', '-c', 'cat greet.txt > seen.txt; echo verified'], cwd: sb.project }, 'the exact argv and directory are shown');
+      t.same(
+        approval.action,
+        {
+          argv: ['sh', '-c', 'cat greet.txt > seen.txt; echo verified'], cwd: sb.project, changed_files: ['greet.txt'],
+          runs_changed: [{ path: 'greet.txt', reason: 'the command names greet.txt, which this task changed' }],
+          notice: 'This command runs code this task changed: the command names greet.txt, which this task changed. Review those changes before approving.',
+        },
+        'shadow_jobs shows the exact argv and directory, the files the task changed, and that the command reads one',
+      );
       t.notOk(existsSync(join(sb.project, 'seen.txt')), 'nothing ran before the approval');
       await call(c, 'shadow_approve', { approval_id: approval.id, decision: 'approve' });
       const end = await nextStop(c, started.job_id);

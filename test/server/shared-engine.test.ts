@@ -46,7 +46,7 @@ t.test('two stdio servers share one engine; SIGKILL of one cancels only its work
   const a3 = await submitApproved(a, ['sh', '-c', 'echo ran > queued-ran']);
   const bJob = await submitApproved(b, ['sh', '-c', 'echo done > b-finished']);
   const db = openDb(sb.profile, 5000);
-  t.equal(getJob(db, bJob)?.state, 'waiting_approval', "b's job waits in the shared queue behind a's");
+  t.equal(getJob(db, bJob)?.state, 'queued', "b's job waits in the shared queue behind a's, approved and queued");
   const st = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
   t.equal(st.owners.length, 2, 'the engine sees both servers as owners');
   t.equal(st.jobs.length, 4);
@@ -60,6 +60,8 @@ t.test('two stdio servers share one engine; SIGKILL of one cancels only its work
   await until(() => shells.every((g) => groupMembers(g).length === 0), 10000);
   t.notOk(members.some(alive), "every process of the killed server's commands is gone");
   await until(() => existsSync(join(sb.project, 'b-finished')), 10000);
+  // The file is written before the command's exit is recorded.
+  await until(() => getJob(db, bJob)?.state !== 'running', 10000);
   t.equal((await b.callTool({ name: 'shadow_jobs', arguments: { action: 'events', job_id: bJob } })).structuredContent.job.state, 'succeeded', "the other server's job finished");
   await sleep(500);
   t.notOk(existsSync(join(sb.project, 'queued-ran')), "the killed server's queued job never ran");

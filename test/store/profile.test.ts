@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ensureProfileDir, resolveProfile } from '../../src/store/profile.js';
@@ -12,6 +12,18 @@ t.test('resolution order: --profile, then SHADOWCODE_HOME, then XDG_DATA_HOME, t
   t.same(resolveProfile(undefined, env, '/cwd'), { dir: '/h/sc', explicit: undefined });
   t.same(resolveProfile(undefined, { XDG_DATA_HOME: '/x' }, '/cwd'), { dir: '/x/shadowcode', explicit: undefined });
   t.match(resolveProfile(undefined, { XDG_DATA_HOME: 'relative' }, '/cwd').dir, /\.local\/share\/shadowcode$/, 'a relative XDG_DATA_HOME is ignored, as the XDG spec says');
+});
+
+t.test('a linked profile, or a profile below a linked directory, resolves to its real path once', async (t) => {
+  const sb = sandbox();
+  const real = join(sb.root, 'real');
+  mkdirSync(real, { mode: 0o700 });
+  symlinkSync(real, join(sb.root, 'link'));
+  t.equal(resolveProfile(undefined, { SHADOWCODE_HOME: join(sb.root, 'link') }, '/').dir, real, 'SHADOWCODE_HOME');
+  t.equal(resolveProfile('./link', {}, sb.root).dir, real, '--profile DIR');
+  t.same(resolveProfile('./link', {}, sb.root).explicit, join(sb.root, 'link'), 'the flag as given is kept for launch commands');
+  t.equal(resolveProfile(undefined, { SHADOWCODE_HOME: join(sb.root, 'link', 'new', 'prof') }, '/').dir, join(real, 'new', 'prof'), 'a part not made yet stays below the real parent');
+  t.equal(resolveProfile('work', { XDG_DATA_HOME: join(sb.root, 'link') }, '/').dir, join(real, 'shadowcode', 'profiles', 'work'));
 });
 
 t.test('a profile name must be a simple name', async (t) => {

@@ -105,6 +105,8 @@ export async function driveAcp(run: Run): Promise<Driven> {
     if (readOnly) return answer(reject());
     const { kind, action } = acpApproval(ctx.project, call);
     if (kind === 'write' && (action.paths as unknown[]).some((p) => p === null)) return answer(reject());
+    // A protected path (git metadata, host configs, the profile) is refused unasked.
+    if (kind === 'write' && (action.paths as string[]).some((p) => run.protect(p).effect === 'refuse')) return answer(reject());
     const outcome = await ctx.requestApproval(kind, action);
     if (outcome === 'approved' && pick('allow_once')) answer({ outcome: { outcome: 'selected', optionId: pick('allow_once') } });
     else if (outcome === 'cancelled') answer({ outcome: { outcome: 'cancelled' } });
@@ -152,7 +154,8 @@ export async function driveAcp(run: Run): Promise<Driven> {
     }
   };
 
-  const proc = run.launch([], ['HOME'], onLine);
+  // On cancel the agent is told (session/cancel) and ends its turn; the group is stopped then, or after the grace.
+  const proc = run.launch([], ['HOME'], onLine, 'grace');
   void proc.done.then(() => {
     for (const w of waiting.values()) w.reject(new Error('the agent exited'));
     waiting.clear();

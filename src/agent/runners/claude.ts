@@ -14,16 +14,35 @@
  * project or local settings (their hooks would run even in an untrusted folder). No
  * --allowedTools: an allow rule would answer before the prompt and our approval would
  * never be asked. A read-only task runs in plan mode and every prompt is denied here.
+ *
+ * A write is judged where it would really land: a path through a link that leaves the
+ * project is refused unasked, and so is a protected path (policy/protected-paths.json);
+ * otherwise the approval names the real target when a link leads elsewhere inside.
  */
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ScError } from '../../errors.js';
+import { realForm } from '../../policy/protected-paths.js';
 import type { ApprovalKind } from '../types.js';
 import { type Driven, type Run, stderrTail } from './run.js';
 
-/** A path as the project sees it, or null when it leaves the project (such a write is refused unasked). */
+function inside(project: string, abs: string): string | null {
+  const rel = relative(project, abs);
+  return rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel) ? null : rel;
+}
+
+/**
+ * A path as the project sees it, or null when it leaves the project, as written or
+ * through a link on its way (such a write is refused unasked).
+ */
 export function projectRelative(project: string, path: string): string | null {
-  const rel = relative(project, resolve(project, path));
-  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? null : rel;
+  const abs = resolve(project, path);
+  const rel = inside(project, abs);
+  return rel !== null && inside(project, realForm(abs)) !== null ? rel : null;
+}
+
+/** Where a write to `path` really lands, project-relative (after every existing link), or null outside. */
+export function realTarget(project: string, path: string): string | null {
+  return inside(project, realForm(resolve(project, path)));
 }
 
 /** What the approval row records for one tool use: the kind and the exact action. */
@@ -32,7 +51,11 @@ export function claudeApproval(project: string, tool: string, input: Record<stri
   if (mcp) return { kind: 'mcp_call', action: { server: mcp[1], tool: mcp[2], arguments: input } };
   if (tool === 'Bash' && typeof input.command === 'string') return { kind: 'command', action: { argv: ['sh', '-c', input.command], cwd: project, tool, input } };
   const path = input.file_path ?? input.notebook_path;
-  if (['Edit', 'MultiEdit', 'Write', 'NotebookEdit'].includes(tool)) return { kind: 'write', action: { path: typeof path === 'string' ? projectRelative(project, path) : null, tool, input } };
+  if (['Edit', 'MultiEdit', 'Write', 'NotebookEdit'].includes(tool)) {
+    const rel = typeof path === 'string' ? projectRelative(project, path) : null;
+    const target = typeof path === 'string' && rel !== null ? realTarget(project, path) : null;
+    return { kind: 'write', action: { path: rel, ...(target !== null && target !== rel ? { target } : {}), tool, input } };
+  }
   return { kind: 'command', action: { tool, input, cwd: project } };
 }
 
@@ -94,7 +117,12 @@ export async function driveClaude(run: Run): Promise<Driven> {
     if (readOnly) return answer(m.request_id as string, { behavior: 'deny', message: 'This is a read-only task: no edits, commands or external tool calls.' });
     if (relayed(tool)) return answer(m.request_id as string, { behavior: 'allow', updatedInput: input });
     const { kind, action } = claudeApproval(ctx.project, tool, input);
-    if (kind === 'write' && action.path === null) return answer(m.request_id as string, { behavior: 'deny', message: 'shadowcode allows edits only inside the project.' });
+    if (kind === 'write' && action.path === null) return answer(m.request_id as string, { behavior: 'deny', message: 'shadowcode allows edits only inside the project (a link on the way that leaves it counts as outside).' });
+    if (kind === 'write') {
+      const v = run.protect(String(action.target ?? action.path));
+      if (v.effect === 'refuse') return answer(m.request_id as string, { behavior: 'deny', message: `shadowcode never lets a task write ${v.matched}: ${v.description}` });
+      if (v.effect === 'approve') Object.assign(action, { rule: v.rule, reason: v.description });
+    }
     const outcome = await ctx.requestApproval(kind, action);
     if (outcome === 'approved') answer(m.request_id as string, { behavior: 'allow', updatedInput: input });
     else answer(m.request_id as string, { behavior: 'deny', message: outcome === 'denied' ? 'The user denied this action in shadowcode.' : 'The task was cancelled.', ...(outcome === 'cancelled' ? { interrupt: true } : {}) });

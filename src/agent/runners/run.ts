@@ -13,11 +13,11 @@
  * into job events, its approval requests into ctx.requestApproval, its end into
  * an outcome. Cancellation (ctx.signal) stops the CLI's process group.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Settings } from '../../../gen/types/settings.js';
 import { recordObservedChange } from '../../engine/files.js';
+import { makeRunDir } from '../../engine/owners.js';
 import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
@@ -25,6 +25,7 @@ import type { Db } from '../../store/db.js';
 import { getProject } from '../../store/projects.js';
 import type { SecretStore } from '../../store/secrets.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
+import { type PathVerdict, pathVerdict } from '../../policy/protected-paths.js';
 import type { TaskContext, TaskOutcome, Usage } from '../types.js';
 import type { Relay, RelayEntry } from './relay-host.js';
 import { type ServerChoice, serversForRun } from './servers.js';
@@ -69,8 +70,14 @@ export interface Run {
   readonly relayCallMs: number;
   /** Writes a file (mode 0600) in the run's private temp dir, removed after the run. */
   tempFile(name: string, content: string): string;
-  /** Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`. */
-  launch(extra: readonly string[], envNames: readonly string[], onLine: (line: string) => void): RunnerProcess;
+  /** Which protected-path rule decides a write by the CLI to this project path (policy/protected-paths.json). */
+  protect(path: string): PathVerdict;
+  /**
+   * Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`.
+   * On cancellation its group is stopped at once, or with `abort: 'grace'` (a driver that tells
+   * the CLI itself, as ACP's session/cancel does) only after the kill grace, so the CLI hears it.
+   */
+  launch(extra: readonly string[], envNames: readonly string[], onLine: (line: string) => void, abort?: 'stop' | 'grace'): RunnerProcess;
   /** Appends a job event, with long text fields cut to the event text limit. */
   emit(kind: string, body: Record<string, unknown>): void;
   clip(text: string): string;
@@ -155,7 +162,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   const snapLimits = { ...limits, gitignore_bytes: deps.policy.limits.files.gitignore_bytes };
   const before = takeSnapshot(ctx.project, snapLimits, true);
   if (before.truncated) emit('runner.snapshot_limited', { reason: before.truncated });
-  const dir = mkdtempSync(join(tmpdir(), 'shadowcode-run-'));
+  // Named by this process: after a SIGKILL the next open of the profile removes it (engine/owners.ts).
+  const dir = makeRunDir();
   const procs: RunnerProcess[] = [];
   let overtime = false;
   const wall = setTimeout(() => {
@@ -170,12 +178,13 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     if (servers.shared.length) relay = await (await import('./relay-host.js')).startRelay(ticket, deps, ctx, servers.shared, dir, limits.line_bytes);
     const run: Run = {
       ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms,
+      protect: (path) => pathVerdict(deps.policy, ctx.project, path, 'write', dirname(deps.db.name)),
       tempFile: (name, content) => {
         const path = join(dir, name);
         writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
         return path;
       },
-      launch: (extra, envNames, onLine) => {
+      launch: (extra, envNames, onLine, abort = 'stop') => {
         const argv = [entry.command, ...entry.args, ...extra];
         const proc = spawnRunner(ticket, {
           argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
@@ -183,8 +192,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         }, onLine);
         procs.push(proc);
         if (overtime) proc.cancel();
-        const stop = () => proc.cancel();
-        if (ctx.signal.aborted) stop();
+        const stop = abort === 'stop' ? () => proc.cancel() : () => setTimeout(() => proc.cancel(), limits.kill_grace_ms).unref();
+        if (ctx.signal.aborted) proc.cancel();
         ctx.signal.addEventListener('abort', stop, { once: true });
         void proc.done.finally(() => ctx.signal.removeEventListener('abort', stop));
         void proc.pid.then((pid) => emit('runner.started', { provider: entry.provider, argv, pid, sandbox: proc.sandbox }));

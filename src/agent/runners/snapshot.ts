@@ -9,15 +9,19 @@
  *   ─► diffSnapshots ─► added | modified | deleted ─► recorded (or listed unrecorded)
  *
  * The walk never follows links, skips .git and what .gitignore files ignore,
- * and stops at the file, byte and depth limits, saying so. A file whose prior
+ * and stops at the file, byte and depth limits, saying so. A link whose real
+ * target is inside the project is then followed once to that target, which is
+ * recorded under its real path (even where .gitignore would skip it): a write
+ * through the link is a change there, reviewable and rolled back like any. A file whose prior
  * content was not kept (too large, or past the byte budget) cannot be restored,
  * so its change is listed but never recorded with an empty checkpoint.
  */
-import { lstatSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, realpathSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { type FileState, readState } from '../../engine/files.js';
 import { type IgnoreRule, isIgnored, parseGitignore } from '../../engine/gitignore.js';
 import { ScError } from '../../errors.js';
+import { insideProject } from '../../util/confine.js';
 import { type DirEntry, listProjectDir, tryReadProjectFile } from '../../util/safe-read.js';
 
 export interface SnapshotLimits {
@@ -60,8 +64,11 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, keepConten
       return 'gone';
     }
   };
+  const walked = new Set<string>();
+  const links: string[] = [];
   const walk = (rel: string, depth: number, rules: IgnoreRule[]): void => {
     if (truncated) return;
+    walked.add(rel);
     let list: DirEntry[];
     try {
       list = listProjectDir(project, rel);
@@ -72,6 +79,7 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, keepConten
     for (const d of list) {
       if (truncated) return;
       const path = rel ? `${rel}/${d.name}` : d.name;
+      if (d.kind === 'link') links.push(path);
       if (d.name === '.git' || d.kind === 'link' || d.kind === 'other') continue;
       if (isIgnored(local, path, d.kind === 'dir')) continue;
       if (d.kind === 'dir') {
@@ -79,27 +87,51 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, keepConten
         else truncated = `directories deeper than ${limits.snapshot_depth} levels are not compared`;
         continue;
       }
-      if (files.size >= limits.snapshot_files) {
-        truncated = `only the first ${limits.snapshot_files} files are compared`;
-        return;
-      }
-      const stamp = stampOf(path);
-      let state: FileState;
-      try {
-        state = readState(project, path, limits.snapshot_file_bytes);
-      } catch (err) {
-        if (!(err instanceof ScError)) throw err;
-        files.set(path, { state: { exists: true, content: null, mode: null, sha: null }, restorable: false, stamp });
-        continue;
-      }
-      const size = state.content?.length ?? 0;
-      const keep = keepContent && size <= budget;
-      if (keep) budget -= size;
-      else if (keepContent && !truncated) truncated = `file contents past ${limits.snapshot_bytes} bytes are not kept; those files cannot be rolled back`;
-      files.set(path, { state: keep ? state : { ...state, content: null }, restorable: keep, stamp });
+      record(path);
     }
   };
+  const record = (path: string): void => {
+    if (files.has(path)) return;
+    if (files.size >= limits.snapshot_files) {
+      truncated = `only the first ${limits.snapshot_files} files are compared`;
+      return;
+    }
+    const stamp = stampOf(path);
+    let state: FileState;
+    try {
+      state = readState(project, path, limits.snapshot_file_bytes);
+    } catch (err) {
+      if (!(err instanceof ScError)) throw err;
+      files.set(path, { state: { exists: true, content: null, mode: null, sha: null }, restorable: false, stamp });
+      return;
+    }
+    const size = state.content?.length ?? 0;
+    const keep = keepContent && size <= budget;
+    if (keep) budget -= size;
+    else if (keepContent && !truncated) truncated = `file contents past ${limits.snapshot_bytes} bytes are not kept; those files cannot be rolled back`;
+    files.set(path, { state: keep ? state : { ...state, content: null }, restorable: keep, stamp });
+  };
   walk('', 0, []);
+  // Links to somewhere inside the project: their targets are compared too, under their real paths.
+  for (let i = 0; i < links.length && !truncated; i++) {
+    let real: string;
+    try {
+      real = realpathSync(join(project, links[i] as string));
+    } catch {
+      continue;
+    }
+    if (!insideProject(project, real) || real === project) continue;
+    const rel = relative(project, real);
+    if (rel === '.git' || rel.startsWith('.git/')) continue;
+    let isDir = false;
+    try {
+      isDir = statSync(real).isDirectory();
+    } catch {
+      continue;
+    }
+    if (!isDir) record(rel);
+    else if (!walked.has(rel)) walk(rel, rel.split('/').length - 1, []);
+  }
   return { files, truncated };
 }
 

@@ -13,7 +13,7 @@
 import { ScError } from '../../errors.js';
 import { readState } from '../../engine/files.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
-import { writeProjectFile } from './change.js';
+import { guardPath, writeProjectFile } from './change.js';
 import { fail, type NativeTool, ok, type ToolEnv } from './types.js';
 
 interface Args {
@@ -96,6 +96,8 @@ export const editFile: NativeTool<Args> = {
   describe: (a) => ({ path: a.path, replace_all: a.replace_all === true }),
   async run(env: ToolEnv, a: Args, ticket: GateTicket) {
     assertTicket(ticket, 'task:tool.edit_file');
+    // Before the file is read: a refused path shows nothing of itself, not even a closest region.
+    guardPath(env, a.path, 'write');
     const state = readState(env.ctx.project, a.path, env.policy.limits.agent.write_bytes);
     if (!state.exists || !state.content) throw new ScError('SC_FILE_NOT_FOUND', `${a.path} does not exist in the project; create it with write_file`);
     const text = state.content.toString('utf8');

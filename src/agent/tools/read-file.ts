@@ -6,6 +6,7 @@
 import { ScError } from '../../errors.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { readProjectLines } from '../../util/safe-read.js';
+import { guardPath } from './change.js';
 import { fail, type NativeTool, ok, type ToolEnv } from './types.js';
 
 interface Args {
@@ -20,6 +21,7 @@ export const readFile: NativeTool<Args> = {
   describe: (a) => ({ path: a.path }),
   run(env: ToolEnv, a: Args, ticket: GateTicket) {
     assertTicket(ticket, 'task:tool.read_file');
+    guardPath(env, a.path, 'read');
     const l = env.policy.limits.agent;
     const start = a.start_line ?? 1;
     if (a.end_line !== undefined && a.end_line < start) return fail('SC_TOOL_ARGS_INVALID', `end_line ${a.end_line} is before start_line ${start}`);

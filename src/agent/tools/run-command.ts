@@ -2,7 +2,8 @@
  * run_command: one literal argv in a project directory, after a person
  * approves exactly that argv and directory.
  *
- *   cwd confined to the project ─► ctx.requestApproval('command', {argv, cwd}) (waits)
+ *   cwd confined to the project ─► ctx.requestApproval('command', {argv, cwd, changed_files,
+ *   runs_changed, notice}) (waits; the files this task changed, and which of them the command runs)
  *   ─► approved ─► gate 'job:run' ─► job supervisor: own process group, policy env,
  *   output to job events (capped at jobs.output_bytes), stopped on cancel, on
  *   agent.command_timeout_ms, and by the supervisor itself if the engine dies
@@ -10,6 +11,7 @@
  */
 import { statSync } from 'node:fs';
 import { childEnv } from '../../engine/child-env.js';
+import { commandContext } from '../../engine/command-context.js';
 import { unsandboxedMark } from '../../engine/jobs.js';
 import { runCommand } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
@@ -33,7 +35,8 @@ export const runCommandTool: NativeTool<Args> = {
     const { ctx } = env;
     const cwd = confinedPath(ctx.project, a.cwd ?? '.', { mustExist: true });
     if (!statSync(cwd).isDirectory()) throw new ScError('SC_FILE_NOT_FOUND', `${a.cwd} is not a directory`);
-    const outcome = await ctx.requestApproval('command', { argv: a.argv, cwd, ...unsandboxedMark() });
+    const action = commandContext(env.db(), ctx.project, ctx.jobId, a.argv, cwd, env.policy.limits.agent.read_bytes);
+    const outcome = await ctx.requestApproval('command', { ...action, ...unsandboxedMark() });
     if (outcome !== 'approved') return fail('SC_APPROVAL_DENIED', `${JSON.stringify(a.argv)} in ${cwd} was ${outcome} and did not run`);
     const limits = env.policy.limits;
     const req = env.request('job:run', { resource: { kind: 'job', id: ctx.jobId, owner: ctx.owner, project: ctx.project }, args: { argv: a.argv, cwd } });

@@ -16,6 +16,8 @@ import { ScError } from '../../errors.js';
 import { type IgnoreRule, isIgnored } from '../../engine/gitignore.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { listProjectDir, readProjectFile } from '../../util/safe-read.js';
+import { profileInside } from '../../policy/protected-paths.js';
+import { guardPath, profileDir } from './change.js';
 import { gitignoreRules } from './ignore.js';
 import { fail, type NativeTool, ok, type ToolEnv } from './types.js';
 
@@ -55,6 +57,10 @@ export const searchText: NativeTool<Args> = {
     if (typeof test === 'string') return fail('SC_TOOL_ARGS_INVALID', test);
     const project = env.ctx.project;
     const base = (a.path ?? '').replace(/^\.\/?/, '').replace(/\/+$/, '');
+    guardPath(env, base || '.', 'read');
+    // The profile, when it lies inside the project, is never searched.
+    const hidden = env.policy.protected_paths.profile.refuse_reads ? profileInside(project, profileDir(env)) : null;
+    const isHidden = (rel: string) => hidden !== null && (rel.toLowerCase() === hidden.toLowerCase() || rel.toLowerCase().startsWith(`${hidden.toLowerCase()}/`));
     const matches: string[] = [];
     let files = 0;
     let stopped: string | null = null;
@@ -85,7 +91,7 @@ export const searchText: NativeTool<Args> = {
       for (const e of entries) {
         if (stopped) return;
         const rel = dir ? `${dir}/${e.name}` : e.name;
-        if (e.name === '.git' || isIgnored(local, rel, e.kind === 'dir')) continue;
+        if (e.name === '.git' || isHidden(rel) || isIgnored(local, rel, e.kind === 'dir')) continue;
         if (e.kind === 'file') searchFile(rel);
         else if (e.kind === 'dir' && depth < l.search_depth) walk(rel, depth + 1, local);
       }

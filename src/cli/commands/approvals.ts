@@ -1,6 +1,6 @@
 /* shadowcode approvals: the pending approvals of every owner's jobs in the project. */
-import { pendingApprovals } from '../../engine/jobs.js';
-import { describeAction } from '../output.js';
+import { pendingApprovals } from '../../engine/approvals.js';
+import { approvalDetails, describeAction } from '../output.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
 
@@ -21,6 +21,8 @@ export const command: CommandSpec = {
           ctx.style,
         )
       : 'no pending approvals';
-    return { data: { approvals }, text };
+    // The table has one line per approval; what a person must read before deciding follows it.
+    const details = approvals.map((a) => [a.id, approvalDetails(a.kind, a.action)] as const).filter(([, d]) => d !== '');
+    return { data: { approvals }, text: details.length ? `${text}\n${details.map(([id, d]) => `\n${id}:\n${d}`).join('\n')}` : text };
   },
 };

@@ -4,10 +4,12 @@
  */
 import { engineFiles } from '../../engine/daemon/files.js';
 import { controlRequest } from '../../engine/daemon/remote.js';
+import { getJob } from '../../engine/job-events.js';
 import { ScError } from '../../errors.js';
 import { findShared } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 
+// Until the pid is gone, not only stopped: then a new engine's pid cannot be mistaken for it.
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -16,6 +18,7 @@ function alive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
 
 export const command: CommandSpec = {
   name: 'engine stop',
@@ -29,15 +32,17 @@ export const command: CommandSpec = {
     const files = engineFiles(ctx.profile.dir);
     const shared = await findShared(ctx);
     if (!shared) throw new ScError('SC_ENGINE_NOT_RUNNING', `no engine running for ${ctx.profile.dir}`);
-    const before = await controlRequest(ctx.gate(), files, { kind: 'cli', owner: 'cli' }, { type: 'status' });
-    const jobs = (before.data.jobs as unknown[]).length;
-    await controlRequest(ctx.gate(), files, { kind: 'cli', owner: 'cli' }, { type: 'stop' });
+    const { data } = await controlRequest(ctx.gate(), files, { kind: 'cli', owner: 'cli' }, { type: 'stop' });
+    const ids = Array.isArray(data.jobs) ? (data.jobs as string[]) : [];
     const pid = shared.info.pid;
     const end = Date.now() + ctx.policy().limits.engine.stop_deadline_ms;
     while (alive(pid)) {
       if (Date.now() > end) throw new ScError('SC_ENGINE_TIMEOUT', `the engine (pid ${pid}) did not exit within ${ctx.policy().limits.engine.stop_deadline_ms} ms`);
       await new Promise((r) => setTimeout(r, 25));
     }
+    // Counted from the store once the engine is gone: only its own jobs that did end cancelled.
+    const db = ctx.db();
+    const jobs = ids.filter((id) => getJob(db, id)?.state === 'cancelled').length;
     return { data: { stopped: true, pid, cancelled_jobs: jobs }, text: `engine stopped (pid ${pid}); ${jobs} unfinished job(s) cancelled` };
   },
 };

@@ -43,6 +43,7 @@ export const command: CommandSpec = {
     // The profile's shared engine if one runs (shadowcode engine start), else a temporary one in this process.
     const engine = await openEngine(ctx, { kind: http === undefined ? 'stdio' : 'http', owner: `${http === undefined ? 'stdio' : 'http'}:${process.pid}` });
     if (engine.mode === 'shared') ctx.io.stderr.write(`shadowcode: jobs run in the shared engine (pid ${engine.sharedPid})\n`);
+    engine.onSharedLost = (message) => ctx.io.stderr.write(`shadowcode: ${message}\n`);
     if (http !== undefined) return serveHttp(ctx, engine, http, options['token-env'] as string | undefined, allowedHosts, allowWrite, allowApprovals);
     // Started by hand at a terminal, it would otherwise sit silent: say what it is waiting for.
     if (ctx.io.stdin.isTTY) {

@@ -1,35 +1,65 @@
-/* shadowcode policy explain ACTION: which rules decide, for a connection with the given flags. */
+/*
+ * shadowcode policy explain ACTION: which rules decide, for a connection with the given flags.
+ *
+ *   ACTION             ─► the gate's rules (policy/permissions.json), as today
+ *   file:write:PATH    ─► the gate's rules for a task's write at --level (default workspace)
+ *                         + the protected-path rule that decides PATH (policy/protected-paths.json)
+ *   file:read:PATH     ─► the protected-path rule for a task's read of PATH
+ */
 import { explain } from '../../policy/gate.js';
+import { type PathAccess, pathVerdict } from '../../policy/protected-paths.js';
 import { getProject } from '../../store/projects.js';
 import type { Level } from '../../ticket.js';
 import type { CommandSpec } from '../spec.js';
+
+const PATH_ACTION = /^file:(write|read):(.+)$/s;
 
 export const command: CommandSpec = {
   name: 'policy explain',
   summary: 'Show which policy rules decide an action',
   description:
-    'Evaluate one action against the shipped policy without doing it, for a connection to the selected project (or the CLI user with --as cli), and print the rules that decided.',
+    "Evaluate one action against the shipped policy without doing it, for a connection to the selected project (or the CLI user with --as cli), and print the rules that decided. file:write:PATH and file:read:PATH show what decides a task's write or read of that project path, the protected-path rule included (git metadata, host configs and the profile are refused; manifests and build files need their own approval).",
   options: [
     { name: 'as', type: 'string', value: 'KIND', choices: ['stdio', 'http', 'cli'], default: 'stdio', description: 'who asks' },
     { name: 'allow-write', type: 'boolean', description: 'as if the server was started with --allow-write' },
     { name: 'allow-approvals', type: 'boolean', description: 'as if the server was started with --allow-approvals' },
     { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], description: 'the per-task level requested' },
   ],
-  args: [{ name: 'ACTION', required: true, description: 'an action such as tool:shadow_memory.append or cli:trust' }],
-  examples: ['shadowcode --workspace ~/src/app policy explain tool:shadow_memory.append --allow-write'],
+  args: [{ name: 'ACTION', required: true, description: 'an action such as tool:shadow_memory.append, cli:trust or file:write:.git/config' }],
+  examples: ['shadowcode --workspace ~/src/app policy explain tool:shadow_memory.append --allow-write', 'shadowcode --workspace ~/src/app policy explain file:write:.git/config'],
   workspace: 'optional',
   async run(ctx, { args, options }) {
     const path = ctx.workspace;
     const project = path === undefined ? null : (({ trusted, level }) => ({ path, trusted, level }))(getProject(ctx.db(), path));
+    const asked = args[0] as string;
+    const file = PATH_ACTION.exec(asked);
+    if (file) {
+      const root = ctx.requireWorkspace('policy explain file:…');
+      const access = file[1] as PathAccess;
+      const target = file[2] as string;
+      const v = pathVerdict(ctx.policy(), root, target, access, ctx.profile.dir);
+      const pathRule = v.rule ? { list: v.list, id: v.rule, effect: v.effect, description: v.description, matched: v.matched } : null;
+      // A task's write is the engine acting for it at the task's level: the gate decides that part.
+      const gate = access === 'write'
+        ? explain(ctx.policy(), { action: 'file:write', principal: { kind: 'engine', owner: 'explain', allow_write: true, allow_approvals: false }, project, requested_level: (options.level as Level | undefined) ?? 'workspace' })
+        : null;
+      const allow = v.effect !== 'refuse' && (gate ? gate.allow : true);
+      const verdict = !allow ? 'DENY' : v.effect === 'approve' ? 'ASK' : 'ALLOW';
+      const data = { action: `file:${access}`, path: target, allow, needs_approval: allow && v.effect === 'approve', path_rule: pathRule, ...(gate ? { ceiling: gate.ceiling, rules: gate.rules } : {}), policy_hash: ctx.policy().hash };
+      const lines = [`${verdict} file:${access} ${target}${gate ? ` (ceiling ${gate.ceiling})` : ''}`];
+      if (gate) lines.push(...gate.rules.map((r) => `  ${r.effect} ${r.id}: ${r.description}`));
+      lines.push(pathRule ? `  ${v.effect === 'refuse' ? 'refuse' : 'own approval with the diff'} ${pathRule.list} ${pathRule.id}: ${pathRule.description} (matched ${pathRule.matched})` : '  no protected-path rule applies');
+      return { data, text: lines.join('\n') };
+    }
     const kind = options.as as 'stdio' | 'http' | 'cli';
     const d = explain(ctx.policy(), {
-      action: args[0] as string,
+      action: asked,
       principal: { kind, owner: kind === 'cli' ? 'cli' : 'explain', allow_write: options['allow-write'] === true, allow_approvals: options['allow-approvals'] === true },
       project,
       ...(options.level ? { requested_level: options.level as Level } : {}),
     });
-    const data = { action: args[0], allow: d.allow, ceiling: d.ceiling, rules: d.rules, policy_hash: ctx.policy().hash };
-    const text = [`${d.allow ? 'ALLOW' : 'DENY'} ${args[0]} (ceiling ${d.ceiling})`, ...d.rules.map((r) => `  ${r.effect} ${r.id}: ${r.description}`)].join('\n');
+    const data = { action: asked, allow: d.allow, ceiling: d.ceiling, rules: d.rules, policy_hash: ctx.policy().hash };
+    const text = [`${d.allow ? 'ALLOW' : 'DENY'} ${asked} (ceiling ${d.ceiling})`, ...d.rules.map((r) => `  ${r.effect} ${r.id}: ${r.description}`)].join('\n');
     return { data, text };
   },
 };

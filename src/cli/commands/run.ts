@@ -3,33 +3,40 @@
  *
  *   gate cli:run (requested level = --level) ─► jobs.submitAgent (owner cli:<pid>)
  *   ─► follow the job's events: a status line (step, current tool, tokens, elapsed);
- *      each pending approval shown exactly (argv and directory) and asked y/N at the terminal
- *   ─► the final answer; exit 0 when it succeeded
+ *      each pending approval shown exactly (argv and directory; a write as its diff) and asked
+ *      y/N at the terminal, each prompt reading its own answer
+ *   ─► the final answer, how many actions were refused, and the commands that review,
+ *      explain and roll back what it changed; exit 0 when it succeeded
  *
- * --json prints each event as one JSON line on stdout instead. Ctrl-C cancels the
- * task and waits for its cleanup (the command's process group too) before exiting.
+ * A build task at read_only can change nothing; it says so when it starts.
+ *
+ * --json prints each event as one JSON line on stdout instead. Ctrl-C, SIGTERM and
+ * SIGHUP cancel the task and wait for its cleanup (the command's process group, the
+ * runner's temp dir) before exiting.
+ *
+ * --detach: the task goes to the shared engine owned by no connection, and this
+ * returns with its id at once; it runs until it ends, is cancelled or the engine stops.
  */
 import { attachAgentRuntime, resolveModelEntry } from '../../agent/task.js';
 import { randomBytes } from 'node:crypto';
+import type { Engine } from '../../engine/engine.js';
 import type { OwnerSpec } from '../../engine/engine-submit.js';
-import { decideApproval, getJob, jobAnswer, jobEvents, type JobRow } from '../../engine/jobs.js';
+import { decideApproval, getApproval, getJob, jobAnswer, jobEvents, type JobRow } from '../../engine/jobs.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Level } from '../../ticket.js';
 import { encodeCursor } from '../../util/cursor.js';
 import type { Ctx } from '../context.js';
 import { openEngine } from '../engine.js';
-import { describeAction } from '../output.js';
-import type { CommandSpec } from '../spec.js';
+import { ask } from '../ask.js';
+import { changePreview } from '../change-preview.js';
+import { approvalDetails, describeAction } from '../output.js';
+import type { CommandSpec, Output } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
 
-async function ask(ctx: Ctx, question: string): Promise<boolean> {
-  ctx.io.stderr.write(question);
-  const answer = await new Promise<string>((resolve) => ctx.io.stdin.once('data', (d) => resolve(String(d))));
-  ctx.io.stdin.pause();
-  return /^y(es)?\s*$/i.test(answer);
-}
+/** A tool result the policy or a person refused: the action did not happen. */
+const REFUSED = /^SC_(POLICY_DENIED|APPROVAL_DENIED)\b/;
 
 
 export const command: CommandSpec = {
@@ -41,6 +48,7 @@ export const command: CommandSpec = {
     { name: 'mode', type: 'string', value: 'MODE', choices: ['plan', 'review', 'build'], default: 'build', description: 'plan: read and record a plan; review: read and report; build: change and verify' },
     { name: 'model', type: 'string', value: 'ID', description: 'a configured model (shadowcode model list); default the default model' },
     { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], default: 'read_only', description: 'the most this task may do; never more than the project is trusted for' },
+    { name: 'detach', type: 'boolean', description: 'hand the task to the shared engine (shadowcode engine start) and return at once; it outlives this command' },
   ],
   args: [{ name: 'PROMPT', required: true, variadic: true, description: 'the task, in plain words' }],
   examples: [
@@ -57,12 +65,17 @@ export const command: CommandSpec = {
     const level = (options.level as Level | undefined) ?? 'read_only';
     // The shared engine's queue when one runs; this invocation owns the task either way, so ^C cancels it.
     const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    if (options.detach === true) return detached(ctx, engine, project, prompt, mode, level, options.model as string | undefined);
     const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     let job: JobRow | undefined;
+    let interrupted = false;
+    // Ctrl-C, and a terminal closing or a kill: the task is settled and cleaned up, not left behind.
     const interrupt = () => {
+      interrupted = true;
       if (job) void engine.cancelJob(owner, job.id);
     };
-    process.on('SIGINT', interrupt);
+    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+    for (const s of signals) process.on(s, interrupt);
     try {
       const entry = resolveModelEntry(engine.freshSettings(), options.model as string | undefined);
       attachAgentRuntime(engine);
@@ -70,6 +83,7 @@ export const command: CommandSpec = {
         engine.submitJob(owner, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
       ));
       const id = job.id;
+      if (interrupted) void engine.cancelJob(owner, id);
       const started = Date.now();
       const tty = ctx.io.stderr === process.stderr && process.stderr.isTTY === true;
       const view = { step: 0, tool: '', tokens: 0 };
@@ -83,29 +97,45 @@ export const command: CommandSpec = {
         status();
       };
       line(`task ${id} (${mode}, model ${entry.id}, ceiling ${job.ceiling}) started; Ctrl-C cancels it`);
+      if (mode === 'build' && job.ceiling === 'read_only') {
+        line(`note: at level read_only this task cannot change anything: its writes and commands will be refused. To let it, run with --level workspace in a project trusted at that level (shadowcode trust --level workspace).`);
+      }
+      let refused = 0;
       let after: string | undefined;
       for (;;) {
         const page = jobEvents(engine.db(), id, { limit: 500, ...(after ? { cursor: after } : {}) });
         for (const e of page.items) {
           const body = e.body as Record<string, any>;
           if (ctx.json) ctx.io.stdout.write(`${JSON.stringify({ job_id: id, seq: e.seq, at: e.at, kind: e.kind, body })}\n`);
-          if (e.kind === 'model_request') view.step = body.step;
-          else if (e.kind === 'model_response' && body.usage) view.tokens += (body.usage.input_tokens ?? 0) + (body.usage.output_tokens ?? 0);
+          // Native tasks number their model requests; coding-CLI runners number their answers and tool calls.
+          if (typeof body.step === 'number' && body.step > view.step) view.step = body.step;
+          if (e.kind === 'tool_result' && body.is_error && typeof body.content === 'string' && REFUSED.test(body.content)) refused++;
+          if (e.kind === 'model_response' && body.usage) view.tokens += (body.usage.input_tokens ?? 0) + (body.usage.output_tokens ?? 0);
           else if (e.kind === 'tool_call') {
             view.tool = body.name;
             line(`step ${body.step}: ${body.name}`);
           } else if (e.kind === 'checkpoint') line(`  changed ${body.path} (checkpoint ${body.checkpoint_id})`);
           else if (e.kind === 'approval_requested') {
-            const what = describeAction(body.kind, body.action);
+            // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
+            const stored = getApproval(engine.db(), body.approval_id);
+            const action = (stored?.action ?? body.action) as Record<string, unknown>;
+            const what = describeAction(body.kind, action);
+            // A command's changed files and warning, or a protected file's complete diff; a coding CLI's write is previewed from its input.
+            const details = approvalDetails(body.kind, action);
+            const change = details ? `\n${details}\n` : body.kind === 'write' ? `\n${changePreview(project, action, engine.policy.limits.cli.output_tail_bytes)}` : '';
             if (ctx.io.stdin.isTTY) {
-              const yes = await ask(ctx, `${tty ? '\r\u001b[2K' : ''}The task asks to ${what}. Approve? [y/N] `);
+              const yes = await ask(ctx, `${tty ? '\r\u001b[2K' : ''}The task asks to ${what}.${change}${change.endsWith('\n') ? '' : '\n'}Approve? [y/N] `);
               try {
-                decideApproval(engine.db(), body.approval_id, yes ? 'approved' : 'denied', 'cli');
+                // The answer at the prompt is the CLI user's decision: a gate decision with its audit row, as approvals approve is.
+                const verb = yes ? 'approve' : 'deny';
+                await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id: body.approval_id, project }, args: { approval_id: body.approval_id } }), () =>
+                  decideApproval(engine.db(), body.approval_id, yes ? 'approved' : 'denied', 'cli'),
+                );
               } catch (err) {
                 if (!(err instanceof ScError && err.code === 'SC_APPROVAL_NOT_PENDING')) throw err;
               }
               await engine.notifyDecision(body.approval_id, owner.label);
-            } else line(`The task asks to ${what}; approve with: shadowcode --workspace ${project} approvals approve ${body.approval_id} (or deny)`);
+            } else line(`The task asks to ${what}${change ? (details ? change : `; the change:${change}`) : ''}; approve with: shadowcode --workspace ${project} approvals approve ${body.approval_id} (or deny)`);
           }
           status();
         }
@@ -118,16 +148,36 @@ export const command: CommandSpec = {
           if (more.items.length) continue;
           const answer = jobAnswer(engine.db(), id) as { state: string; summary: string | null; reason: { code: string; message: string } | null; usage: unknown; steps: number | null };
           if (tty && !ctx.json) ctx.io.stderr.write('\r\u001b[2K');
-          const text = answer.summary ?? `${cur.state}: ${answer.reason?.message ?? ''} [${answer.reason?.code ?? ''}]`;
+          const text = answer.summary ?? (answer.reason ? `${cur.state}: ${answer.reason.message} [${answer.reason.code}]` : cur.state);
           const changed = [...new Set(jobEvents(engine.db(), id, { limit: 10000 }).items.filter((e) => e.kind === 'checkpoint').map((e) => (e.body as { path: string }).path))];
-          const after2 = changed.length ? `; changed ${changed.join(', ')} (diff: shadow_review {"task_id":"${id}"}, undo: shadow_rollback)` : '';
-          return { data: { job: cur, answer, changed }, text: `${text}\n(${cur.state}, task ${id}${after2})`, exitCode: cur.state === 'succeeded' ? 0 : cur.state === 'cancelled' ? 130 : 1, streamed: true };
+          const sc = `shadowcode --workspace ${project}`;
+          const after2 = changed.length ? `; changed ${changed.join(', ')}\n  the diff: ${sc} review ${id}\n  undo it:  ${sc} rollback ${id}\n  a file's history: ${sc} why PATH` : '';
+          const denied = refused ? `; ${refused} action${refused === 1 ? ' was' : 's were'} refused${job.ceiling === 'read_only' && mode === 'build' ? ' at level read_only' : ''}` : '';
+          return { data: { job: cur, answer, changed, refused }, text: `${text}\n(${cur.state}, task ${id}${denied}${after2})`, exitCode: cur.state === 'succeeded' ? 0 : cur.state === 'cancelled' ? 130 : 1, streamed: true };
         }
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
-      process.off('SIGINT', interrupt);
+      for (const s of signals) process.off(s, interrupt);
       await engine.shutdown();
     }
   },
 };
+
+/** run --detach: owned by no connection, so only the shared engine can keep it once this command exits. */
+async function detached(ctx: Ctx, engine: Engine, project: string, prompt: string, mode: 'plan' | 'review' | 'build', level: Level, model: string | undefined): Promise<Output> {
+  try {
+    if (engine.mode !== 'shared') throw new ScError('SC_ENGINE_NOT_RUNNING', 'run --detach needs the shared engine, which outlives this command: start it with shadowcode engine start, then run this again');
+    const entry = resolveModelEntry(engine.freshSettings(), model);
+    const { job } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
+      engine.submitDetached(project, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
+    );
+    return {
+      data: { job, engine: { pid: engine.sharedPid } },
+      text: `task ${job.id} (${mode}, model ${entry.id}, ceiling ${job.ceiling}) handed to the shared engine (pid ${engine.sharedPid}); it runs after this command exits.
+follow it: shadowcode --workspace ${project} jobs; its approvals: shadowcode --workspace ${project} approvals`,
+    };
+  } finally {
+    await engine.shutdown();
+  }
+}

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type { OwnerSpec } from '../../engine/engine-submit.js';
 import { singleTestCommand } from '../../engine/detect-tests.js';
-import { decideApproval, getJob, jobEvents } from '../../engine/jobs.js';
+import { decideApproval } from '../../engine/approvals.js';
+import { getJob, jobEvents } from '../../engine/job-events.js';
 import { EXIT, ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { getProject } from '../../store/projects.js';

@@ -50,7 +50,7 @@ function privately(path: string, what: string, isKind: (st: Stats) => boolean, u
     if (code === 'ENOENT') throw new ScError('SC_ENGINE_NOT_RUNNING', `no ${what} at ${path}`);
     throw new ScError('SC_ENGINE_PEER_REFUSED', `cannot inspect ${what} ${path}: ${code}`);
   }
-  if (!isKind(st)) throw new ScError('SC_ENGINE_PEER_REFUSED', `${path} is not a ${what}`);
+  if (!isKind(st)) throw new ScError('SC_ENGINE_PEER_REFUSED', `${path} is not ${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what}`);
   if (st.uid !== uid) throw new ScError('SC_ENGINE_PEER_REFUSED', `${what} ${path} belongs to uid ${st.uid}, not to this user (${uid})`);
   if ((st.mode & 0o077) !== 0) throw new ScError('SC_ENGINE_PEER_REFUSED', `${what} ${path} has mode ${(st.mode & 0o777).toString(8)}; only its owner may use it`);
 }

@@ -3,8 +3,9 @@
  * as a detached process (its own session, no terminal, output to engine.log) and
  * returns once that engine answers on its socket, or reports why it did not.
  */
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, constants, openSync } from 'node:fs';
 import { join } from 'node:path';
+import { ScError } from '../../errors.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
 import { startOwnProgram } from '../spawn/index.js';
@@ -18,7 +19,14 @@ export interface Launched {
 
 export function launchEngine(ticket: GateTicket, files: EngineFiles, env: NodeJS.ProcessEnv): Launched {
   assertTicket(ticket, 'cli:engine.start');
-  const log = openSync(files.log, 'a', 0o600);
+  let log: number;
+  try {
+    // Never through a link: engine.log is ours, in the private profile directory.
+    log = openSync(files.log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ScError('SC_ENGINE_START_FAILED', code === 'ELOOP' ? `${files.log} is a symbolic link; remove it and start again` : `cannot open ${files.log}: ${code}`);
+  }
   try {
     const child = startOwnProgram(ticket, join(packageRoot(), 'bin', 'shadowcode.js'), ['--profile', files.dir, 'engine', 'start', '--foreground'], {
       detached: true,

@@ -12,7 +12,7 @@
 import { existsSync } from 'node:fs';
 import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
-import type { JobRow } from '../jobs.js';
+import type { JobRow } from '../job-events.js';
 import type { JobSpec, OwnerSpec, Submitted } from '../engine-submit.js';
 import { type EngineInfo, EngineLink, type OwnerHello } from './client.js';
 import { type EngineFiles, engineFiles } from './files.js';
@@ -43,6 +43,7 @@ export async function controlRequest(gate: GateEnv, files: EngineFiles, who: Ask
 
 export class RemoteEngine {
   private readonly owners = new Map<string, Promise<EngineLink>>();
+  private lostHandler: (() => void) | undefined;
 
   private constructor(private readonly gate: GateEnv, readonly files: EngineFiles, readonly info: EngineInfo, private readonly who: Asker) {}
 
@@ -79,8 +80,24 @@ export class RemoteEngine {
   private reopen(owner: OwnerSpec): Promise<EngineLink> {
     const p = openLink(this.gate, this.files, 'owner', { kind: owner.transport, owner: owner.label }, { label: owner.label, transport: owner.transport, project: owner.project });
     this.owners.set(owner.label, p);
-    p.catch(() => this.owners.get(owner.label) === p && this.owners.delete(owner.label));
+    p.then(
+      // An ownership socket that closes while still ours (not released): the engine may have died.
+      (link) => void link.whenClosed().then(() => this.owners.get(owner.label) === p && this.lostHandler?.()),
+      () => this.owners.get(owner.label) === p && this.owners.delete(owner.label),
+    );
     return p;
+  }
+
+  /** Called when an ownership socket closes that this side did not release. */
+  onSocketLost(fn: () => void): void {
+    this.lostHandler = fn;
+  }
+
+  /** Forgets the owners' sockets without a close frame: the engine is gone. */
+  abandon(): void {
+    const links = [...this.owners.values()];
+    this.owners.clear();
+    for (const l of links) void l.then((link) => link.destroy(), () => {});
   }
 
   async submit(owner: OwnerSpec, spec: JobSpec): Promise<Submitted> {

@@ -29,13 +29,12 @@ import { newId } from '../../util/ids.js';
 import { VERSION } from '../../version.js';
 import { Engine } from '../engine.js';
 import { admitJob, type JobSpec, type Submitter } from '../engine-submit.js';
-import { addEvent, getJob } from '../jobs.js';
+import { ACTIVE, addEvent, getJob } from '../job-events.js';
+import { settleJob } from '../owners.js';
 import type { EngineInfo } from './client.js';
 import { engineFiles, type EngineFiles, newNonce, proof, proofMatches, SOCKET_PATH_BYTES, writeToken } from './files.js';
 import { acquireEngineLock, type EngineLock } from './lock.js';
 import { FrameChannel } from './wire.js';
-
-const ACTIVE = "('queued', 'running', 'waiting_approval')";
 
 interface OwnerState {
   readonly label: string;
@@ -79,17 +78,9 @@ export interface ServeOptions {
 /** Jobs a previous shared engine was running when it died can never finish: their queue went with it. */
 export function settleEngineOrphans(engine: Engine): number {
   const db = engine.db();
-  const ids = (sql(db, `SELECT j.id FROM jobs j WHERE j.state IN ${ACTIVE} AND EXISTS (SELECT 1 FROM job_events e WHERE e.job_id = j.id AND e.kind = 'engine')`).all() as Array<{ id: string }>).map((r) => r.id);
-  const at = new Date().toISOString();
-  for (const id of ids) {
-    db.transaction(() => {
-      sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'engine' WHERE job_id = ? AND state = 'pending'").run(at, id);
-      sql(db, "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?").run(at, id);
-      addEvent(db, id, 'state', { state: 'cancelled' });
-      addEvent(db, id, 'engine_gone', {});
-    }).immediate();
-  }
-  return ids.length;
+  const rows = sql(db, `SELECT j.id, j.kind FROM jobs j WHERE j.state IN ${ACTIVE} AND EXISTS (SELECT 1 FROM job_events e WHERE e.job_id = j.id AND e.kind = 'engine')`).all() as Array<{ id: string; kind: string }>;
+  // Holding the engine lock proves the engine that ran them is gone, even if its pid was reused.
+  return rows.filter((r) => settleJob(db, r, 'engine_gone', {}, 'the shared engine that ran it stopped or died')).length;
 }
 
 function canonicalProject(path: string): boolean {
@@ -180,9 +171,16 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
     return r;
   };
 
+  // This engine's unfinished jobs: those it admitted. A server's temporary engine has jobs of its own in the same store.
+  const ownJobs = () =>
+    sql(
+      engine.db(),
+      `SELECT id, kind, project, owner, state, title, created_at FROM jobs j WHERE state IN ${ACTIVE}
+       AND EXISTS (SELECT 1 FROM job_events e WHERE e.job_id = j.id AND e.kind = 'engine' AND json_extract(e.body, '$.pid') = ?) ORDER BY created_at, id`,
+    ).all(process.pid) as Array<{ id: string }>;
+
   const status = () => {
-    const db = engine.db();
-    const jobs = sql(db, `SELECT id, kind, project, owner, state, title, created_at FROM jobs WHERE state IN ${ACTIVE} ORDER BY created_at, id`).all();
+    const jobs = ownJobs();
     return {
       engine: info,
       socket: files.sock,
@@ -230,7 +228,8 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
           return void send(p, { type: 'reply', id: f.id, data: {} });
         case 'stop':
           if (owner) return drop(p, f.id, 'SC_ENGINE_PROTOCOL', 'stop is a control request');
-          await send(p, { type: 'reply', id: f.id, data: { stopping: true, pid: process.pid } });
+          // The jobs it will cancel, so the stopper can count what was cancelled rather than what was listed.
+          await send(p, { type: 'reply', id: f.id, data: { stopping: true, pid: process.pid, jobs: ownJobs().map((j) => j.id) } });
           void stop(`stop requested`);
           return;
         case 'detach': {
@@ -290,6 +289,8 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
       peers.delete(p);
       // However the socket ended, what its owner still has is cancelled.
       if (p.owner) void cleanOwner(p.owner);
+      // A slot is free: a decision recorded while every slot was taken is acted on now.
+      if (!stopping) engine.jobs().recheckDecisions();
     });
   });
 

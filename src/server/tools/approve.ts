@@ -1,5 +1,6 @@
 /* shadow_approve: one exact pending action of a job this owner holds. No bulk approval. */
-import { decideApproval, getApproval, getJob } from '../../engine/jobs.js';
+import { decideApproval, getApproval } from '../../engine/approvals.js';
+import { getJob } from '../../engine/job-events.js';
 import { type ToolDef, WRITES } from './types.js';
 
 interface Args {

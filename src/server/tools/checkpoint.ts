@@ -1,6 +1,6 @@
 /* shadow_checkpoint: one checkpoint, or the checkpoints of one task. */
 import { checkpointsOf, inspectCheckpoint, taskInProject } from '../../engine/history.js';
-import { getJob } from '../../engine/jobs.js';
+import { getJob } from '../../engine/job-events.js';
 import { READ_ONLY, type ToolDef } from './types.js';
 
 interface Args {

@@ -1,5 +1,6 @@
 /* shadow_jobs: this owner's jobs, their events by page, their pending approvals, and cancelling one. */
-import { getJob, jobAnswer, jobEvents, listJobs, pendingApprovals } from '../../engine/jobs.js';
+import { pendingApprovals } from '../../engine/approvals.js';
+import { getJob, jobAnswer, jobEvents, listJobs } from '../../engine/job-events.js';
 import { READ_ONLY, type ToolDef } from './types.js';
 
 interface Args {

@@ -1,6 +1,6 @@
 /* shadow_review: a task's changes as a unified diff, with its verification results. */
 import { reviewTask } from '../../engine/history.js';
-import { getJob } from '../../engine/jobs.js';
+import { getJob } from '../../engine/job-events.js';
 import { READ_ONLY, type ToolDef } from './types.js';
 
 export const shadowReview: ToolDef<{ task_id: string }> = {

@@ -1,6 +1,6 @@
 /* shadow_rollback: restore a task's files, all or nothing, after conflict checks. */
 import { rollbackTask } from '../../engine/history.js';
-import { getJob } from '../../engine/jobs.js';
+import { getJob } from '../../engine/job-events.js';
 import { type ToolDef, WRITES } from './types.js';
 
 export const shadowRollback: ToolDef<{ task_id: string; confirm: true }> = {

@@ -1,5 +1,6 @@
 /* shadow_sqlite: tables of, or one bounded read-only query on, a project database. */
 import { runSqlite } from '../../engine/sqlite-query.js';
+import { assertPathAllowed } from '../../policy/protected-paths.js';
 import { READ_ONLY, type ToolDef } from './types.js';
 
 interface Args {
@@ -15,6 +16,10 @@ export const shadowSqlite: ToolDef<Args> = {
   annotations: READ_ONLY,
   action: () => 'tool:shadow_sqlite',
   run(conn, a, ticket) {
-    return runSqlite(ticket, conn.project, a, conn.engine.policy.limits.inspection);
+    const policy = conn.engine.policy;
+    // The profile's own state.db (and anything else in it) is never read, even when it lies inside the project.
+    const guard = (path: string) => void assertPathAllowed(policy, conn.project, path, 'read', conn.engine.profileDir);
+    guard(a.path);
+    return runSqlite(ticket, conn.project, a, policy.limits.inspection, guard);
   },
 };

@@ -18,7 +18,7 @@ export const shadowStatus: ToolDef = {
         allow_approvals: conn.opts.allowApprovals,
         ceiling: ticket.ceiling,
       },
-      engine: { mode: conn.engine.mode, profile: conn.engine.profileDir, pid: conn.engine.sharedPid },
+      engine: { mode: conn.engine.mode, profile: conn.engine.profileDir, pid: conn.engine.sharedPid, ...(conn.engine.lostShared ? { lost_shared: conn.engine.lostShared } : {}) },
       versions: { shadowcode: VERSION, node: process.versions.node, protocols: [...PROTOCOL_REVISIONS] },
       policy_hash: conn.engine.policy.hash,
       sandbox: sandboxStatus(conn.engine.policy),

@@ -1,7 +1,7 @@
 /* shadow_test: submit an owned test job; it runs only after its exact command is approved. */
 import { singleTestCommand } from '../../engine/detect-tests.js';
 import { taskInProject } from '../../engine/history.js';
-import { getJob } from '../../engine/jobs.js';
+import { getJob } from '../../engine/job-events.js';
 import { ScError } from '../../errors.js';
 import { type ToolDef, WRITES } from './types.js';
 

@@ -2,7 +2,7 @@
 // stream-json and control-protocol shapes: exact arguments and isolation, the MCP
 // config it is handed, approvals as approval rows, checkpoints and rollback of
 // what it changed, and no CLI process left after a cancel.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
@@ -215,7 +215,8 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
 
 t.test('a SIGKILLed owner leaves no CLI process behind', async (t) => {
   const { spawn } = await import('node:child_process');
-  const owner = spawn(process.execPath, [...process.execArgv, join(FIXTURES, 'runner-owner.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The owner is a TypeScript file run with this process's loader flags; tap's own TypeScript hook stays off in it, as in this process.
+  const owner = spawn(process.execPath, [...process.execArgv, join(FIXTURES, 'runner-owner.ts')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TAP_TYPE_STRIP_ONLY: '1' } });
   t.teardown(() => owner.kill('SIGKILL'));
   let out = '';
   await new Promise<void>((resolve, reject) => {
@@ -229,4 +230,37 @@ t.test('a SIGKILLed owner leaves no CLI process behind', async (t) => {
   t.equal(r.children.length, 1);
   owner.kill('SIGKILL');
   t.same(await gone([r.pid, ...r.children]), [], 'the CLI and its descendant are gone');
+});
+
+t.test("a Write through a link that leaves the project is refused unasked; .git is refused unasked; nothing lands outside", async (t) => {
+  const s = await setup(t, { scenario: 'write-link' });
+  const outside = join(s.sb.root, 'elsewhere');
+  mkdirSync(outside);
+  symlinkSync(outside, join(s.sb.project, 'docs'));
+  mkdirSync(join(s.sb.project, '.git'));
+  writeFileSync(join(s.sb.project, '.git', 'config'), '[core]\n');
+  const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await s.runner().run(ctx)).state, 'succeeded');
+  t.same(approvals, [], 'neither write reached an approval');
+  const answers = s.recorded().stdin.filter((m: any) => m.type === 'control_response').map((m: any) => m.response.response);
+  t.match(answers, [{ behavior: 'deny', message: /only inside the project/ }, { behavior: 'deny', message: /never lets a task write \.git\/config/ }]);
+  t.same(readdirSync(outside), [], 'nothing was written outside');
+  t.equal(readFileSync(join(s.sb.project, '.git', 'config'), 'utf8'), '[core]\n');
+});
+
+t.test('a Write through a link to elsewhere inside the project names the real target, and the snapshot records and rolls it back', async (t) => {
+  const s = await setup(t, { scenario: 'write-link' });
+  // The real folder is one .gitignore skips: only following the link finds the change.
+  writeFileSync(join(s.sb.project, '.gitignore'), 'build/\n');
+  mkdirSync(join(s.sb.project, 'build', 'docs'), { recursive: true });
+  symlinkSync(join(s.sb.project, 'build', 'docs'), join(s.sb.project, 'docs'));
+  const { ctx, approvals, jobId, events } = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await s.runner().run(ctx)).state, 'succeeded');
+  t.same(approvals.map((a) => [a.kind, a.action.path, a.action.target]), [['write', 'docs/notes.txt', 'build/docs/notes.txt']], 'the approval names where the write really lands');
+  t.equal(readFileSync(join(s.sb.project, 'build', 'docs', 'notes.txt'), 'utf8'), 'written by the CLI to docs/notes.txt\n');
+  t.match(events.find((e) => e.kind === 'runner.files')!.body, { changed: [{ path: 'build/docs/notes.txt', kind: 'added', recorded: true }] });
+  const review = await s.c.call('shadow_review', { task_id: jobId });
+  t.match(review.data.files, [{ path: 'build/docs/notes.txt', status: 'added' }]);
+  t.equal((await s.c.call('shadow_rollback', { task_id: jobId, confirm: true })).isError, false);
+  t.notOk(existsSync(join(s.sb.project, 'build', 'docs', 'notes.txt')), 'rolled back');
 });

@@ -1,0 +1,130 @@
+/*
+ * Owners and reaping: every job belongs to the process whose connection (or
+ * command) submitted it, and runs in that process or in the shared engine. A
+ * job whose runner is gone can never run or finish: its queue went with it.
+ *
+ *   owner label  <transport>:<pid>:…  (stdio, http, cli; detached:<engine pid>:…)
+ *   runner       the shared engine's pid when the job has an 'engine' event, else the owner's
+ *   settleDeadOwners(db), on every open of the profile by any command:
+ *     reapOrphans ─► each unfinished job whose runner is not running ─► pending approvals
+ *                    cancelled, job cancelled, 'owner_gone' (and an answer for a task)
+ *     sweepRunDirs ─► <tmp>/shadowcode-run-<pid>-* of processes that are gone, removed
+ *   writerOf(db, project) ─► the build task holding the project's one writer slot
+ *
+ * A zombie (killed, not yet collected by its parent) counts as gone: it runs nothing.
+ */
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Db, sql } from '../store/db.js';
+import { cancelPending } from './approvals.js';
+import { ACTIVE, addEvent, setState } from './job-events.js';
+
+/** Whether process `pid` exists and is not a zombie. */
+export function pidRunning(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    // Linux: the state follows the parenthesised command name, which may itself hold ") ".
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return !/^Z/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return true; // no /proc here: the signal probe is all there is
+  }
+}
+
+/** The pid an owner label names (`stdio:1234`, `cli:1234:ab12`, `detached:1234:…`). */
+export function ownerPid(owner: string): number {
+  return Number(/^\w+:(\d+)/.exec(owner)?.[1]);
+}
+
+export function alive(owner: string): boolean {
+  return pidRunning(ownerPid(owner));
+}
+
+/**
+ * Marks one unfinished job cancelled because what ran it is gone. A task also gets its
+ * answer, so whoever reads it later learns why it ended.
+ */
+export function settleJob(db: Db, job: { id: string; kind: string }, event: string, body: Record<string, unknown>, message: string): boolean {
+  return db.transaction(() => {
+    const changed = sql(db, `UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ? AND state IN ${ACTIVE}`).run(new Date().toISOString(), job.id).changes;
+    if (changed === 0) return false;
+    cancelPending(db, job.id, 'engine');
+    addEvent(db, job.id, event, body);
+    if (job.kind === 'agent') addEvent(db, job.id, 'answer', { state: 'cancelled', summary: null, reason: { code: 'SC_CANCELLED', message }, usage: null, steps: null });
+    addEvent(db, job.id, 'state', { state: 'cancelled' });
+    return true;
+  }).immediate();
+}
+
+/** Jobs whose runner process is gone can never run: their queue died with it. */
+export function reapOrphans(db: Db): number {
+  const rows = sql(
+    db,
+    `SELECT j.id, j.kind, j.owner,
+       (SELECT json_extract(e.body, '$.pid') FROM job_events e WHERE e.job_id = j.id AND e.kind = 'engine' LIMIT 1) AS engine_pid
+     FROM jobs j WHERE j.state IN ${ACTIVE}`,
+  ).all() as Array<{ id: string; kind: string; owner: string; engine_pid: number | null }>;
+  let n = 0;
+  for (const r of rows) {
+    const pid = r.engine_pid ?? ownerPid(r.owner);
+    if (pidRunning(pid)) continue;
+    const by = r.engine_pid !== null ? 'the shared engine' : 'its owner';
+    if (settleJob(db, r, 'owner_gone', { owner: r.owner, pid, runner: r.engine_pid !== null ? 'engine' : 'owner' }, `${by} (pid ${pid}) is gone, so the task can never finish`)) n++;
+  }
+  return n;
+}
+
+const RUN_DIR = /^shadowcode-run-(\d+)-/;
+
+/** A private temp dir for one coding-CLI run, named by this process so a later open can clean up after a kill. */
+export function makeRunDir(): string {
+  return mkdtempSync(join(tmpdir(), `shadowcode-run-${process.pid}-`));
+}
+
+/** Removes run dirs of this user whose process is gone (a SIGKILL leaves them behind). */
+export function sweepRunDirs(dir = tmpdir()): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
+  let n = 0;
+  for (const name of names) {
+    const m = RUN_DIR.exec(name);
+    if (!m || pidRunning(Number(m[1]))) continue;
+    const path = join(dir, name);
+    try {
+      // Only a real directory of ours: never a link, never another user's.
+      const st = lstatSync(path);
+      if (!st.isDirectory() || st.uid !== uid) continue;
+      rmSync(path, { recursive: true, force: true });
+      n++;
+    } catch {
+      /* gone meanwhile, or not ours to remove */
+    }
+  }
+  return n;
+}
+
+/** What every open of the profile does first: settle what dead processes left behind. */
+export function settleDeadOwners(db: Db): { jobs: number; dirs: number } {
+  return { jobs: reapOrphans(db), dirs: sweepRunDirs() };
+}
+
+/** Whether a build task of this project (other than `id`) holds the writer slot, in any process. */
+export function writerOf(db: Db, project: string, id: string): { id: string; owner: string } | undefined {
+  return sql(
+    db,
+    `SELECT j.id, j.owner FROM jobs j JOIN job_events e ON e.job_id = j.id AND e.kind = 'submitted'
+     WHERE j.project = ? AND j.kind = 'agent' AND j.state IN ('running', 'waiting_approval') AND j.id != ?
+       AND json_extract(e.body, '$.mode') = 'build' LIMIT 1`,
+  ).get(project, id) as { id: string; owner: string } | undefined;
+}
