@@ -97,6 +97,16 @@ export function sandboxStatus(policy: Policy): { level: SandboxLevel; label: 'sa
   return { level: s.level, label: s.level === 'none' ? 'unsandboxed' : 'sandboxed', detail: s.detail, require: policy.sandbox.require };
 }
 
+/**
+ * The sandbox settings with the project's read-only paths joined by the literal
+ * paths of policy/protected-paths.json's never_write rules (patterns with `*` are
+ * left to the file tools: a mount needs a real path).
+ */
+function sandboxPolicy(policy: Policy): Policy['sandbox'] {
+  const literal = (policy.protected_paths?.never_write ?? []).flatMap((r) => r.paths).filter((p) => !p.includes('*') && !p.startsWith('/') && !p.split('/').includes('..'));
+  return { ...policy.sandbox, project_read_only: [...new Set([...policy.sandbox.project_read_only, ...literal])] };
+}
+
 interface Prepared {
   readonly argv: string[];
   readonly env: Record<string, string>;
@@ -109,7 +119,7 @@ interface Prepared {
 function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   assertTicket(ticket, '*');
   const support = sandboxSupport();
-  const sp = req.policy.sandbox;
+  const sp = sandboxPolicy(req.policy);
   if (support.level === 'none' && sp.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
   }
