@@ -60,7 +60,7 @@ async function main() {
   const id = 'bench:everything';
 
   const conn = await enforce(gateEnv, { action: 'mcp:connect', principal, requested_level: 'workspace', resource: { kind: 'mcp_server', id, endpoint_kind: 'loopback' }, args: { definition: id, transport: 'stdio' } }, (ticket) =>
-    McpConnection.open(ticket, openStdio(ticket, { argv, cwd: project, env: connectionEnv(policy.environment, { PATH: process.env.PATH }, id, {}, {}, { reveal: () => undefined }), graceMs: lim.stdio_client.kill_grace_ms, frames: lim.stdio_client, stderrBytes: lim.stdio_client.stderr_capture_bytes }), {
+    McpConnection.open(ticket, openStdio(ticket, { argv, cwd: project, env: connectionEnv(policy.environment, { PATH: process.env.PATH }, id, {}, {}, { reveal: () => undefined }), graceMs: lim.stdio_client.kill_grace_ms, frames: lim.stdio_client, stderrBytes: lim.stdio_client.stderr_capture_bytes, network: false, policy, db }), {
       id,
       timeoutMs: 30_000,
       catalog: lim.catalog,

@@ -3,6 +3,7 @@
 await import('./stdio.mjs');
 await import('./http.mjs');
 await import('./client.mjs');
+await import('./spawn.mjs');
 await import('./agent.mjs');
 await import('./stream.mjs');
 await import('./report.mjs');

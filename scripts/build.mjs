@@ -3,8 +3,7 @@
 //   src/cli/main.ts ─► dist/cli.cjs      one CommonJS file: the boot module (src/boot.ts) compiles
 //                                        it with a V8 code cache, which needs a single script
 //   src/boot.ts     ─► dist/boot.cjs     tiny; stamped with the bundle's hash, the cache key
-//   child programs  ─► dist/sqlite-child.js, dist/job-runner.js, dist/runner-supervisor.js,
-//                                        dist/mcp-supervisor.js, dist/mcp-relay.js (ESM, started as processes)
+//   child programs  ─► dist/sqlite-child.js, dist/supervisor.js, dist/mcp-relay.js (ESM, started as processes)
 //
 // better-sqlite3 stays external (a native addon) and is required only when a
 // database first opens.
@@ -27,7 +26,7 @@ const common = {
 
 await build({
   ...common,
-  entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', 'job-runner': 'src/engine/runner-child.ts', 'runner-supervisor': 'src/agent/runners/supervisor.ts', 'mcp-supervisor': 'src/client/stdio-supervisor.ts', 'mcp-relay': 'src/agent/runners/mcp-relay.ts' },
+  entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', supervisor: 'src/engine/spawn/supervisor.ts', 'mcp-relay': 'src/agent/runners/mcp-relay.ts' },
   outdir: 'dist',
   format: 'esm',
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.

@@ -97,7 +97,7 @@ const CAPABILITIES = [/^import (?!type\b)[^\n]*from 'node:(child_process|net|htt
 
 // Separate programs the gated executors start (the job supervisor, the SQLite query child). They run
 // only as child processes: nothing in src/ may import them, and the build must emit them as entries.
-const CHILD_PROGRAMS = ['engine/runner-child.ts', 'engine/sqlite-child.ts', 'agent/runners/supervisor.ts', 'client/stdio-supervisor.ts', 'agent/runners/mcp-relay.ts'];
+const CHILD_PROGRAMS = ['engine/sqlite-child.ts', 'engine/spawn/supervisor.ts', 'agent/runners/mcp-relay.ts'];
 
 t.test('child programs are started by executors, never imported', async (t) => {
   const build = readFileSync(join(ROOT, 'scripts', 'build.mjs'), 'utf8');
@@ -106,6 +106,17 @@ t.test('child programs are started by executors, never imported', async (t) => {
     const base = prog.split('/').pop()!.replace(/\.ts$/, '.js');
     t.same(files.filter((f) => imports(f.text).some((i) => i.endsWith(`/${base}`))).map((f) => f.rel), [], `nothing imports ${prog}`);
   }
+});
+
+// The one spawn point: every process is started in src/engine/spawn/ (where the sandbox is applied
+// and the spawn recorded), so nothing else may import a way to start one.
+const SPAWN_APIS = /^import (?!type\b)[^\n]*\b(spawn|spawnSync|exec|execSync|execFile|execFileSync|fork)\b[^\n]*from 'node:child_process'/m;
+const SPAWN_POINT = ['engine/spawn/index.ts', 'engine/spawn/supervisor.ts'];
+
+t.test('only the spawn point imports the child_process APIs that start a process', async (t) => {
+  const importers = files.filter((f) => SPAWN_APIS.test(f.text) || /require\(['"](node:)?child_process['"]\)|import\(['"](node:)?child_process['"]\)/.test(f.text)).map((f) => f.rel).sort();
+  t.same(importers, SPAWN_POINT, 'src/engine/spawn/ starts every process');
+  t.ok(SPAWN_APIS.test("import { type ChildProcess, spawn } from 'node:child_process';"), 'the rule sees a spawn import beside a type');
 });
 
 t.test('process and network capabilities are reachable only through gated executors', async (t) => {
@@ -133,6 +144,7 @@ const TRUSTED_READS: Record<string, string> = {
   'store/settings.ts': 'settings.json in the 0700 profile directory',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',
   'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',
+  'engine/spawn/supervisor.ts': '/proc/<pid>/stat of the processes below the one it supervises',
   'engine/owners.ts': "/proc/PID/stat written by the kernel, and the temp directory's listing for our own run dirs",
 };
 

@@ -25,6 +25,7 @@ export declare const validatePermissions: GeneratedValidator;
 export declare const validatePlugin: GeneratedValidator;
 export declare const validateProtectedPaths: GeneratedValidator;
 export declare const validateRegistration: GeneratedValidator;
+export declare const validateSandbox: GeneratedValidator;
 export declare const validateSettings: GeneratedValidator;
 export declare const validateStatus: GeneratedValidator;
 export declare const validateToolShadowApprove: GeneratedValidator;

@@ -70,6 +70,9 @@ export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'act
             graceMs: limits.stdio_client.kill_grace_ms,
             frames: limits.stdio_client,
             stderrBytes: limits.stdio_client.stderr_capture_bytes,
+            network: t.def.needs_network,
+            policy: deps.policy,
+            db: deps.db,
           })
         : openHttp(ticket, {
             url: t.def.url as string,

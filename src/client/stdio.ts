@@ -1,9 +1,11 @@
 /*
- * The stdio transport of the outbound client: an SDK Transport over a supervised
- * child (stdio-supervisor.ts), with the server's bounded framing.
+ * The stdio transport of the outbound client: an SDK Transport over a child
+ * started by the spawn point's supervisor, in the sandbox, with the server's
+ * bounded framing.
  *
- *   openStdio(ticket 'mcp:connect', spec) ─► start(): node dist/mcp-supervisor.js
- *        (cwd = project real path, env = the connection's built env, no shell)
+ *   openStdio(ticket 'mcp:connect', spec) ─► start(): spawn/supervise ─► [bwrap …] server
+ *        (cwd = project real path, env = the connection's built env, no shell,
+ *         network only when the definition needs it)
  *   child stdout ─► LineFramer (frame, lifetime, rate, depth caps) ─► onmessage
  *   child stderr ─► StderrRing (16 KiB, keeps draining)
  *   send(msg) ─► one line, refused above the frame cap
@@ -13,14 +15,14 @@
  * A framing fault is fatal: it is reported once (onerror, then the connection
  * closes), and nothing after it is parsed.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import type { Socket } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { type SandboxLevel, type Supervised, supervise } from '../engine/spawn/index.js';
 import { ScError } from '../errors.js';
+import type { Policy } from '../policy/load.js';
+import type { Db } from '../store/db.js';
 import { type FrameLimits, LineFramer } from '../transport/framing.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
-import { packageRoot } from '../util/paths.js';
 import { StderrRing } from './stderr-ring.js';
 
 export interface StdioSpec {
@@ -30,6 +32,9 @@ export interface StdioSpec {
   readonly graceMs: number;
   readonly frames: FrameLimits;
   readonly stderrBytes: number;
+  readonly network: boolean;
+  readonly policy: Policy;
+  readonly db: Db;
 }
 
 export type CleanupOutcome = 'exited' | 'terminated' | 'killed' | 'spawn_failed' | 'unknown';
@@ -42,7 +47,7 @@ export interface CleanupReport {
 
 export function openStdio(ticket: GateTicket, spec: StdioSpec): StdioTransport {
   assertTicket(ticket, 'mcp:connect');
-  return new StdioTransport(spec);
+  return new StdioTransport(spec, ticket);
 }
 
 export class StdioTransport implements Transport {
@@ -52,14 +57,16 @@ export class StdioTransport implements Transport {
 
   readonly stderr: StderrRing;
   private sup: ChildProcess | undefined;
+  private supervised: Supervised | undefined;
   private framer: LineFramer;
   private fault: ScError | undefined;
   private closing: Promise<CleanupReport> | undefined;
-  private status = '';
+  private report: CleanupReport | undefined;
   private exited: Promise<void> = Promise.resolve();
   private closedNotified = false;
 
-  constructor(private readonly spec: StdioSpec) {
+  constructor(private readonly spec: StdioSpec, private readonly ticket: GateTicket) {
+    assertTicket(ticket, 'mcp:connect');
     this.stderr = new StderrRing(spec.stderrBytes);
     this.framer = new LineFramer(
       spec.frames,
@@ -79,15 +86,20 @@ export class StdioTransport implements Transport {
     return this.sup?.pid;
   }
 
+  /** The sandbox the server runs in, once started. */
+  get sandbox(): SandboxLevel | undefined {
+    return this.supervised?.level;
+  }
+
   async start(): Promise<void> {
     if (this.sup) throw new ScError('SC_INTERNAL', 'stdio transport started twice');
-    const payload = Buffer.from(JSON.stringify({ argv: this.spec.argv, cwd: this.spec.cwd, grace_ms: this.spec.graceMs })).toString('base64');
-    const sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'mcp-supervisor.js'), payload], {
-      cwd: this.spec.cwd,
-      env: this.spec.env,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-      shell: false,
+    const s = supervise(this.ticket, {
+      kind: 'mcp_server', argv: this.spec.argv, cwd: this.spec.cwd, env: this.spec.env, graceMs: this.spec.graceMs, stdin: 'pipe',
+      confine: { project: this.spec.cwd, network: this.spec.network }, trustedArgv: true, policy: this.spec.policy, db: this.spec.db,
     });
+    const sup = s.process;
+    this.supervised = s;
+    void s.status.then((st) => (this.report = { outcome: st.outcome, leader: st.leader, error: st.error }));
     this.sup = sup;
     this.exited = new Promise((resolve) => sup.on('close', () => resolve()));
     sup.on('error', (err) => this.fail(new ScError('SC_MCP_CONNECT_FAILED', `cannot start the connection supervisor: ${err.message}`)));
@@ -98,11 +110,6 @@ export class StdioTransport implements Transport {
       if (!this.closing) void this.cleanup();
     });
     sup.stderr?.on('data', (c: Buffer) => this.stderr.push(c));
-    const life = sup.stdio[3] as Socket;
-    life.on('error', () => {});
-    life.on('data', (d: Buffer) => {
-      if (this.status.length < 4096) this.status += d.toString('utf8');
-    });
     sup.on('close', () => {
       // The supervisor is gone: the server and its group went with it.
       if (!this.closing) void this.cleanup();
@@ -135,17 +142,12 @@ export class StdioTransport implements Transport {
       const sup = this.sup;
       if (sup) {
         sup.stdin?.destroy();
-        const life = sup.stdio[3] as Socket | null;
-        life?.end();
+        this.supervised?.stop();
         await this.exited;
+        if (this.supervised) await this.supervised.status;
       }
-      let report: CleanupReport = { outcome: 'unknown', leader: null, error: null };
-      try {
-        const s = JSON.parse(this.status.split('\n')[0] ?? '') as CleanupReport;
-        report = { outcome: s.outcome, leader: s.leader, error: s.error };
-      } catch {
-        /* no status line: the supervisor itself was killed; its group got no cleanup from it */
-      }
+      // No status line means the supervisor itself was killed; its group got no cleanup from it.
+      const report: CleanupReport = this.report && this.report.outcome !== 'unknown' ? this.report : { outcome: 'unknown', leader: null, error: null };
       if (!this.closedNotified) {
         this.closedNotified = true;
         this.onclose?.();

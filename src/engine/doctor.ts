@@ -12,6 +12,7 @@ import type { Db } from '../store/db.js';
 import { getProject } from '../store/projects.js';
 import type { SecretStore } from '../store/secrets.js';
 import { credentialPresent } from './models.js';
+import { sandboxStatus } from './spawn/index.js';
 
 export interface Check {
   readonly id: string;
@@ -50,6 +51,13 @@ export function diagnose(i: DoctorInput): Check[] {
 
   const integrity = i.db.pragma('quick_check', { simple: true }) as string;
   checks.push({ id: 'database_integrity', status: integrity === 'ok' ? 'ok' : 'fail', detail: integrity === 'ok' ? 'state.db passes quick_check' : `quick_check: ${integrity}` });
+
+  const sb = sandboxStatus(i.policy);
+  checks.push({
+    id: 'sandbox',
+    status: sb.level === 'none' ? (sb.require ? 'fail' : 'warn') : 'ok',
+    detail: sb.level === 'none' ? `unsandboxed: ${sb.detail}${sb.require ? '; policy/sandbox.json requires one, so no command, runner or server will start' : ''}` : `sandboxed: ${sb.detail}`,
+  });
 
   const audit = verifyAudit(i.db);
   checks.push({

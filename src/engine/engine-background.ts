@@ -12,13 +12,16 @@
  * The leader is never reaped before its group has been signalled, so a late
  * signal cannot reach a reused pid.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { ScError } from '../errors.js';
 import { enforce, type GateEnv } from '../policy/gate.js';
 import { getProject } from '../store/projects.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { newId } from '../util/ids.js';
 import { childEnv } from './child-env.js';
+import type { Policy } from '../policy/load.js';
+import type { Db } from '../store/db.js';
+import { startDirect } from './spawn/index.js';
 import { addEvent, type JobRow } from './job-events.js';
 
 export interface BackgroundEntry {
@@ -45,10 +48,13 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Starts one background process as the leader of its own group. */
-export function spawnBackground(ticket: GateTicket, spec: { argv: string[]; cwd: string; env: Record<string, string> }): ChildProcess {
+/** Starts one background process as the leader of its own group, in the sandbox (network only when the project has it). */
+export function spawnBackground(ticket: GateTicket, spec: { argv: string[]; cwd: string; env: Record<string, string>; network: boolean; policy: Policy; db: Db }): ChildProcess {
   assertTicket(ticket, 'background:start');
-  return spawn(spec.argv[0] as string, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: 'ignore' });
+  return startDirect(ticket, {
+    kind: 'background', argv: spec.argv, cwd: spec.cwd, env: spec.env, stdio: 'ignore',
+    confine: { project: spec.cwd, network: spec.network }, trustedArgv: false, policy: spec.policy, db: spec.db,
+  }).child;
 }
 
 export class Background {
@@ -77,7 +83,14 @@ export class Background {
     const L = this.gate.policy.limits.engine;
     return enforce(this.gate, { ...this.request('background:start', job, id), args: { argv } }, async (t) => {
       if (this.held.size >= L.background_processes) throw new ScError('SC_LIMIT_REACHED', `${this.held.size} background processes are running, the most the engine keeps`);
-      const child = spawnBackground(t, { argv, cwd: job.project, env: childEnv(this.gate.policy.environment, this.env) });
+      const db = this.gate.db();
+      let child: ChildProcess;
+      try {
+        child = spawnBackground(t, { argv, cwd: job.project, env: childEnv(this.gate.policy.environment, this.env), network: getProject(db, job.project).network, policy: this.gate.policy, db });
+      } catch (err) {
+        if (err instanceof ScError) throw err;
+        throw new ScError('SC_BAD_VALUE', `cannot start ${JSON.stringify(argv[0])}: ${(err as Error).message}`);
+      }
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
         child.once('error', (err) => reject(new ScError('SC_BAD_VALUE', `cannot start ${JSON.stringify(argv[0])}: ${err.message}`)));

@@ -35,12 +35,18 @@ import { childEnv } from './child-env.js';
 import { ACTIVE, addEvent, getJob, type JobRow, now, setState } from './job-events.js';
 import { alive, reapOrphans, writerOf } from './owners.js';
 import { type CommandHandle, runCommand } from './process.js';
+import { sandboxSupport } from './spawn/index.js';
 import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from './task-contract.js';
 
 // The job layer's modules, re-exported so that readers keep one import for it.
 export { type ApprovalRow, decideApproval, getApproval, pendingApprovals } from './approvals.js';
 export { addEvent, getJob, jobAnswer, jobEvents, type JobRow, type JobState, listJobs } from './job-events.js';
 export { reapOrphans } from './owners.js';
+
+/** A command approval says so when the command would run with the user's full access (no sandbox can be made here). */
+export function unsandboxedMark(): { unsandboxed?: true } {
+  return sandboxSupport().level === 'none' ? { unsandboxed: true } : {};
+}
 
 export interface JobsConfig {
   readonly db: () => Db;
@@ -110,7 +116,7 @@ export class Jobs {
       const t = now();
       sql(db, "INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, task_id, argv, created_at, updated_at) VALUES (?, ?, 'test', ?, ?, 'queued', ?, ?, ?, ?, ?)").run(id, project, owner, ceiling, argv.join(' ').slice(0, 200), taskId, JSON.stringify(argv), t, t);
       addEvent(db, id, 'submitted', { argv, cwd: project, task_id: taskId });
-      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, 'command', ?, 'pending', ?)").run(approvalId, id, JSON.stringify({ argv, cwd: project }), t);
+      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, 'command', ?, 'pending', ?)").run(approvalId, id, JSON.stringify({ argv, cwd: project, ...unsandboxedMark() }), t);
       setState(db, id, 'waiting_approval');
     }).immediate();
     this.waiting.add(id);
@@ -208,7 +214,7 @@ export class Jobs {
       }
     };
     enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
-      const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms }, (stream, chunk) => {
+      const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms, project: p.path, network: p.network, policy: this.c.policy, db }, (stream, chunk) => {
         if (captured >= this.limits.jobs.output_bytes) return;
         const text = scrubbers[stream].push(chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8'));
         captured += chunk.length;

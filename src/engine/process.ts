@@ -1,21 +1,26 @@
 /*
- * Runs an approved command under the supervisor (runner-child.ts), in the
- * project directory, with a literal argv and the sanitised environment.
+ * Runs an approved command under the supervisor of the spawn point, in the
+ * project directory, with a literal argv and the sanitised environment, in the
+ * sandbox (network only when the project has it).
  *
- *   runCommand(ticket, spec) ─► node dist/job-runner.js ─► command (own process group)
- *   cancel() closes the supervisor's stdin ─► TERM, grace, KILL to the group
+ *   runCommand(ticket, spec) ─► spawn/supervise ─► [bwrap …] command (own process group)
+ *   cancel() ends the lifeline ─► TERM, grace, KILL to the group
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Policy } from '../policy/load.js';
+import type { Db } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
-import { packageRoot } from '../util/paths.js';
+import { type SandboxLevel, supervise } from './spawn/index.js';
 
 export interface CommandSpec {
   readonly argv: readonly string[];
   readonly cwd: string;
   readonly env: Record<string, string>;
   readonly graceMs: number;
+  /** The project the command may write, and whether it may reach the network. */
+  readonly project: string;
+  readonly network: boolean;
+  readonly policy: Policy;
+  readonly db: Db;
 }
 
 export interface CommandResult {
@@ -24,6 +29,8 @@ export interface CommandResult {
   readonly cancelled: boolean;
   readonly duration_ms: number;
   readonly error?: string;
+  /** The sandbox the command ran in; absent when it never started. */
+  readonly sandbox?: SandboxLevel;
 }
 
 export interface CommandHandle {
@@ -33,21 +40,19 @@ export interface CommandHandle {
 
 export function runCommand(ticket: GateTicket, spec: CommandSpec, onOutput: (stream: 'stdout' | 'stderr', chunk: Buffer) => void): CommandHandle {
   assertTicket(ticket, 'job:run');
-  const payload = Buffer.from(JSON.stringify({ argv: spec.argv, cwd: spec.cwd, grace_ms: spec.graceMs })).toString('base64');
-  const sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'job-runner.js'), payload], { env: spec.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
-  sup.stdout.on('data', (c: Buffer) => onOutput('stdout', c));
-  sup.stderr.on('data', (c: Buffer) => onOutput('stderr', c));
-  sup.stdin.on('error', () => {});
-  let status = '';
-  (sup.stdio[3] as Readable).on('data', (d: Buffer) => (status += d));
-  const done = new Promise<CommandResult>((resolve) => {
-    sup.on('close', (code) => {
-      try {
-        resolve(JSON.parse(status) as CommandResult);
-      } catch {
-        resolve({ code: null, signal: null, cancelled: true, duration_ms: 0, error: `supervisor exited ${code}` });
-      }
-    });
+  const s = supervise(ticket, {
+    kind: 'command', argv: spec.argv, cwd: spec.cwd, env: spec.env, graceMs: spec.graceMs, stdin: 'ignore',
+    confine: { project: spec.project, network: spec.network }, trustedArgv: false, policy: spec.policy, db: spec.db,
   });
-  return { done, cancel: () => sup.stdin.end() };
+  s.process.stdout?.on('data', (c: Buffer) => onOutput('stdout', c));
+  s.process.stderr?.on('data', (c: Buffer) => onOutput('stderr', c));
+  const done = s.status.then((st): CommandResult => ({
+    code: st.code,
+    signal: st.signal,
+    cancelled: st.stopped,
+    duration_ms: st.duration_ms,
+    sandbox: s.level,
+    ...(st.error ? { error: st.error } : {}),
+  }));
+  return { done, cancel: () => s.stop() };
 }

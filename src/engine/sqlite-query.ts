@@ -5,9 +5,9 @@
  *   path ─► real path inside the project, a regular file ─► SQLite header ─► child process
  *        ─► deadline: SIGKILL, SC_TIMEOUT  ─► result or SC_SQL_REFUSED/SC_SQL_FAILED
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { ScError } from '../errors.js';
+import { startOwnProgram } from './spawn/index.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { packageRoot } from '../util/paths.js';
 import { readProjectFile } from '../util/safe-read.js';
@@ -49,19 +49,19 @@ export async function runSqlite(ticket: GateTicket, project: string, req: Sqlite
     max_rows: Math.min(req.max_rows ?? limits.sqlite_rows, limits.sqlite_rows),
     max_bytes: limits.sqlite_bytes,
   };
-  const child = spawn(process.execPath, [join(packageRoot(), 'dist', 'sqlite-child.js')], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+  const child = startOwnProgram(ticket, join(packageRoot(), 'dist', 'sqlite-child.js'), [], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
   let out = '';
   let err = '';
   let tooBig = false;
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
     out += d;
     if (out.length > limits.sqlite_bytes * 2 + 65536) {
       tooBig = true;
       child.kill('SIGKILL');
     }
   });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-4096)));
-  child.stdin.end(JSON.stringify(job));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-4096)));
+  child.stdin!.end(JSON.stringify(job));
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;

@@ -6,6 +6,7 @@
  *   policy/permissions.json ─► parse ─► check(schema) ─► freeze ─► Policy { …, hash }
  *   policy/environment.json ┤
  *   policy/clients.json ────┤
+ *   policy/sandbox.json ────┤
  *   policy/protected-paths.json ┘
  *
  * A broken file is one SC_POLICY_INVALID naming the file and the JSON path, at
@@ -19,6 +20,7 @@ import type { Clients } from '../../gen/types/clients.js';
 import type { Environment } from '../../gen/types/environment.js';
 import type { Limits } from '../../gen/types/limits.js';
 import type { Permissions } from '../../gen/types/permissions.js';
+import type { Sandbox as SandboxPolicy } from '../../gen/types/sandbox.js';
 import type { ProtectedPaths } from '../../gen/types/protected-paths.js';
 import { ScError } from '../errors.js';
 import { check, type SchemaKey } from '../schema/validate.js';
@@ -31,6 +33,7 @@ export interface Policy {
   readonly permissions: Permissions;
   readonly environment: Environment;
   readonly clients: Clients;
+  readonly sandbox: SandboxPolicy;
   readonly protected_paths: ProtectedPaths;
   readonly hash: string;
   readonly dir: string;
@@ -41,6 +44,7 @@ const FILES = [
   ['permissions', 'permissions.json', 'permissions'],
   ['environment', 'environment.json', 'environment'],
   ['clients', 'clients.json', 'clients'],
+  ['sandbox', 'sandbox.json', 'sandbox'],
   ['protected_paths', 'protected-paths.json', 'protected-paths'],
 ] as const satisfies ReadonlyArray<readonly [keyof Omit<Policy, 'hash' | 'dir'>, string, SchemaKey]>;
 

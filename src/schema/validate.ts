@@ -28,6 +28,7 @@ const byKey = {
   plugin: gen.validatePlugin,
   'protected-paths': gen.validateProtectedPaths,
   registration: gen.validateRegistration,
+  sandbox: gen.validateSandbox,
   settings: gen.validateSettings,
   status: gen.validateStatus,
 } as const satisfies Record<string, GeneratedValidator>;

@@ -182,7 +182,8 @@ t.test('a server that exits on its own: the call fails, the permit is released',
 
 t.test('a call cancelled while the server works fails as cancelled; the server is told and the connection still answers', async (t) => {
   const w = await world();
-  const log = join(w.sb.root, 'peer.log');
+  // Inside the project: the server runs sandboxed and can write only there.
+  const log = join(w.sb.project, 'peer.log');
   await grant(w, 'peer', peerDef('ok', { env: { PEER_LOG: log } }));
   const o = await open(w, 'peer');
   t.teardown(() => o.conn.close());

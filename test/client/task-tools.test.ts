@@ -14,7 +14,8 @@ import { type ClientWorld, dbText, EVERYTHING, grant, peerDef, processesWith, ta
 
 t.afterEach(() => t.equal(activeConnections(), 0, 'every connection permit is back'));
 
-const log = (w: ClientWorld) => join(w.sb.root, 'peer.log');
+// Inside the project: the peer runs sandboxed and can write only there.
+const log = (w: ClientWorld) => join(w.sb.project, 'peer.log');
 const sent = (w: ClientWorld): string[] => (existsSync(log(w)) ? readFileSync(log(w), 'utf8').trim().split('\n').filter(Boolean) : []);
 const logged = (w: ClientWorld, mode = 'ok', args: string[] = []) => peerDef(mode, { env: { PEER_LOG: log(w) } }, args);
 const deps = (w: ClientWorld, settings?: TaskToolDeps['settings']): TaskToolDeps => ({ ...w.deps, ...(settings ? { settings } : {}) });
@@ -262,7 +263,14 @@ t.test('a server that dies mid-task fails the next call; it is not restarted or 
   const s = source(w, ctx);
   await s.tools();
   t.match((await s.call('mcp__mortal__echo', { text: 'one' }, ctx)).content, /echo: one/);
-  for (const line of processesWith('mortal-marker')) process.kill(Number(line.trim().split(/\s+/)[0]), 'SIGKILL');
+  // The marker is in bwrap's argv too: killing it first takes the server with it (ESRCH for the rest).
+  for (const line of processesWith('mortal-marker')) {
+    try {
+      process.kill(Number(line.trim().split(/\s+/)[0]), 'SIGKILL');
+    } catch {
+      /* already gone with the sandbox */
+    }
+  }
   await until(() => processesWith('mortal-marker').length === 0, 5000);
   await t.rejects(s.call('mcp__mortal__echo', { text: 'two' }, ctx), { code: 'SC_MCP_CALL_FAILED' });
   await s.close();

@@ -30,9 +30,11 @@ t.test('a background process outlives its task until a writing task or engine st
   t.same(bg.list(), []);
 
   const pidFile = join(sb.project, 'bg.pid');
-  const entry = await bg.start(writer, ['sh', '-c', `echo $$ > ${pidFile}; sleep 60 & wait`]);
-  await until(() => existsSync(pidFile));
-  t.equal(Number(readFileSync(pidFile, 'utf8')), entry.pid, 'it runs in the project');
+  // A relative path: the file lands in the project only if that is where it runs. ($$ is a pid of the
+  // sandbox's own PID namespace, so the listed pid, bwrap's, is what the host can signal.)
+  const entry = await bg.start(writer, ['sh', '-c', 'echo $$ > bg.pid; sleep 60 & wait']);
+  await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '');
+  t.match(readFileSync(pidFile, 'utf8'), /^\d+\n$/, 'it runs in the project');
   await jobs.cancel(writer.id);
   t.ok(alive(entry.pid), 'it outlives the task that started it');
   const st = JSON.parse((await spawnCli(sb, ['--json', 'engine', 'status'])).stdout);

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { processesWith } from '../fixtures/mcp-client.js';
 import { alive, cli, connection, sandbox, sleep, until } from '../fixtures/env.js';
 
 
@@ -57,16 +58,17 @@ t.test('an approval does not carry over to a different argv', async (t) => {
 
 t.test('cancelling a long-running command kills its whole process group', async (t) => {
   const { call, state, sb } = await setup(t);
-  const script = 'sleep 60 & echo $! > pids; sh -c "sleep 60" & echo $! >> pids; echo $$ >> pids; echo started; wait';
+  // Pids inside the sandbox are its own PID namespace's: the host's process table is searched by a marker instead.
+  const mark = `jobs-group-${process.pid}-${Date.now()}`;
+  const script = `sh -c 'sleep 60; : ${mark}-a' & sh -c 'sh -c "sleep 60; : ${mark}-b"; :' & echo started > started; wait`;
   const sub = await call('shadow_test', { command: ['sh', '-c', script] });
   await call('shadow_approve', { approval_id: sub.data.approval.id, decision: 'approve' });
-  await until(() => existsSync(join(sb.project, 'pids')) && readFileSync(join(sb.project, 'pids'), 'utf8').trim().split('\n').length === 3);
-  const pids = readFileSync(join(sb.project, 'pids'), 'utf8').trim().split('\n').map(Number);
-  t.ok(pids.every(alive), 'the command and its children run');
+  await until(() => existsSync(join(sb.project, 'started')) && processesWith(`${mark}-b`).length >= 1 && processesWith(`${mark}-a`).length >= 1);
+  t.ok(processesWith(mark).length >= 3, 'the command and its children run');
   const r = await call('shadow_jobs', { action: 'cancel', job_id: sub.data.job_id });
   t.equal(r.data.job.state, 'cancelled');
-  await until(() => !pids.some(alive), 3000);
-  t.ok(!pids.some(alive), 'no process of the group survives');
+  await until(() => processesWith(mark).length === 0, 3000);
+  t.same(processesWith(mark), [], 'no process of the group survives');
   t.ok((await state(sub.data.job_id)).events.some((e: any) => e.kind === 'exit' && e.body.cancelled === true));
 });
 

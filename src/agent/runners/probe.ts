@@ -2,15 +2,15 @@
  * `model list` and `model probe` for a coding-CLI runner: is the executable
  * there, and what does `COMMAND --version` say. Only that one argument is run
  * (never the fixed args, never a prompt), in its own process group with the
- * sanitised environment, under a deadline, with the output capped; on the
- * deadline the whole group is killed.
+ * sanitised environment, in the sandbox (no project, no network), under a
+ * deadline, with the output capped; on the deadline the whole group is killed.
  *
  *   probeRunner(ticket cli:model.*, entry) ─► found? ─► COMMAND --version ─► first line
  */
-import { spawn } from 'node:child_process';
-import { tmpdir } from 'node:os';
-import type { Environment } from '../../../gen/types/environment.js';
+import { startDirect } from '../../engine/spawn/index.js';
 import { ScError } from '../../errors.js';
+import type { Policy } from '../../policy/load.js';
+import type { Db } from '../../store/db.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { checkExecutable, runnerEnv } from './spawn.js';
 
@@ -39,20 +39,29 @@ export function runnerFound(command: string): { found: boolean; detail: string }
   }
 }
 
-export function probeRunner(ticket: GateTicket, entry: { id: string; provider: string; command?: string }, policy: Environment, env: NodeJS.ProcessEnv, limits: ProbeLimits): Promise<RunnerProbe> {
+export function probeRunner(ticket: GateTicket, entry: { id: string; provider: string; command?: string }, policy: Policy, db: Db, env: NodeJS.ProcessEnv): Promise<RunnerProbe> {
   assertTicket(ticket, 'cli:model.*');
   const command = entry.command ?? '';
   const base = { id: entry.id, provider: entry.provider, command };
   const found = runnerFound(command);
   if (!found.found) return Promise.resolve({ ...base, found: false, version: null, status: 'not_found', detail: found.detail });
+  const limits: ProbeLimits = policy.limits.runners;
   return new Promise((resolve) => {
-    const child = spawn(command, ['--version'], { cwd: tmpdir(), env: runnerEnv(policy, env, ['HOME']), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let child: ReturnType<typeof startDirect>['child'];
+    try {
+      child = startDirect(ticket, {
+        kind: 'probe', argv: [command, '--version'], cwd: '/', env: runnerEnv(policy.environment, env, ['HOME']), stdio: ['ignore', 'pipe', 'pipe'],
+        confine: { project: null, network: false }, trustedArgv: true, policy, db,
+      }).child;
+    } catch (err) {
+      return resolve({ ...base, found: true, version: null, status: 'fail', detail: err instanceof ScError ? err.message : (err as Error).message });
+    }
     let out = '';
     const take = (d: Buffer) => {
       if (out.length < limits.version_output_bytes) out += d.toString('utf8').slice(0, limits.version_output_bytes - out.length);
     };
-    child.stdout.on('data', take);
-    child.stderr.on('data', () => {});
+    child.stdout?.on('data', take);
+    child.stderr?.on('data', () => {});
     let late = false;
     const kill = () => {
       try {

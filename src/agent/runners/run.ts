@@ -188,7 +188,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         const argv = [entry.command, ...entry.args, ...extra];
         const proc = spawnRunner(ticket, {
           argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
-          graceMs: limits.kill_grace_ms, lineBytes: limits.line_bytes, outputBytes: limits.output_bytes, stderrBytes: limits.stderr_capture_bytes,
+          graceMs: limits.kill_grace_ms, lineBytes: limits.line_bytes, outputBytes: limits.output_bytes, stderrBytes: limits.stderr_capture_bytes, policy: deps.policy, db: deps.db,
         }, onLine);
         procs.push(proc);
         if (overtime) proc.cancel();
@@ -196,7 +196,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         if (ctx.signal.aborted) proc.cancel();
         ctx.signal.addEventListener('abort', stop, { once: true });
         void proc.done.finally(() => ctx.signal.removeEventListener('abort', stop));
-        void proc.pid.then((pid) => emit('runner.started', { provider: entry.provider, argv, pid }));
+        void proc.pid.then((pid) => emit('runner.started', { provider: entry.provider, argv, pid, sandbox: proc.sandbox }));
         return proc;
       },
     };

@@ -2,25 +2,27 @@
  * Starts a coding CLI for one task: the literal executable and arguments (no
  * shell), in the project's real path, with the sanitised environment plus only
  * the names the runner needs, as the leader of its own process group under the
- * runner supervisor (supervisor.ts).
+ * spawn point's supervisor (recorded in the audit log; not yet in the sandbox,
+ * see docs/sandbox.md › Limits).
  *
  *   spawnRunner(ticket 'runner:spawn', spec)
- *     ─► node dist/runner-supervisor.js ─► CLI (own group)
+ *     ─► spawn/supervise ─► [bwrap …] CLI (own group)
  *     stdout ─► bounded JSON lines ─► onLine     stderr ─► bounded capture
  *     cancel() / our death ─► supervisor: TERM, grace, KILL to the group
  *
  * A line longer than the line cap, or more stdout than the output cap, stops
  * the CLI and fails the run: nothing it prints can grow without bound here.
  */
-import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import { isAbsolute } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { Environment } from '../../../gen/types/environment.js';
 import { childEnv } from '../../engine/child-env.js';
+import { type SandboxLevel, supervise } from '../../engine/spawn/index.js';
+import type { Policy } from '../../policy/load.js';
+import type { Db } from '../../store/db.js';
 import { ScError } from '../../errors.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
-import { packageRoot } from '../../util/paths.js';
 
 export interface RunnerSpec {
   readonly argv: readonly string[];
@@ -30,6 +32,8 @@ export interface RunnerSpec {
   readonly lineBytes: number;
   readonly outputBytes: number;
   readonly stderrBytes: number;
+  readonly policy: Policy;
+  readonly db: Db;
 }
 
 export interface RunnerExit {
@@ -44,6 +48,8 @@ export interface RunnerExit {
 }
 
 export interface RunnerProcess {
+  /** The sandbox the CLI runs in. */
+  readonly sandbox: SandboxLevel;
   /** The CLI's pid (the leader of its process group), once it started. */
   readonly pid: Promise<number | null>;
   readonly done: Promise<RunnerExit>;
@@ -82,23 +88,26 @@ export function checkExecutable(command: string): void {
 export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line: string) => void): RunnerProcess {
   assertTicket(ticket, 'runner:spawn');
   checkExecutable(spec.argv[0] as string);
-  const payload = Buffer.from(JSON.stringify({ argv: spec.argv, cwd: spec.cwd, grace_ms: spec.graceMs })).toString('base64');
-  const sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'runner-supervisor.js'), payload], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'] });
+  const s = supervise(ticket, {
+    kind: 'runner', argv: spec.argv, cwd: spec.cwd, env: spec.env, graceMs: spec.graceMs, stdin: 'pipe',
+    confine: { project: spec.cwd, network: true }, trustedArgv: true, policy: spec.policy, db: spec.db,
+    // Not yet confined: the CLI's own state and its stand-ins' records live outside the project (docs/sandbox.md › Limits).
+    unconfined: true,
+  });
+  const sup = s.process;
   const input = sup.stdin as Writable;
-  const live = sup.stdio[3] as Writable;
   input.on('error', () => {});
-  live.on('error', () => {});
   let overflow: string | undefined;
   let stopped = false;
   const cancel = () => {
     if (stopped) return;
     stopped = true;
-    live.end();
+    s.stop();
   };
 
   let pending: Buffer = Buffer.alloc(0);
   let total = 0;
-  sup.stdout.on('data', (chunk: Buffer) => {
+  sup.stdout?.on('data', (chunk: Buffer) => {
     if (overflow) return;
     total += chunk.length;
     if (total > spec.outputBytes) {
@@ -127,47 +136,24 @@ export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line:
     }
   });
   let stderr = '';
-  sup.stderr.on('data', (chunk: Buffer) => {
+  sup.stderr?.on('data', (chunk: Buffer) => {
     if (stderr.length < spec.stderrBytes) stderr += chunk.toString('utf8').slice(0, spec.stderrBytes - stderr.length);
   });
 
-  let statusText = '';
-  let resolvePid: (pid: number | null) => void = () => {};
-  const pid = new Promise<number | null>((r) => (resolvePid = r));
-  (sup.stdio[4] as Readable).on('data', (d: Buffer) => {
-    statusText += d.toString('utf8');
-    const first = statusText.split('\n')[0] as string;
-    if (statusText.includes('\n')) {
+  const done = s.status.then((st): RunnerExit => {
+    if (pending.length && !overflow && pending.toString('utf8').trim()) {
       try {
-        resolvePid((JSON.parse(first) as { pid?: number }).pid ?? null);
-      } catch {
-        resolvePid(null);
+        onLine(pending.toString('utf8'));
+      } catch (err) {
+        overflow = `a CLI event could not be handled: ${(err as Error).message}`;
       }
     }
-  });
-  const done = new Promise<RunnerExit>((resolve) => {
-    sup.on('close', () => {
-      resolvePid(null);
-      const last = statusText.trim().split('\n').pop() ?? '';
-      let s: { code?: number | null; signal?: string | null; stopped?: boolean; error?: string } = {};
-      try {
-        s = JSON.parse(last) as typeof s;
-      } catch {
-        s = { error: 'the runner supervisor ended without a status' };
-      }
-      if (pending.length && !overflow && pending.toString('utf8').trim()) {
-        try {
-          onLine(pending.toString('utf8'));
-        } catch (err) {
-          overflow = `a CLI event could not be handled: ${(err as Error).message}`;
-        }
-      }
-      live.end();
-      resolve({ code: s.code ?? null, signal: s.signal ?? null, stopped: stopped || s.stopped === true, stderr, ...(s.error ? { error: s.error } : {}), ...(overflow ? { overflow } : {}) });
-    });
+    s.stop();
+    return { code: st.code, signal: st.signal, stopped: stopped || st.stopped, stderr, ...(st.error ? { error: st.error } : {}), ...(overflow ? { overflow } : {}) };
   });
   return {
-    pid,
+    sandbox: s.level,
+    pid: s.pid,
     done,
     send: (message) => {
       if (!input.writableEnded) input.write(`${JSON.stringify(message)}\n`);

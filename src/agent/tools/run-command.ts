@@ -12,10 +12,12 @@
 import { statSync } from 'node:fs';
 import { childEnv } from '../../engine/child-env.js';
 import { commandContext } from '../../engine/command-context.js';
+import { unsandboxedMark } from '../../engine/jobs.js';
 import { runCommand } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { ScrubStream } from '../../policy/scrub.js';
+import { getProject } from '../../store/projects.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { confinedPath } from '../../util/confine.js';
 import { fail, type NativeTool, ok, type ToolEnv } from './types.js';
@@ -35,7 +37,7 @@ export const runCommandTool: NativeTool<Args> = {
     const cwd = confinedPath(ctx.project, a.cwd ?? '.', { mustExist: true });
     if (!statSync(cwd).isDirectory()) throw new ScError('SC_FILE_NOT_FOUND', `${a.cwd} is not a directory`);
     const action = commandContext(env.db(), ctx.project, ctx.jobId, a.argv, cwd, env.policy.limits.agent.read_bytes);
-    const outcome = await ctx.requestApproval('command', { ...action });
+    const outcome = await ctx.requestApproval('command', { ...action, ...unsandboxedMark() });
     if (outcome !== 'approved') return fail('SC_APPROVAL_DENIED', `${JSON.stringify(a.argv)} in ${cwd} was ${outcome} and did not run`);
     const limits = env.policy.limits;
     const req = env.request('job:run', { resource: { kind: 'job', id: ctx.jobId, owner: ctx.owner, project: ctx.project }, args: { argv: a.argv, cwd } });
@@ -51,7 +53,9 @@ export const runCommandTool: NativeTool<Args> = {
       }
     };
     const result = await enforce(env.gate, req, async (jobTicket) => {
-      const handle = runCommand(jobTicket, { argv: a.argv, cwd, env: childEnv(env.policy.environment, env.env), graceMs: limits.ownership.kill_grace_ms }, (stream, chunk) => {
+      const db = env.gate.db();
+      const network = getProject(db, ctx.project).network;
+      const handle = runCommand(jobTicket, { argv: a.argv, cwd, env: childEnv(env.policy.environment, env.env), graceMs: limits.ownership.kill_grace_ms, project: ctx.project, network, policy: env.policy, db }, (stream, chunk) => {
         if (captured >= limits.jobs.output_bytes) return;
         const part = chunk.subarray(0, limits.jobs.output_bytes - captured);
         captured += part.length;

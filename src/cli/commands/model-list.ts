@@ -30,7 +30,7 @@ export const command: CommandSpec = {
     const runners = entries.filter((m) => isRunnerProvider(m.provider));
     const policy = ctx.policy();
     const probes = runners.length
-      ? await enforce(ctx.gate(), ctx.request('cli:model.list', { args: { runners: runners.map((m) => m.id) } }), (t) => Promise.all(runners.map((m) => probeRunner(t, m, policy.environment, ctx.io.env, policy.limits.runners))))
+      ? await enforce(ctx.gate(), ctx.request('cli:model.list', { args: { runners: runners.map((m) => m.id) } }), (t) => Promise.all(runners.map((m) => probeRunner(t, m, policy, ctx.db(), ctx.io.env))))
       : [];
     const models = listModels(s, ctx.io.env, ctx.secrets()).map((v) => {
       const entry = entries.find((m) => m.id === v.id);

@@ -27,7 +27,7 @@ export const command: CommandSpec = {
     if (!entry) throw new ScError('SC_MODEL_NOT_FOUND', `no model named ${id.slice(0, 64)}${didYouMean(id, models.map((m) => m.id)) || '; see shadowcode model list'}`);
     if (isRunnerProvider(entry.provider)) {
       const policy = ctx.policy();
-      const p = await enforce(ctx.gate(), ctx.request('cli:model.probe', { args: { id } }), (t) => probeRunner(t, entry, policy.environment, ctx.io.env, policy.limits.runners));
+      const p = await enforce(ctx.gate(), ctx.request('cli:model.probe', { args: { id } }), (t) => probeRunner(t, entry, policy, ctx.db(), ctx.io.env));
       return { data: { ...p, ok: p.status === 'ok' }, text: `runner ${p.id}: ${p.status === 'ok' ? 'ok' : 'FAILED'} (${p.detail})${p.version ? `: ${p.version}` : ''} at ${p.command}`, exitCode: p.status === 'ok' ? 0 : 1 };
     }
     const secrets = ctx.secrets();

@@ -4,12 +4,13 @@ import { check } from '../../schema/validate.js';
 import { getProject } from '../../store/projects.js';
 import { PROTOCOL_REVISIONS, VERSION } from '../../version.js';
 import { engineFiles } from '../../engine/daemon/files.js';
+import { sandboxStatus } from '../../engine/spawn/index.js';
 import { findShared } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'status',
-  summary: 'Show the project, its trust, the profile, its engine, versions and policy hash',
+  summary: 'Show the project, its trust, the profile, its engine, versions, policy hash and sandbox',
   options: [],
   args: [],
   examples: ['shadowcode --workspace ~/src/app status', 'shadowcode --json status'],
@@ -32,6 +33,7 @@ export const command: CommandSpec = {
           protocols: [...PROTOCOL_REVISIONS],
         },
         policy: { hash: policy.hash, rules: policy.permissions.rules.length },
+        sandbox: sandboxStatus(policy),
       },
       'SC_INTERNAL',
       'status output',
@@ -45,6 +47,7 @@ export const command: CommandSpec = {
       `versions  shadowcode ${data.versions.shadowcode}, node ${data.versions.node}, sqlite ${data.versions.sqlite}`,
       `protocols ${data.versions.protocols.join(', ')}`,
       `policy    ${data.policy.hash} (${data.policy.rules} rules)`,
+      `sandbox   ${data.sandbox.level === 'none' ? `unsandboxed: ${data.sandbox.detail}${data.sandbox.require ? '; policy requires a sandbox, so nothing will start' : '; processes run with your full access'}` : `sandboxed: ${data.sandbox.detail}`}`,
     ];
     return { data, text: lines.join('\n') };
   },

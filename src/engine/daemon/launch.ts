@@ -3,12 +3,12 @@
  * as a detached process (its own session, no terminal, output to engine.log) and
  * returns once that engine answers on its socket, or reports why it did not.
  */
-import { spawn } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScError } from '../../errors.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
+import { startOwnProgram } from '../spawn/index.js';
 import type { EngineFiles } from './files.js';
 
 export interface Launched {
@@ -28,7 +28,7 @@ export function launchEngine(ticket: GateTicket, files: EngineFiles, env: NodeJS
     throw new ScError('SC_ENGINE_START_FAILED', code === 'ELOOP' ? `${files.log} is a symbolic link; remove it and start again` : `cannot open ${files.log}: ${code}`);
   }
   try {
-    const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'shadowcode.js'), '--profile', files.dir, 'engine', 'start', '--foreground'], {
+    const child = startOwnProgram(ticket, join(packageRoot(), 'bin', 'shadowcode.js'), ['--profile', files.dir, 'engine', 'start', '--foreground'], {
       detached: true,
       stdio: ['ignore', log, log],
       env,

@@ -1,4 +1,5 @@
 /* shadow_status: what this connection is attached to, and how far it may go. */
+import { sandboxStatus } from '../../engine/spawn/index.js';
 import { PROTOCOL_REVISIONS, VERSION } from '../../version.js';
 import { READ_ONLY, type ToolDef } from './types.js';
 
@@ -20,6 +21,7 @@ export const shadowStatus: ToolDef = {
       engine: { mode: conn.engine.mode, profile: conn.engine.profileDir, pid: conn.engine.sharedPid, ...(conn.engine.lostShared ? { lost_shared: conn.engine.lostShared } : {}) },
       versions: { shadowcode: VERSION, node: process.versions.node, protocols: [...PROTOCOL_REVISIONS] },
       policy_hash: conn.engine.policy.hash,
+      sandbox: sandboxStatus(conn.engine.policy),
       limits: conn.opts.transport === 'stdio' ? { stdio_server: l.stdio_server } : { http_server: l.http_server, stdio_server: l.stdio_server },
     };
   },

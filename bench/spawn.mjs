@@ -1,0 +1,31 @@
+// The sandbox's cost per process start: `true` started bare against the same command
+// in the bwrap sandbox the spawn point builds (bench/spawn-bench.ts, bundled with
+// esbuild). Target: ≤ 15 ms added per start. Writes bench/results/spawn.json.
+// Not a test: no assertions.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fs, loadBench, spread } from './lib.mjs';
+
+const TARGET_MS = 15;
+const root = fileURLToPath(new URL('..', import.meta.url));
+const out = join(root, 'bench', 'results');
+mkdirSync(out, { recursive: true });
+const { run } = await loadBench(root, 'spawn-bench');
+const quick = process.argv.includes('--quick');
+const r = await run(quick ? { rounds: 2, calls: 5 } : {});
+const summary = {
+  rounds: r.rounds,
+  calls_per_round: r.calls_per_round,
+  node: process.versions.node,
+  cpus: cpus().length,
+  target_added_ms: TARGET_MS,
+  start_ms: { bare: spread(r.bare), sandboxed: spread(r.sandboxed), added: spread(r.sandboxed.map((x, i) => x - r.bare[i])) },
+};
+const met = summary.start_ms.added.median <= TARGET_MS;
+console.log(`process start to exit, ms, median (min–max) of ${r.rounds} round medians, ${r.calls_per_round} starts each:`);
+console.log(`  bare        ${fs(summary.start_ms.bare)}`);
+console.log(`  sandboxed   ${fs(summary.start_ms.sandboxed)}`);
+console.log(`  added       ${fs(summary.start_ms.added)}  target ≤ ${TARGET_MS} ms  ${met ? 'PASS' : 'FAIL'}`);
+writeFileSync(join(out, 'spawn.json'), `${JSON.stringify(summary, null, 2)}\n`);

@@ -1,0 +1,264 @@
+/*
+ * The OS sandbox: whether one can be made here, and the bubblewrap command line
+ * that confines one process, built from policy/sandbox.json.
+ *
+ *   sandboxArgv(plan) ─► bwrap --die-with-parent --new-session --unshare-all [--share-net]
+ *                          system dirs read-only, fresh /proc /dev, private /tmp and home,
+ *                          what the executable needs to start read-only,
+ *                          the project read-write, its protected paths read-only,
+ *                          the profile covered wherever it would show ─► -- argv
+ *
+ * Mount order matters: later mounts sit on top of earlier ones, so the private
+ * home comes before the project (a project under the home reappears) and the
+ * cover over the profile comes last (a profile inside the project disappears).
+ */
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
+import { readUserFile } from '../../util/safe-read.js';
+
+export type SandboxLevel = 'bwrap' | 'none';
+
+export interface SandboxSupport {
+  readonly level: SandboxLevel;
+  /** The bwrap executable, when level is bwrap. */
+  readonly bwrap: string | null;
+  /** One line: why there is no sandbox, or what confines processes. */
+  readonly detail: string;
+}
+
+/** What one process may see beyond the system: its project (read-write), the network or not. */
+export interface Confinement {
+  /** The project's real path, bound read-write; null for a process with no project (a version probe). */
+  readonly project: string | null;
+  readonly network: boolean;
+  /** The profile directory: never visible inside. */
+  readonly profileDir: string | null;
+}
+
+export interface SandboxPlan extends Confinement {
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly env: Record<string, string>;
+  readonly policy: SandboxPolicy;
+  readonly bwrap: string;
+  /** The argv comes from the user's own definition, not from a model. */
+  readonly trusted: boolean;
+  /** Variable names that never reach the process, even if something between us and bwrap added them. */
+  readonly unset: readonly string[];
+}
+
+/** An executable file of that name in PATH's absolute directories. */
+export function findOnPath(name: string, path: string): string | null {
+  for (const dir of path.split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const p = join(dir, name);
+    try {
+      if (statSync(p).isFile()) {
+        accessSync(p, constants.X_OK);
+        return p;
+      }
+    } catch {
+      /* not here */
+    }
+  }
+  return null;
+}
+
+/** The project paths kept read-only inside the sandbox. One place, so the list can come from another policy file later. */
+export function protectedProjectPaths(policy: SandboxPolicy): readonly string[] {
+  return policy.project_read_only;
+}
+
+const within = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+function expandHome(p: string, home: string | undefined): string | null {
+  if (!p.startsWith('~/')) return p;
+  return home ? join(home, p.slice(2)) : null;
+}
+
+/** Where a command is found: a path as given (against cwd), a bare name on PATH. */
+function resolveCommand(cmd: string, cwd: string, path: string): string | null {
+  if (cmd.includes('/')) return resolve(cwd, cmd);
+  return findOnPath(cmd, path);
+}
+
+/** Why a command cannot start (ENOENT, EACCES), as spawn would say it; null when it can. Inside bwrap the reason would be lost in bwrap's own exit. */
+export function commandError(cmd: string, cwd: string, path: string): string | null {
+  if (!cmd) return 'ENOENT';
+  if (!cmd.includes('/')) {
+    if (findOnPath(cmd, path)) return null;
+    // Found but not executable still says EACCES, like execvp.
+    for (const dir of path.split(delimiter)) if (dir && isAbsolute(dir) && existsSync(join(dir, cmd))) return 'EACCES';
+    return 'ENOENT';
+  }
+  const abs = resolve(cwd, cmd);
+  try {
+    if (!statSync(abs).isFile()) return 'EACCES';
+    accessSync(abs, constants.X_OK);
+    return null;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'ENOENT' : 'EACCES';
+  }
+}
+
+/** The words of a script's #! line; nothing for a binary, a FIFO or a device (read through the bounded primitive). */
+function shebang(file: string): string[] {
+  try {
+    const text = readUserFile(file, { cap: 256, kind: 'executable', overflow: 'truncate' }).bytes.toString('latin1');
+    if (!text.startsWith('#!')) return [];
+    return (text.slice(2).split('\n')[0] as string).trim().split(/\s+/).filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The directory an executable is installed in: its bin directory's parent (a
+ * version manager's node/vX, a toolchain root), never the home itself or `/`.
+ */
+function installRoot(file: string, home: string | undefined): string {
+  const dir = dirname(file);
+  const up = basename(dir) === 'bin' ? dirname(dir) : dir;
+  if (up === '/' || (home && within(home, up))) return dir;
+  return up;
+}
+
+/**
+ * What a file named in argv needs: inside a node_modules tree, that whole tree
+ * (its dependencies are hoisted beside it); else the nearest folder holding a
+ * package.json (its package); else its own folder. Never the home or above.
+ */
+function packageRoot(file: string, home: string | undefined): string {
+  const dir = statSync(file).isDirectory() ? file : dirname(file);
+  const nm = dir.split(sep).indexOf('node_modules');
+  if (nm > 0) return dir.split(sep).slice(0, nm + 1).join(sep);
+  for (let d = dir; d !== '/' && !(home && within(home, d)); d = dirname(d)) {
+    if (existsSync(join(d, 'package.json'))) return d;
+  }
+  return dir;
+}
+
+/**
+ * Directories the process needs readable to start, beyond the system ones.
+ * A model-chosen argv (`trusted` false) gets only what PATH finds for a bare
+ * command name: otherwise naming `/home/u/.ssh/x` would make that folder visible.
+ * A user's own definition (a server, a runner) also gets the folders of the
+ * absolute paths its argv names (the script it runs, a config file).
+ */
+export function startupRoots(argv: readonly string[], cwd: string, env: Record<string, string>, policy: SandboxPolicy, trusted: boolean): string[] {
+  const home = env.HOME;
+  const path = env.PATH ?? '';
+  const roots = new Set<string>();
+  const addExe = (cmd: string) => {
+    const found = resolveCommand(cmd, cwd, path);
+    if (!found || !existsSync(found)) return null;
+    roots.add(installRoot(found, home));
+    roots.add(installRoot(real(found), home));
+    return found;
+  };
+  const first = argv[0] ?? '';
+  // A bare name is found on the user's PATH: what it resolves to is the user's install, not the model's choice.
+  const fromUser = trusted || !first.includes('/');
+  if (fromUser) addExe(first);
+  // A user's own script (a runner entry, a server definition) also needs its package beside it.
+  const own = trusted ? resolveCommand(first, cwd, path) : null;
+  if (own && existsSync(own)) roots.add(packageRoot(real(own), home));
+  const script = resolveCommand(first, cwd, path);
+  if (script && existsSync(script)) {
+    // A script's interpreter must start too: `#!/usr/bin/env node` names it on PATH; an absolute
+    // interpreter counts only when the script itself is the user's (a model can write a project script).
+    const line = shebang(real(script));
+    const viaEnv = line[0] !== undefined && basename(line[0]) === 'env';
+    const interp = viaEnv ? line.slice(1).find((w) => !w.startsWith('-') && !w.includes('=')) : line[0];
+    if (interp && (viaEnv ? !interp.includes('/') || fromUser : fromUser)) addExe(interp);
+  }
+  for (const a of trusted ? argv.slice(1) : []) {
+    const value = a.startsWith('/') ? a : /^--?[\w-]+=\//.test(a) ? a.slice(a.indexOf('=') + 1) : null;
+    if (value && existsSync(value)) roots.add(packageRoot(real(value), home));
+  }
+  for (const p of policy.tool_caches[basename(argv[0] ?? '')] ?? []) {
+    const abs = expandHome(p, home);
+    if (abs) roots.add(abs);
+  }
+  for (const p of policy.extra_read_only) {
+    const abs = expandHome(p, home);
+    if (abs) roots.add(abs);
+  }
+  return [...roots].filter((r) => r !== '/' && existsSync(r));
+}
+
+/** The full bwrap command line that runs plan.argv confined. */
+export function sandboxArgv(plan: SandboxPlan): string[] {
+  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all'];
+  if (plan.network) out.push('--share-net');
+  const bound: string[] = [];
+  for (const dir of plan.policy.system_read_only) {
+    let st;
+    try {
+      st = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) out.push('--symlink', readlinkSync(dir), dir);
+    else {
+      out.push('--ro-bind', dir, dir);
+      bound.push(dir);
+    }
+  }
+  out.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  const home = plan.env.HOME;
+  if (home && isAbsolute(home) && home !== '/') out.push('--tmpfs', home);
+  for (const root of startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted)) {
+    if (plan.project && within(real(root), plan.project)) continue;
+    if (bound.some((b) => within(root, b))) continue;
+    out.push('--ro-bind', root, root);
+    bound.push(root);
+  }
+  // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write.
+  for (const p of plan.policy.tool_state[basename(plan.argv[0] ?? '')] ?? []) {
+    const abs = expandHome(p, home);
+    if (abs && existsSync(abs)) {
+      out.push('--bind', abs, abs);
+      bound.push(abs);
+    }
+  }
+  if (plan.project) {
+    out.push('--bind', plan.project, plan.project);
+    bound.push(plan.project);
+    for (const rel of protectedProjectPaths(plan.policy)) {
+      const abs = join(plan.project, rel);
+      let st;
+      try {
+        st = lstatSync(abs);
+      } catch {
+        continue; // absent: nothing to bind (binding would create it in the project)
+      }
+      // A link is not followed: its target outside the project is not visible anyway.
+      if (!st.isSymbolicLink()) out.push('--ro-bind', abs, abs);
+    }
+  }
+  if (plan.profileDir) {
+    const profile = real(plan.profileDir);
+    if (existsSync(profile) && bound.some((b) => within(profile, b))) out.push('--tmpfs', profile);
+  }
+  // Names only (a value in argv would show in the process table); bwrap drops them before exec.
+  for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
+  out.push('--chdir', plan.cwd, '--', ...plan.argv);
+  return out;
+}
+
+/** The environment inside: a TMPDIR that exists there. */
+export function sandboxEnv(env: Record<string, string>, project: string | null): Record<string, string> {
+  const tmp = env.TMPDIR;
+  if (tmp && !within(tmp, '/tmp') && !(project && within(tmp, project))) return { ...env, TMPDIR: '/tmp' };
+  return env;
+}

@@ -1,0 +1,129 @@
+/*
+ * The one supervisor between shadowcode and a process it starts (an approved
+ * command, a coding CLI, a stdio MCP server). It starts the literal argv (no
+ * shell; already wrapped in bwrap when sandboxed) as the leader of a new
+ * process group, hands it fds 0-2 directly (no copying), and stays tied to its
+ * owner by a lifeline socket on fd 3 that the owner never writes.
+ *
+ *   argv[2]: base64 JSON {argv, cwd, grace_ms, sandboxed}   env: the child's, already built
+ *   fd 0/1/2: the child's     fd 3: lifeline; we write {"pid"} once started, the status last
+ *   lifeline EOF (owner closed it, or died, even by SIGKILL) ─► cleanup
+ *   leader exits on its own ─► cleanup (nothing left in its group outlives it)
+ *   cleanup: TERM ─► up to grace_ms while the group lives ─► KILL the group ─► wait
+ *            for the leader ─► {code, signal, outcome, stopped, error, duration_ms} ─► exit
+ *
+ * Sandboxed, the leader is bwrap: TERM goes to what runs inside (every
+ * descendant of bwrap; bwrap itself would die at once and take them down with
+ * no chance to clean up), KILL to bwrap's group, whose PID namespace then ends
+ * with everything in it. Terminal signals are ignored: only the lifeline (or
+ * SIGKILL of this process, and then --die-with-parent) ends it.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Socket } from 'node:net';
+
+interface Spec {
+  argv: string[];
+  cwd: string;
+  grace_ms: number;
+  sandboxed: boolean;
+  /** The command cannot start (ENOENT, EACCES), found before bwrap would hide why: report it as a failed spawn. */
+  error?: string;
+}
+
+const spec = JSON.parse(Buffer.from(process.argv[2] ?? '', 'base64').toString('utf8')) as Spec;
+const lifeline = new Socket({ fd: 3, readable: true, writable: true, allowHalfOpen: true });
+lifeline.on('error', () => {});
+for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGPIPE'] as const) process.on(s, () => {});
+
+const started = Date.now();
+let leader: { code: number | null; signal: string | null } | null = null;
+let spawnError: string | null = spec.error ?? null;
+let cleaning = false;
+let stopped = false;
+const child = spec.error ? null : spawn(spec.argv[0] as string, spec.argv.slice(1), { cwd: spec.cwd, env: process.env, detached: true, stdio: 'inherit', shell: false });
+const leaderGone = new Promise<void>((resolve) => {
+  if (!child) return resolve();
+  child.on('spawn', () => lifeline.write(`${JSON.stringify({ pid: child.pid })}\n`));
+  child.on('exit', (code, signal) => {
+    leader = { code, signal };
+    resolve();
+    void cleanup('leader_exited');
+  });
+  child.on('error', (err) => {
+    spawnError = (err as NodeJS.ErrnoException).code ?? err.message;
+    resolve();
+    void cleanup('spawn_failed');
+  });
+});
+if (!child) void cleanup('spawn_failed');
+
+function signalGroup(signal: NodeJS.Signals | 0): boolean {
+  if (!child?.pid) return false;
+  try {
+    process.kill(-child.pid, signal);
+    return true;
+  } catch {
+    return false; // ESRCH: nothing of the group is left
+  }
+}
+
+/** Every process below the leader, from /proc (the host's view sees into the sandbox's PID namespace). */
+function descendants(root: number): number[] {
+  const parent = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = parent.get(ppid) ?? [];
+      list.push(Number(name));
+      parent.set(ppid, list);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  const out: number[] = [];
+  const stack = [root];
+  while (stack.length) for (const c of parent.get(stack.pop() as number) ?? []) out.push(c), stack.push(c);
+  return out;
+}
+
+function terminate(): boolean {
+  if (!spec.sandboxed) return signalGroup('SIGTERM');
+  if (!child?.pid || !signalGroup(0)) return false;
+  for (const pid of descendants(child.pid)) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  }
+  return true;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function cleanup(why: string): Promise<void> {
+  if (cleaning) return;
+  cleaning = true;
+  if (why === 'closed') stopped = true;
+  let outcome = 'exited';
+  if (terminate()) {
+    outcome = 'terminated';
+    const until = Date.now() + spec.grace_ms;
+    while (Date.now() < until && signalGroup(0)) await sleep(10);
+    if (signalGroup('SIGKILL')) outcome = 'killed';
+  }
+  // The leader is waited for even after KILL, so the owner hears only of a finished cleanup.
+  if (child?.pid) await leaderGone;
+  if (spawnError) outcome = 'spawn_failed';
+  const l = leader as { code: number | null; signal: string | null } | null;
+  const status = { why, outcome, stopped, leader: l, code: l?.code ?? null, signal: l?.signal ?? null, error: spawnError, duration_ms: Date.now() - started };
+  lifeline.end(`${JSON.stringify(status)}\n`, () => process.exit(0));
+  setTimeout(() => process.exit(0), 1000).unref();
+}
+
+lifeline.on('data', () => {});
+lifeline.on('end', () => void cleanup('closed'));
+lifeline.on('close', () => void cleanup('closed'));

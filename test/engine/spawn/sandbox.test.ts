@@ -1,0 +1,173 @@
+// The OS sandbox around every process the engine starts, with a real bwrap and real
+// processes: an approved command run by a scripted task cannot read the profile's
+// secrets, the engine's /proc, a loopback listener or write .git/config; a stdio MCP
+// server runs sandboxed too; without bwrap on PATH everything says "unsandboxed" and
+// sandbox.require refuses. These tests fail, never skip, when bwrap cannot be made.
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import type { Message } from '../../../src/agent/types.js';
+import { describeAction } from '../../../src/cli/output.js';
+import { openTarget } from '../../../src/client/open.js';
+import { enabledTargets } from '../../../src/client/targets.js';
+import { diagnose } from '../../../src/engine/doctor.js';
+import { decideApproval, pendingApprovals } from '../../../src/engine/jobs.js';
+import { sandboxSupport } from '../../../src/engine/spawn/index.js';
+import { loadPolicy, type Policy } from '../../../src/policy/load.js';
+import { readAudit } from '../../../src/store/audit.js';
+import { type AgentBench, agentBench, type Scripted, scripted } from '../../fixtures/agent.js';
+import { cli, ROOT, spawnCli, until } from '../../fixtures/env.js';
+import { grant, peerDef, world } from '../../fixtures/mcp-client.js';
+
+t.test('bwrap can make a sandbox on this machine (the tests below need it)', async (t) => {
+  const s = sandboxSupport();
+  t.equal(s.level, 'bwrap', `no sandbox: ${s.detail}`);
+});
+
+/** Runs one approved `sh -c script` in a task's project; returns what the model got back, the approval and the spawn rows. */
+async function approvedCommand(t: any, script: (project: string, profile: string) => string, o: { network?: boolean; policy?: Policy; setup?: (b: AgentBench) => Promise<void> | void } = {}) {
+  let model: Scripted | undefined;
+  const b = await agentBench(() => model as Scripted, o.policy ? { policy: o.policy } : {});
+  t.teardown(() => b.close());
+  if (o.network) await cli(b.sb, ['--workspace', b.sb.project, 'trust', '--network']);
+  await o.setup?.(b);
+  model = scripted([{ calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script(b.sb.project, b.sb.profile)] } }] }, { calls: [{ name: 'finish', arguments: { summary: 'ran' } }] }]);
+  const job = b.submit('run it');
+  const db = b.engine.db();
+  await until(() => pendingApprovals(db, { project: b.sb.project, jobId: job.id }).length === 1, 30000);
+  const [a] = pendingApprovals(db, { project: b.sb.project, jobId: job.id });
+  decideApproval(db, a!.id, 'approved', 'test');
+  b.engine.jobs().sync();
+  await b.settle(job.id, 60000);
+  const results = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<Extract<Message, { role: 'tool' }>>;
+  return { b, approval: a!, result: results[0]!.content, spawns: readAudit(db, { kinds: ['spawn'], limit: 100 }).map((r) => r.body as Record<string, unknown>) };
+}
+
+t.test("an approved command cannot read the profile's secrets, the engine's /proc, or write .git/config; the project stays writable", async (t) => {
+  const canary = `secret-canary-${process.pid}-value`;
+  const { result, spawns, b } = await approvedCommand(
+    t,
+    (project, profile) =>
+      [
+        `cat ${profile}/secrets.json && echo READ-SECRETS || echo NO-SECRETS`,
+        `ls ${profile} >/dev/null 2>&1 && echo SEE-PROFILE || echo NO-PROFILE`,
+        `cat /proc/${process.pid}/environ >/dev/null 2>&1 && echo READ-ENGINE-ENVIRON || echo NO-ENGINE-ENVIRON`,
+        `cat /proc/$PPID/environ | tr '\\0' '\\n' | grep -c -e SHADOWCODE_HOME -e TAP_CHILD_ID || true`,
+        `(echo '[core] fsmonitor = evil' >> ${project}/.git/config) 2>/dev/null && echo WROTE-GIT || echo NO-GIT`,
+        `echo fine > ${project}/made.txt && echo WROTE-PROJECT`,
+        `ls ${join(ROOT, 'src')} >/dev/null 2>&1 && echo SEE-OTHER-DIRS || echo NO-OTHER-DIRS`,
+      ].join('; '),
+    {
+      setup: async (b) => {
+        mkdirSync(join(b.sb.project, '.git'));
+        writeFileSync(join(b.sb.project, '.git', 'config'), '[core]\n');
+        t.equal((await cli(b.sb, ['secret', 'set', 'SC_CANARY'], canary)).code, 0, 'a secret is stored');
+        t.ok(existsSync(join(b.sb.profile, 'secrets.json')), 'secrets.json exists outside the sandbox');
+      },
+    },
+  );
+  t.match(result, /NO-SECRETS/, 'secrets.json cannot be read');
+  t.notMatch(result, new RegExp(`^READ-SECRETS$|${canary}`, 'm'), 'nothing of it reached the model');
+  t.match(result, /NO-PROFILE/, 'the profile directory is not visible');
+  t.match(result, /NO-ENGINE-ENVIRON/, "the engine's /proc entry is not in the command's PID namespace");
+  t.match(result, /^0$/m, "the parent's environ holds no variable the environment policy filters out");
+  t.match(result, /NO-GIT/, '.git/config is read-only');
+  t.equal(readFileSync(join(b.sb.project, '.git', 'config'), 'utf8'), '[core]\n', '.git/config is unchanged');
+  t.match(result, /WROTE-PROJECT/);
+  t.equal(readFileSync(join(b.sb.project, 'made.txt'), 'utf8'), 'fine\n', 'the project itself is writable');
+  t.match(result, /NO-OTHER-DIRS/, 'directories outside the project and the system are not visible');
+  t.match(spawns, [{ kind: 'command', level: 'bwrap', network: false, argv0: 'sh' }], 'the spawn row records the sandbox');
+});
+
+async function listener(t: any): Promise<{ port: number; connections: () => number }> {
+  let n = 0;
+  const server: Server = createServer((s) => {
+    n++;
+    s.on('error', () => {});
+    s.end('hello\n');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  return { port: (server.address() as { port: number }).port, connections: () => n };
+}
+
+const connectScript = (port: number) => `node -e "require('net').connect(${port}, '127.0.0.1').on('connect', () => { console.log('CONNECTED'); process.exit(0) }).on('error', (e) => { console.log('NO-CONNECT ' + e.code); process.exit(1) })"`;
+
+t.test('without network permission a command cannot reach a loopback listener outside; with it, it can', async (t) => {
+  const off = await listener(t);
+  const denied = await approvedCommand(t, () => connectScript(off.port));
+  t.match(denied.result, /NO-CONNECT/, denied.result);
+  t.notMatch(denied.result, /^CONNECTED$/m);
+  t.equal(off.connections(), 0, 'the listener saw no connection');
+  const on = await listener(t);
+  const allowed = await approvedCommand(t, () => connectScript(on.port), { network: true });
+  t.match(allowed.result, /^CONNECTED$/m, 'the project\'s network permission opens the network');
+  t.match(allowed.spawns, [{ kind: 'command', level: 'bwrap', network: true }]);
+});
+
+t.test('a stdio MCP server runs in the sandbox, recorded in the audit log', async (t) => {
+  const w = await world();
+  await grant(w, 'peer', peerDef('ok'));
+  const target = enabledTargets(w.db, w.sb.project, w.policy, w.secrets).find((x) => x.def.name === 'peer')!;
+  const o = await openTarget(w.deps, { principal: { kind: 'engine', owner: 'test:owner', allow_write: true, allow_approvals: false }, project: { path: w.sb.project, trusted: true, level: 'workspace', network: false }, requested_level: 'workspace' }, w.sb.project, target, new AbortController().signal);
+  t.ok(o.catalog.length > 0, 'the sandboxed server answered discovery');
+  await o.conn.close();
+  t.match(readAudit(w.db, { kinds: ['spawn'], limit: 10 }).map((r) => r.body), [{ kind: 'mcp_server', level: 'bwrap', network: false, argv0: process.execPath }]);
+});
+
+/** A PATH without bwrap: the engine finds no sandbox. */
+async function withoutBwrap<T>(fn: () => Promise<T>): Promise<T> {
+  const saved = process.env.PATH;
+  process.env.PATH = '/nonexistent-bin';
+  try {
+    return await fn();
+  } finally {
+    process.env.PATH = saved;
+  }
+}
+
+t.test('without bwrap on PATH: status, doctor and the approval say "unsandboxed", and the command still runs', async (t) => {
+  const r = await withoutBwrap(async () => {
+    const { approval, result, spawns, b } = await approvedCommand(t, () => 'echo ran-bare');
+    const status = JSON.parse((await cli(b.sb, ['--json', 'status'])).stdout);
+    const text = (await cli(b.sb, ['status'])).stdout;
+    const checks = diagnose({ profileDir: b.sb.profile, project: b.sb.project, db: b.engine.db(), policy: b.policy, settings: () => b.engine.settings(), secrets: b.engine.secrets(), env: b.sb.env });
+    return { approval, result, spawns, status, text, checks };
+  });
+  t.match(r.approval.action, { unsandboxed: true }, 'the approval record says so');
+  t.match(describeAction('command', r.approval.action), /unsandboxed/, 'so does its text');
+  t.match(r.result, /ran-bare/, 'the command ran as before');
+  t.match(r.spawns, [{ kind: 'command', level: 'none' }], 'the spawn row records no sandbox');
+  t.match(r.status.sandbox, { level: 'none', label: 'unsandboxed', require: false, detail: /bwrap is not on PATH/ });
+  t.match(r.text, /^sandbox\s+unsandboxed/m);
+  t.match(r.checks.find((c) => c.id === 'sandbox'), { status: 'warn', detail: /^unsandboxed/ });
+  // The CLI as a real process, with a PATH lacking bwrap.
+  const sb = (await agentBench(() => scripted([]))).sb;
+  const bare = await spawnCli(sb, ['--json', 'status'], '', { PATH: '/nonexistent-bin' });
+  t.match(JSON.parse(bare.stdout).sandbox, { label: 'unsandboxed' });
+  const boxed = await spawnCli(sb, ['--json', 'status']);
+  t.match(JSON.parse(boxed.stdout).sandbox, { level: 'bwrap', label: 'sandboxed' });
+});
+
+t.test('sandbox.require refuses to start a command when no sandbox can be made', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sc-policy-'));
+  cpSync(join(ROOT, 'policy'), dir, { recursive: true });
+  const sp = JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8'));
+  writeFileSync(join(dir, 'sandbox.json'), JSON.stringify({ ...sp, require: true }));
+  const policy = loadPolicy(dir);
+  const r = await withoutBwrap(async () => {
+    const out = await approvedCommand(t, (project) => `touch ${project}/ran`, { policy });
+    const checks = diagnose({ profileDir: out.b.sb.profile, project: out.b.sb.project, db: out.b.engine.db(), policy, settings: () => out.b.engine.settings(), secrets: out.b.engine.secrets(), env: out.b.sb.env });
+    return { ...out, checks };
+  });
+  t.match(r.result, /SC_SANDBOX_UNAVAILABLE/, r.result);
+  t.notOk(existsSync(join(r.b.sb.project, 'ran')), 'nothing ran');
+  t.same(r.spawns, [], 'no spawn happened');
+  t.match(r.checks.find((c) => c.id === 'sandbox'), { status: 'fail', detail: /requires one/ });
+  // With bwrap present the same policy runs it, sandboxed.
+  const ok = await approvedCommand(t, (project) => `touch ${project}/ran`, { policy });
+  t.ok(existsSync(join(ok.b.sb.project, 'ran')));
+  t.match(ok.spawns, [{ level: 'bwrap' }]);
+});
