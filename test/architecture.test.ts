@@ -21,7 +21,7 @@ function imports(text: string): string[] {
 // Lowest first. An import may point to its own layer or any layer below it.
 // The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; its contract
 // types (agent/types.ts, which import only the ticket) are shared by every layer, so they are base.
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli'];
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli', 'lib'];
 function layerOf(rel: string): string {
   if (rel.replace(/\.js$/, '.ts') === 'agent/types.ts') return 'base';
   const top = rel.split('/')[0] as string;

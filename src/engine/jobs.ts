@@ -29,32 +29,8 @@ import { newId } from '../util/ids.js';
 import { childEnv } from './child-env.js';
 import { type CommandHandle, runCommand } from './process.js';
 
-export type JobState = 'queued' | 'running' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
-export interface JobRow {
-  readonly id: string;
-  readonly project: string;
-  readonly kind: 'test' | 'agent';
-  readonly owner: string;
-  readonly ceiling: Level;
-  readonly state: JobState;
-  readonly title: string;
-  readonly task_id: string | null;
-  readonly argv: string[] | null;
-  readonly exit_code: number | null;
-  readonly duration_ms: number | null;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
-export interface ApprovalRow {
-  readonly id: string;
-  readonly job_id: string;
-  readonly kind: 'command' | 'write' | 'mcp_call';
-  readonly action: { argv?: string[]; cwd?: string; path?: string; diff?: string };
-  readonly state: 'pending' | 'approved' | 'denied' | 'cancelled';
-  readonly created_at: string;
-  readonly decided_at: string | null;
-  readonly decided_by: string | null;
-}
+export type { ApprovalRow, JobRow, JobState } from './job-types.js';
+import type { ApprovalRow, JobRow, JobState } from './job-types.js';
 
 const ACTIVE = "('queued', 'running', 'waiting_approval')";
 
@@ -102,11 +78,12 @@ export function jobAnswer(db: Db, jobId: string): unknown {
   return r ? (JSON.parse(r.body) as unknown) : null;
 }
 
-export function listJobs(db: Db, project: string, owner: string, opts: { limit: number; cursor?: string }): Page<JobRow> {
+/** A project's jobs, newest first: one owner's, or every owner's when `owner` is null (the CLI user's and a host's view). */
+export function listJobs(db: Db, project: string, owner: string | null, opts: { limit: number; cursor?: string }): Page<JobRow> {
   const after = opts.cursor ? decodeCursor(opts.cursor, 2) : undefined;
   const rows = (
-    sql(db, `SELECT * FROM jobs WHERE project = ? AND owner = ? AND (? IS NULL OR (created_at, id) < (?, ?)) ORDER BY created_at DESC, id DESC LIMIT ?`).all(
-      project, owner, after ? 1 : null, after?.[0] ?? null, after?.[1] ?? null, opts.limit + 1,
+    sql(db, `SELECT * FROM jobs WHERE project = ? AND (? IS NULL OR owner = ?) AND (? IS NULL OR (created_at, id) < (?, ?)) ORDER BY created_at DESC, id DESC LIMIT ?`).all(
+      project, owner, owner, after ? 1 : null, after?.[0] ?? null, after?.[1] ?? null, opts.limit + 1,
     ) as Array<Record<string, unknown>>
   ).map((r) => toJob(r) as JobRow);
   const items = rows.slice(0, opts.limit);
