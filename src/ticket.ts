@@ -30,10 +30,11 @@ export function mintTicket(fields: GateTicket): GateTicket {
 }
 
 /** `action` may end with `*` to accept a family (`tool:shadow_memory.*`). */
-export function assertTicket(ticket: GateTicket, action: string): void {
+/** `action` may list the actions of every door to one executor (an MCP tool and its CLI command). */
+export function assertTicket(ticket: GateTicket, action: string | readonly string[]): void {
   const ok =
     minted.has(ticket) &&
-    (action.endsWith('*') ? ticket.action.startsWith(action.slice(0, -1)) : ticket.action === action);
+    (typeof action === 'string' ? [action] : action).some((a) => (a.endsWith('*') ? ticket.action.startsWith(a.slice(0, -1)) : ticket.action === a));
   // INVARIANT: executors are only reachable through gate.enforce; reaching here is a bug, not a denial.
   if (!ok) throw new ScError('SC_INTERNAL', `executor for ${action} called without a matching gate ticket`);
 }

@@ -79,7 +79,7 @@ export function reviewTask(db: Db, project: string, taskId: string, maxBytes: nu
 }
 
 export function rollbackTask(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
-  assertTicket(ticket, 'tool:shadow_rollback');
+  assertTicket(ticket, ['tool:shadow_rollback', 'cli:rollback']);
   taskInProject(db, project, taskId);
   const files = taskFiles(db, project, taskId);
   if (files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${taskId} changed no files`);

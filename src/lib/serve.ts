@@ -41,7 +41,7 @@ export async function serveStdio(ctx: Ctx, c: Checked, o: StdioServeOptions): Pr
   const engine = await openEngine(ctx, { kind: 'stdio', owner });
   const { serveOverStdio } = await import('../server/stdio.js');
   const stop = new AbortController();
-  const closed = serveOverStdio({ engine, project: c.workspace, allowWrite, allowApprovals, stdin: o.input as never, stdout: o.output, log: c.log, signals: false, stop: stop.signal }).then(
+  const closed = serveOverStdio({ engine, project: c.workspace, allowWrite, allowApprovals, stdin: o.input as never, stdout: o.output, log: c.log, signals: false, stop: stop.signal, owner }).then(
     () => undefined,
     (err: unknown) => c.log(`shadowcode: stdio server failed: ${(err as Error).message}`),
   );

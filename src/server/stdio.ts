@@ -24,11 +24,13 @@ export interface StdioServeOptions {
   readonly signals?: boolean;
   /** Aborting it ends the connection as end of input does. */
   readonly stop?: AbortSignal;
+  /** The connection's owner label (the library names its servers); else a fresh one. */
+  readonly owner?: string;
 }
 
 /** Serves until the connection ends; resolves with the process exit code. */
 export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
-  const conn = new Connection({ transport: 'stdio', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine });
+  const conn = new Connection({ transport: 'stdio', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine, ...(o.owner ? { owner: o.owner } : {}) });
   const transport = new BoundedStdioTransport(o.stdin, o.stdout, o.engine.policy.limits.stdio_server, o.log);
   const handle = serveStdio(() => buildServer(conn), { legacy: 'serve', transport, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
   // A signal ends the connection the same way end of input does: owned jobs are cancelled and reaped first.
