@@ -132,3 +132,12 @@ t.test('the host decides and cancels jobs of its embedded stdio server; close() 
   await server.closed;
   await refuses(t, sc.cancel(echo.job_id), 'SC_JOB_NOT_FOUND', /not owned by a server of this handle/);
 });
+
+t.test('docs/library.md documents every export and every method of the handle', async (t) => {
+  const doc = readFileSync(join(ROOT, 'docs', 'library.md'), 'utf8');
+  const lib = await import('../../src/lib/index.js');
+  for (const name of Object.keys(lib)) t.match(doc, new RegExp(`\\b${name}\\b`), `export ${name}`);
+  const methods = Object.getOwnPropertyNames(lib.Shadowcode.prototype).filter((m) => m !== 'constructor' && !['live', 'data', 'track', 'ownJob'].includes(m));
+  t.ok(methods.length >= 15, `the handle's methods (${methods.join(', ')})`);
+  for (const m of methods) t.match(doc, new RegExp(`sc\\.${m}\\b`), `sc.${m}`);
+});
