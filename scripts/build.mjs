@@ -5,7 +5,8 @@
 //   src/boot.ts     ─► dist/boot.cjs     tiny; stamped with the bundle's hash, the cache key
 //   src/lib/index.ts ─► dist/lib.cjs     the library (require), and dist/lib.mjs, its ESM face (import):
 //                                        one implementation, so a host never holds two copies of the state
-//   child programs  ─► dist/sqlite-child.js, dist/job-runner.js, dist/runner-supervisor.js (ESM, started as processes)
+//   child programs  ─► dist/sqlite-child.js, dist/job-runner.js, dist/runner-supervisor.js,
+//                                        dist/mcp-supervisor.js, dist/mcp-relay.js (ESM, started as processes)
 //
 // better-sqlite3 stays external (a native addon) and is required only when a
 // database first opens.
@@ -28,7 +29,7 @@ const common = {
 
 await build({
   ...common,
-  entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', 'job-runner': 'src/engine/runner-child.ts', 'runner-supervisor': 'src/agent/runners/supervisor.ts', 'mcp-supervisor': 'src/client/stdio-supervisor.ts' },
+  entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', 'job-runner': 'src/engine/runner-child.ts', 'runner-supervisor': 'src/agent/runners/supervisor.ts', 'mcp-supervisor': 'src/client/stdio-supervisor.ts', 'mcp-relay': 'src/agent/runners/mcp-relay.ts' },
   outdir: 'dist',
   format: 'esm',
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.

@@ -98,7 +98,7 @@ const CAPABILITIES = [/^import (?!type\b)[^\n]*from 'node:(child_process|net|htt
 
 // Separate programs the gated executors start (the job supervisor, the SQLite query child). They run
 // only as child processes: nothing in src/ may import them, and the build must emit them as entries.
-const CHILD_PROGRAMS = ['engine/runner-child.ts', 'engine/sqlite-child.ts', 'agent/runners/supervisor.ts', 'client/stdio-supervisor.ts'];
+const CHILD_PROGRAMS = ['engine/runner-child.ts', 'engine/sqlite-child.ts', 'agent/runners/supervisor.ts', 'client/stdio-supervisor.ts', 'agent/runners/mcp-relay.ts'];
 
 t.test('child programs are started by executors, never imported', async (t) => {
   const build = readFileSync(join(ROOT, 'scripts', 'build.mjs'), 'utf8');

@@ -182,6 +182,24 @@ export class TaskTools implements TaskToolSource {
     return this.invoke(inl.server, inl.tool, a, ctx);
   }
 
+  /**
+   * One server's pinned tools as an MCP server of ours offers them to a coding CLI
+   * (relay-host.ts): the same labelled descriptions the native loop shows its model.
+   */
+  async relayCatalog(name: string): Promise<Array<{ name: string; description: string; inputSchema: Record<string, unknown> }>> {
+    await this.tools();
+    const s = this.server(name);
+    if (s.refused || !s.tools) throw s.refused ?? new ScError('SC_MCP_CONNECT_FAILED', `${s.target.server} has no catalog this task can use`);
+    const chars = this.deps.policy.limits.catalog.description_chars;
+    return s.tools.map((t) => ({ name: t.name, description: labelled(s.target.server, t, chars), inputSchema: t.input_schema }));
+  }
+
+  /** A coding CLI's call of one relayed tool: exactly the path (checks, approval, gate) a native call takes. */
+  async relayCall(name: string, tool: string, args: Record<string, unknown>): Promise<ToolResult> {
+    await this.tools();
+    return this.invoke(this.server(name), tool, args, this.ctx);
+  }
+
   private server(name: string): Server {
     const s = this.servers.find((x) => x.target.server === name || x.target.id === name);
     if (!s) throw new ScError('SC_TOOL_UNKNOWN', `no granted MCP server is named ${JSON.stringify(name.slice(0, 128))}; mcp_tools lists them`);

@@ -169,7 +169,7 @@ t.test('a server that exits on its own: the call fails, the permit is released',
   const w = await world();
   await grant(w, 'quitter', peerDef('exit-early'));
   const o = await open(w, 'quitter');
-  await sleep(200);
+  await until(() => peerProcesses('exit-early').length === 0);
   await t.rejects(o.conn.call(await ticketFor(w), 'echo', { text: 'x' }, new AbortController().signal), { code: /SC_MCP_/ });
   await o.conn.close();
   t.same(peerProcesses('exit-early'), []);

@@ -10,7 +10,7 @@ import { enforce } from '../../src/policy/gate.js';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { getProject } from '../../src/store/projects.js';
 import { sha256 } from '../../src/util/canonical-json.js';
-import { cli, connection, ROOT, sandbox } from '../fixtures/env.js';
+import { cli, connection, ROOT, sandbox, TS_IMPORT } from '../fixtures/env.js';
 
 /** A task that changes files, as the agent runtime will: through the gate, then the file API. */
 async function task(c: Awaited<ReturnType<typeof connection>>, project: string, edits: Array<[string, string | null]>, why = 'edit') {
@@ -124,6 +124,7 @@ t.test('a crash in the middle of a change leaves the store consistent', async (t
     for (let i = 0; ; i++) {
       await enforce(c.conn.gate(), { action: 'file:write', principal: { kind: 'engine', owner: c.conn.owner, allow_write: true, allow_approvals: false }, project: { path: sb.project, trusted: true, level: 'workspace' }, requested_level: 'workspace', resource: { kind: 'job', id: job.id, owner: c.conn.owner, project: sb.project } },
         (tk) => changeFile(tk, c.engine.db(), sb.project, job.id, 'f' + (i % 3) + '.bin', Buffer.concat([big, Buffer.from(String(i))]), 'loop ' + i, 16 << 20));
+      process.stdout.write('applied\\n');
     }
   `;
   // A timed-out run must not leave an endless writer behind.
@@ -132,10 +133,12 @@ t.test('a crash in the middle of a change leaves the store consistent', async (t
     live?.kill('SIGKILL');
   });
   for (let round = 0; round < 4; round++) {
-    const child = spawn(process.execPath, ['--import', `file://${ROOT}node_modules/@tapjs/typescript/dist/esm/import.mjs`, '--input-type=module', '-e', script, JSON.stringify(sb)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', script, JSON.stringify(sb)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     live = child;
-    await new Promise<void>((r) => child.stdout.once('data', () => r()));
-    await new Promise((r) => setTimeout(r, 150 + round * 170));
+    // Killed at a different point of a later change each round, once one change is through (however slow the machine).
+    let out = '';
+    await new Promise<void>((r) => child.stdout.on('data', (d) => (out += d).includes('applied') && r()));
+    await new Promise((r) => setTimeout(r, round * 170));
     child.kill('SIGKILL');
     await new Promise((r) => child.on('close', r));
     live = null;

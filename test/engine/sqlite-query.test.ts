@@ -2,15 +2,31 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { shippedPolicy } from '../../src/policy/load.js';
 import { connection, sandbox } from '../fixtures/env.js';
 
-async function withDb(t: any) {
+const shipped = shippedPolicy();
+/** The shipped policy with another query deadline (the deadline clock starts with the query process). */
+const withDeadline = (ms: number) => ({ ...shipped, limits: { ...shipped.limits, inspection: { ...shipped.limits.inspection, sqlite_deadline_ms: ms } } });
+// Tests that are not about the deadline get a long one: on a loaded machine the query
+// process alone can take longer than 2 s to start.
+const RELAXED = withDeadline(120_000);
+
+/** This process's query children still in the process table. */
+function queryChildren(): string[] {
+  return execFileSync('ps', ['-o', 'pid=,stat=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.includes('sqlite-child') && !/^\s*\d+\s+Z/.test(l));
+}
+
+async function withDb(t: any, policy = RELAXED) {
   const sb = sandbox();
   const file = join(sb.project, 'app.db');
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, avatar BLOB); INSERT INTO users (name, avatar) VALUES ('ada', x'0102'), ('bob', NULL);");
-  const c = await connection(sb);
+  const c = await connection(sb, { policy });
   t.teardown(() => (db.close(), c.close()));
   return { sb, db, ...c };
 }
@@ -81,15 +97,23 @@ t.test('a FIFO or a /dev/zero link named as the database is refused unopened', a
   t.equal((await call('shadow_sqlite', { action: 'tables', path: 'zero.db' })).data.error.code, 'SC_PATH_OUTSIDE');
 });
 
-t.test('row and time limits really stop the query', async (t) => {
+t.test('the row limit stops the query', async (t) => {
   const { call } = await withDb(t);
   const many = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100000) SELECT x FROM c', max_rows: 10 });
   t.equal(many.data.rows.length, 10);
   t.equal(many.data.truncated, true);
+});
+
+t.test('the shipped 2 s deadline really stops an endless query: SC_TIMEOUT, and its process is gone', async (t) => {
+  t.equal(shipped.limits.inspection.sqlite_deadline_ms, 2000);
+  const { call } = await withDb(t, shipped);
   const started = Date.now();
   const slow = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' });
   t.equal(slow.data.error.code, 'SC_TIMEOUT');
-  t.ok(Date.now() - started < 6000, 'stopped near the 2 s deadline');
+  t.match(slow.data.error.message, /longer than 2000 ms/);
+  const took = Date.now() - started;
+  t.ok(took >= 2000 && took < 6000, `stopped at the 2 s deadline, not before and not long after (${took} ms)`);
+  t.same(queryChildren(), [], 'the query process was killed, not left running');
 });
 
 t.test('only existing SQLite files inside the project', async (t) => {

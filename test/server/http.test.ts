@@ -15,6 +15,15 @@ async function gateway(t: any, flags: string[] = []) {
   return { sb, gw };
 }
 
+// One read-only gateway, started once, for the tests that only send it requests: none
+// of them changes what another sees. Together they stay far below the rate limit, and
+// the connection-cap test waits until its connections are gone. Tests that write,
+// stop the gateway, read its whole stderr or use up the rate limit start their own.
+let readOnly: Awaited<ReturnType<typeof gateway>>;
+t.before(async () => {
+  readOnly = await gateway(t);
+});
+
 for (const flavor of ['v2-modern', 'v2-legacy', 'v1'] as const) {
   t.test(`${flavor} over HTTP: discovery, a tool call and a resource`, async (t) => {
     const { gw, sb } = await gateway(t, ['--allow-write']);
@@ -31,7 +40,7 @@ for (const flavor of ['v2-modern', 'v2-legacy', 'v1'] as const) {
 }
 
 t.test('one gateway is one owner for every caller holding its token', async (t) => {
-  const { gw } = await gateway(t);
+  const { gw } = readOnly;
   const a = await httpClient(gw.url, 'v2-modern');
   const b = await httpClient(gw.url, 'v1');
   const oa = (await a.callTool({ name: 'shadow_status', arguments: {} })).structuredContent.connection.owner;
@@ -43,7 +52,7 @@ t.test('one gateway is one owner for every caller holding its token', async (t) 
 });
 
 t.test('a read-only gateway refuses writes by rule', async (t) => {
-  const { gw } = await gateway(t);
+  const { gw } = readOnly;
   const c = await httpClient(gw.url, 'v2-modern');
   t.teardown(() => c.close());
   const r = await c.callTool({ name: 'shadow_memory', arguments: { action: 'append', text: 'x' } });
@@ -51,7 +60,7 @@ t.test('a read-only gateway refuses writes by rule', async (t) => {
 });
 
 t.test('Host variants that DNS rebinding would send are refused with 403', async (t) => {
-  const { gw } = await gateway(t);
+  const { gw } = readOnly;
   const ok = await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY });
   t.equal(ok.status, 200, 'the bound IP with the real port');
   t.equal((await raw(gw.port, { host: `localhost:${gw.port}`, headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY })).status, 200, 'localhost with the real port');
@@ -63,7 +72,7 @@ t.test('Host variants that DNS rebinding would send are refused with 403', async
 });
 
 t.test("only the gateway's own Origin is accepted, and it still needs the token", async (t) => {
-  const { gw } = await gateway(t);
+  const { gw } = readOnly;
   const h = { ...JSON_HEADERS, ...auth() };
   for (const origin of [`http://127.0.0.1:${gw.port}`, `http://localhost:${gw.port}`, `HTTP://LOCALHOST:${gw.port}`]) {
     t.equal((await raw(gw.port, { headers: { ...h, origin }, body: INIT_BODY })).status, 200, origin);
@@ -88,7 +97,7 @@ t.test('a JSON-RPC batch is refused with 400 and a JSON-RPC error, and nothing i
 });
 
 t.test('missing, wrong, short, queried and duplicated tokens are refused', async (t) => {
-  const { gw } = await gateway(t);
+  const { gw } = readOnly;
   const h = JSON_HEADERS;
   const missing = await raw(gw.port, { headers: h, body: INIT_BODY });
   t.equal(missing.status, 401);
@@ -103,7 +112,7 @@ t.test('missing, wrong, short, queried and duplicated tokens are refused', async
 });
 
 t.test('GET and DELETE get 405; other methods and paths 404', async (t) => {
-  const { gw } = await gateway(t);
+  const { gw } = readOnly;
   t.equal((await raw(gw.port, { method: 'GET', headers: auth() })).status, 405);
   t.equal((await raw(gw.port, { method: 'DELETE', headers: auth() })).status, 405);
   t.equal((await raw(gw.port, { method: 'PUT', headers: auth() })).status, 404);
@@ -112,7 +121,7 @@ t.test('GET and DELETE get 405; other methods and paths 404', async (t) => {
 });
 
 t.test('a body over 1 MiB is refused with 413', async (t) => {
-  const { gw } = await gateway(t);
+  const { gw } = readOnly;
   const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(1048576) } });
   t.equal((await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: big })).status, 413);
 });
@@ -130,7 +139,7 @@ function held(port: number, data: string): Promise<{ socket: Socket; closed: Pro
 }
 
 t.test('slow headers and slow bodies are cut off at 5 s', async (t) => {
-  const { gw } = await gateway(t);
+  const { gw } = readOnly;
   const headers = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\n`);
   const body = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`);
   const [a, b] = await Promise.all([headers.closed, body.closed]);
@@ -139,7 +148,7 @@ t.test('slow headers and slow bodies are cut off at 5 s', async (t) => {
 });
 
 t.test('the 33rd concurrent connection gets 503 with Retry-After: 1, its request unread', async (t) => {
-  const { gw } = await gateway(t);
+  const { gw } = readOnly;
   const open = await Promise.all(Array.from({ length: 32 }, () => held(gw.port, 'POST /mcp HTTP/1.1\r\n')));
   const extra = await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY });
   t.equal(extra.status, 503);
@@ -237,7 +246,7 @@ t.test('the token may come from the profile secret store', async (t) => {
 });
 
 t.test('mcp register --url output connects to the running gateway for each client', async (t) => {
-  const { gw, sb } = await gateway(t);
+  const { gw, sb } = readOnly;
   const clientEnv: Record<string, string> = { SHADOW_MCP_HTTP_TOKEN: TOKEN };
   for (const client of ['codex', 'claude', 'cursor'] as const) {
     const r = await cli(sb, ['mcp', 'register', '--client', client, '--url', gw.url, '--token-env', 'SHADOW_MCP_HTTP_TOKEN']);

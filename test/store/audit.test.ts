@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { appendAudit, appendAuditRows, deferAudit, deferredAuditRows, flushAudit, readAudit, verifyAudit } from '../../src/store/audit.js';
 import { openDb } from '../../src/store/db.js';
 import { ensureProfileDir } from '../../src/store/profile.js';
-import { ROOT, sandbox, until } from '../fixtures/env.js';
+import { ROOT, sandbox, TS_IMPORT, until } from '../fixtures/env.js';
 
 function fresh(t: Test) {
   const sb = sandbox('sc-audit');
@@ -107,6 +107,9 @@ t.test('two processes appending at once keep one unbroken chain', async (t) => {
     import { openDb } from './src/store/db.ts';
     import { appendAudit, deferAudit, flushAudit } from './src/store/audit.ts';
     const db = openDb(process.argv[1], 10000);
+    // Both writers start their loops together: each says it is ready, then waits for the go.
+    process.stdout.write('ready\\n');
+    await new Promise((r) => process.stdin.once('data', r));
     for (let i = 0; i < 100; i++) {
       appendAudit(db, 'decision', { w: process.argv[2], i });
       if (i % 2) deferAudit(db, 'http_outcome', { w: process.argv[2], i }, { flush_ms: 60000, rows: 7 });
@@ -114,12 +117,18 @@ t.test('two processes appending at once keep one unbroken chain', async (t) => {
     flushAudit(db);
     db.close();
   `;
-  const run = (who: string) =>
-    new Promise<number>((resolve) => {
-      const c = spawn(process.execPath, ['--import', 'file://' + ROOT + 'node_modules/@tapjs/typescript/dist/esm/import.mjs', '--input-type=module', '-e', script, sb.profile, who], { cwd: ROOT, stdio: 'inherit' });
-      c.on('close', (code) => resolve(code ?? -1));
+  const writers = ['a', 'b'].map((who) => {
+    const c = spawn(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', script, sb.profile, who], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    const ready = new Promise<void>((resolve, reject) => {
+      c.stdout.once('data', () => resolve());
+      c.once('close', (code) => reject(new Error(`writer ${who} exited ${code} before it was ready`)));
     });
-  const codes = await Promise.all([run('a'), run('b')]);
+    const closed = new Promise<number>((resolve) => c.on('close', (code) => resolve(code ?? -1)));
+    return { c, ready, closed };
+  });
+  await Promise.all(writers.map((w) => w.ready));
+  for (const w of writers) w.c.stdin.end('go\n');
+  const codes = await Promise.all(writers.map((w) => w.closed));
   t.same(codes, [0, 0]);
   const r = verifyAudit(db);
   t.equal(r.ok, true);

@@ -3,7 +3,7 @@
  * message per line (Agent Client Protocol v1).
  *
  *   initialize {protocolVersion 1, no fs or terminal capability}
- *   session/new {cwd: project, mcpServers: the shared ones}
+ *   session/new {cwd: project, mcpServers: our relay, once per shared server (relay-host.ts)}
  *   session/prompt {prompt: [text]} ─► session/update notifications ─► job events
  *       agent ─► session/request_permission ─► ctx.requestApproval ─► allow_once | reject_once
  *   ctx.signal ─► session/cancel, pending permissions answered `cancelled`, then the group stopped
@@ -152,7 +152,8 @@ export async function driveAcp(run: Run): Promise<Driven> {
     }
   };
 
-  const proc = run.launch([], ['HOME'], onLine);
+  // On cancel the agent is told (session/cancel) and ends its turn; the group is stopped then, or after the grace.
+  const proc = run.launch([], ['HOME'], onLine, 'grace');
   void proc.done.then(() => {
     for (const w of waiting.values()) w.reject(new Error('the agent exited'));
     waiting.clear();
@@ -166,12 +167,8 @@ export async function driveAcp(run: Run): Promise<Driven> {
   let driven: Driven;
   try {
     const init = await request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: 'shadowcode', version: VERSION } }, limits.acp_request_deadline_ms);
-    const http = ((init.agentCapabilities as { mcpCapabilities?: { http?: boolean } } | undefined)?.mcpCapabilities?.http) === true;
-    const mcpServers = run.servers.shared.flatMap((s): Array<Record<string, unknown>> =>
-      s.transport === 'stdio' ? [{ name: s.name, command: s.command, args: s.args ?? [], env: [] }] : http ? [{ type: 'http', name: s.name, url: s.url, headers: [] }] : [],
-    );
-    const skipped = run.servers.shared.filter((s) => s.transport === 'http' && !http).map((s) => s.definition);
-    if (skipped.length) run.emit('runner.servers_skipped', { definitions: skipped, reason: 'the agent does not support HTTP MCP servers' });
+    // Our relay is a stdio server, which every ACP agent supports; the granted servers themselves are never named.
+    const mcpServers = run.relay.map((r) => ({ name: r.name, command: r.command, args: r.args, env: Object.entries(r.env).map(([name, value]) => ({ name, value })) }));
     const session = await request('session/new', { cwd: ctx.project, mcpServers }, limits.acp_request_deadline_ms);
     sessionId = String(session.sessionId ?? '');
     run.emit('runner.session', { session_id: sessionId, agent: init.agentInfo ?? null, protocol_version: init.protocolVersion ?? null });

@@ -8,12 +8,15 @@
  *   stdout: system/init, assistant (text, tool_use), user (tool_result), control_request
  *           can_use_tool ─► ctx.requestApproval(exact tool input) ─► allow | deny, result
  *
- * Isolation: only the servers passed in our temp config (--strict-mcp-config), and no
+ * MCP: the temp config lists only our relay (relay-host.ts), once per shared server; a
+ * relayed tool's can_use_tool is allowed here because the relay itself waits for the
+ * exact approval of each call. Isolation: only that config (--strict-mcp-config), and no
  * project or local settings (their hooks would run even in an untrusted folder). No
  * --allowedTools: an allow rule would answer before the prompt and our approval would
  * never be asked. A read-only task runs in plan mode and every prompt is denied here.
  */
 import { isAbsolute, relative, resolve } from 'node:path';
+import { ScError } from '../../errors.js';
 import type { ApprovalKind } from '../types.js';
 import { type Driven, type Run, stderrTail } from './run.js';
 
@@ -57,11 +60,25 @@ function resultText(content: unknown): string {
   return JSON.stringify(content ?? '');
 }
 
+/**
+ * The `--mcp-config` content: our relay under each shared server's name, nothing else.
+ * Claude Code expands `${…}` in command, args and env, so a value holding one is refused.
+ */
+export function claudeMcpConfig(run: Pick<Run, 'relay' | 'relayCallMs'>): { mcpServers: Record<string, unknown> } {
+  const mcpServers: Record<string, unknown> = {};
+  for (const r of run.relay) {
+    const entry = { type: 'stdio', command: r.command, args: r.args, env: r.env, timeout: run.relayCallMs };
+    if (JSON.stringify(entry).includes('${')) throw new ScError('SC_RUNNER_FAILED', `the relay entry for ${r.name} holds "\${", which Claude Code would expand; move shadowcode or TMPDIR to a path without it`);
+    mcpServers[r.name] = entry;
+  }
+  return { mcpServers };
+}
+
 export async function driveClaude(run: Run): Promise<Driven> {
   const { ctx, readOnly } = run;
-  const mcpServers: Record<string, unknown> = {};
-  for (const s of run.servers.shared) mcpServers[s.name] = s.transport === 'stdio' ? { type: 'stdio', command: s.command, args: s.args, env: {} } : { type: 'http', url: s.url };
-  const config = run.tempFile('mcp.json', JSON.stringify({ mcpServers }));
+  const config = run.tempFile('mcp.json', JSON.stringify(claudeMcpConfig(run)));
+  // The relay asks the user itself, with the exact call; a second prompt here would ask twice.
+  const relayed = (tool: string) => run.relay.some((r) => tool.startsWith(`mcp__${r.name}__`));
   const args = [
     '-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose',
     '--permission-prompt-tool', 'stdio', '--strict-mcp-config', '--mcp-config', config,
@@ -75,6 +92,7 @@ export async function driveClaude(run: Run): Promise<Driven> {
     const input = r.input ?? {};
     const tool = String(r.tool_name ?? '');
     if (readOnly) return answer(m.request_id as string, { behavior: 'deny', message: 'This is a read-only task: no edits, commands or external tool calls.' });
+    if (relayed(tool)) return answer(m.request_id as string, { behavior: 'allow', updatedInput: input });
     const { kind, action } = claudeApproval(ctx.project, tool, input);
     if (kind === 'write' && action.path === null) return answer(m.request_id as string, { behavior: 'deny', message: 'shadowcode allows edits only inside the project.' });
     const outcome = await ctx.requestApproval(kind, action);

@@ -12,9 +12,9 @@
  * (read-only for Plan, Review and read_only Build), and every change it makes is still
  * caught by the before/after snapshot. Driving app-server would route its approvals to
  * us too, but its JSON-RPC surface changes between releases; that is left for later and
- * stated in README. Servers are passed without `default_tools_approval_mode`, so Codex
- * keeps asking for (and, in exec, cancelling) MCP tool calls that need approval: no
- * shadowcode approval covers them.
+ * stated in docs/coding-clis.md. Codex never gets a granted server's command: its
+ * config names our relay (relay-host.ts), so every MCP call waits for the user's exact
+ * approval in shadowcode even though exec itself asks nothing.
  */
 import { type Driven, type Run, stderrTail } from './run.js';
 
@@ -44,13 +44,20 @@ interface Event {
   message?: string;
 }
 
-/** `-c key=value` pairs for the shared servers; a JSON string or array of strings is also valid TOML. */
-export function codexServerArgs(run: Run): string[] {
+/**
+ * `-c key=value` pairs naming our relay under each shared server's name; a JSON string
+ * is also a valid TOML string. Codex itself approves the relay's tools ("approve"): the
+ * relay waits for the user's exact approval of every call, and exec would otherwise
+ * cancel a call that needs one, or (in some releases) run it unasked.
+ */
+export function codexServerArgs(run: Pick<Run, 'relay' | 'relayCallMs'>): string[] {
   const out: string[] = [];
-  for (const s of run.servers.shared) {
-    const key = `mcp_servers.${s.name}`;
-    if (s.transport === 'stdio') out.push('-c', `${key}.command=${JSON.stringify(s.command)}`, '-c', `${key}.args=${JSON.stringify(s.args ?? [])}`);
-    else out.push('-c', `${key}.url=${JSON.stringify(s.url)}`);
+  for (const r of run.relay) {
+    const key = `mcp_servers.${r.name}`;
+    const env = `{${Object.entries(r.env).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}}`;
+    out.push('-c', `${key}.command=${JSON.stringify(r.command)}`, '-c', `${key}.args=${JSON.stringify(r.args)}`, '-c', `${key}.env=${env}`);
+    // A TOML float, as Codex reads this key.
+    out.push('-c', `${key}.tool_timeout_sec=${Math.ceil(run.relayCallMs / 1000)}.0`, '-c', `${key}.default_tools_approval_mode="approve"`);
   }
   return out;
 }

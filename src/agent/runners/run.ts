@@ -2,10 +2,11 @@
  * What every coding-CLI runner does around the CLI's own protocol.
  *
  *   gate 'runner:spawn' (trusted project) ─► executable found
- *   ─► servers for this run (at the granted hash, no credentials, live catalog
- *      still equal to its pin) ─► snapshot before (contents kept)
- *   ─► private temp dir (0700) ─► drive(run): spawn + the CLI's protocol
- *   ─► always: temp dir removed ─► snapshot after ─► differences recorded
+ *   ─► servers for this run (at the granted hash, live catalog still equal to
+ *      its pin) ─► snapshot before (contents kept)
+ *   ─► private temp dir (0700) ─► our MCP relay for the shared servers
+ *      (relay-host.ts: the CLI's config names only it) ─► drive(run): spawn + the CLI's protocol
+ *   ─► always: relay closed, temp dir removed ─► snapshot after ─► differences recorded
  *      as the job's checkpoints and changes ─► outcome
  *
  * The drivers (claude.ts, codex.ts, acp.ts) only translate: the CLI's events
@@ -25,6 +26,7 @@ import { getProject } from '../../store/projects.js';
 import type { SecretStore } from '../../store/secrets.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import type { TaskContext, TaskOutcome, Usage } from '../types.js';
+import type { Relay, RelayEntry } from './relay-host.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
 import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
@@ -58,10 +60,21 @@ export interface Run {
   /** Plan, Review, or a read_only ceiling: the CLI runs in its no-edit mode and gets no write approvals. */
   readonly readOnly: boolean;
   readonly servers: ServerChoice;
+  /**
+   * What the CLI's MCP config lists: our relay, once per shared server (relay-host.ts).
+   * Never a granted server's own command, URL or credential.
+   */
+  readonly relay: readonly RelayEntry[];
+  /** How long one relayed call may take in the CLI's eyes: it waits for a person's approval. */
+  readonly relayCallMs: number;
   /** Writes a file (mode 0600) in the run's private temp dir, removed after the run. */
   tempFile(name: string, content: string): string;
-  /** Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`. */
-  launch(extra: readonly string[], envNames: readonly string[], onLine: (line: string) => void): RunnerProcess;
+  /**
+   * Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`.
+   * On cancellation its group is stopped at once, or with `abort: 'grace'` (a driver that tells
+   * the CLI itself, as ACP's session/cancel does) only after the kill grace, so the CLI hears it.
+   */
+  launch(extra: readonly string[], envNames: readonly string[], onLine: (line: string) => void, abort?: 'stop' | 'grace'): RunnerProcess;
   /** Appends a job event, with long text fields cut to the event text limit. */
   emit(kind: string, body: Record<string, unknown>): void;
   clip(text: string): string;
@@ -115,7 +128,7 @@ export async function runCli(entry: RunnerEntry, deps: RunnerDeps, ctx: TaskCont
 async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerDeps, ctx: TaskContext, limits: Limits, readOnly: boolean, drive: (run: Run) => Promise<Driven>): Promise<TaskOutcome> {
   assertTicket(ticket, 'runner:spawn');
   checkExecutable(entry.command);
-  const offered = serversForRun(deps.db, ctx.project, deps.policy, deps.settings, readOnly);
+  const offered = serversForRun(deps.db, ctx.project, deps.policy, deps.secrets, deps.settings, readOnly);
   // The catalog pin applies to CLIs too: a server whose live catalog differs from its pin is not passed.
   // Loaded here, not at start-up: only a run that shares servers needs the client.
   const refused = offered.shared.length ? await (await import('../../client/catalog-check.js')).catalogRefusals(deps, ctx, offered.shared.map((s) => s.definition)) : new Map<string, string>();
@@ -155,15 +168,18 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   }, limits.wall_time_ms);
   wall.unref();
   let driven: Driven;
+  let relay: Relay | null = null;
   try {
+    // Loaded only when there is something to relay, as the client above.
+    if (servers.shared.length) relay = await (await import('./relay-host.js')).startRelay(ticket, deps, ctx, servers.shared, dir, limits.line_bytes);
     const run: Run = {
-      ctx, entry, limits, readOnly, servers, emit, clip, events,
+      ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms,
       tempFile: (name, content) => {
         const path = join(dir, name);
         writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
         return path;
       },
-      launch: (extra, envNames, onLine) => {
+      launch: (extra, envNames, onLine, abort = 'stop') => {
         const argv = [entry.command, ...entry.args, ...extra];
         const proc = spawnRunner(ticket, {
           argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
@@ -171,8 +187,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         }, onLine);
         procs.push(proc);
         if (overtime) proc.cancel();
-        const stop = () => proc.cancel();
-        if (ctx.signal.aborted) stop();
+        const stop = abort === 'stop' ? () => proc.cancel() : () => setTimeout(() => proc.cancel(), limits.kill_grace_ms).unref();
+        if (ctx.signal.aborted) proc.cancel();
         ctx.signal.addEventListener('abort', stop, { once: true });
         void proc.done.finally(() => ctx.signal.removeEventListener('abort', stop));
         void proc.pid.then((pid) => emit('runner.started', { provider: entry.provider, argv, pid }));
@@ -184,6 +200,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     driven = { ok: false, summary: null, failure: err instanceof ScError ? err.message : (err as Error).message };
   } finally {
     clearTimeout(wall);
+    await relay?.close().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
   const after = takeSnapshot(ctx.project, snapLimits, false);

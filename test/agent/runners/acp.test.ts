@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli } from '../../fixtures/env.js';
+import { cli, ROOT } from '../../fixtures/env.js';
 import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
 import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
@@ -40,8 +40,11 @@ t.test('speaks ACP over stdio: initialize, session/new with the shared servers, 
   t.same(r.argv, ['--fake-scenario', 'edit', '--fake-record', s.record], 'only the fixed arguments');
   t.equal(r.cwd, s.sb.project);
   t.match(r.initialize, { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: 'shadowcode' } });
-  t.same(r.session_new, { cwd: s.sb.project, mcpServers: [{ name: 'tools', command: process.execPath, args: [PEER, 'ok'], env: [] }, { type: 'http', name: 'web', url, headers: [] }] });
-  t.notMatch(JSON.stringify(r.session_new), /canary/);
+  const relay = join(ROOT, 'dist', 'mcp-relay.js');
+  const entry = (name: string) => ({ name, command: process.execPath, args: [relay, '--server', name], env: [{ name: 'SHADOWCODE_RELAY_SOCKET', value: /relay\.sock$/ }, { name: 'SHADOWCODE_RELAY_TOKEN', value: /^[0-9a-f]{64}$/ }] });
+  t.match(r.session_new, { cwd: s.sb.project, mcpServers: [entry('tools'), entry('web')] }, 'our relay for each usable server, HTTP ones included');
+  t.equal(r.session_new.mcpServers.length, 2, 'the server that cannot be reached is withheld');
+  t.notMatch(JSON.stringify(r.session_new), /canary|mcp-peer|\/mcp"/, "no granted server's command, URL or literal env");
   t.same(approvals.map((a) => [a.kind, a.action.path, a.action.tool_kind]), [['write', 'src/app.txt', 'edit']]);
   t.same(r.outcomes, [{ outcome: 'selected', optionId: 'allow' }], 'allow_once, never allow_always');
   t.same(events.filter((e) => e.kind === 'tool_call').map((e) => e.body.id), ['call_1']);

@@ -150,13 +150,14 @@ t.test('cancelling while an approval is pending stops the CLI and everything in 
   t.equal(s.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(approvals[0]!.id), 'cancelled', 'the pending approval is cancelled');
 });
 
-t.test('shares only enabled servers without secrets or literal env, and none when sharing is off', async (t) => {
+t.test('hands the CLI only our relay for each usable server, never a command, URL or secret, and nothing when sharing is off', async (t) => {
   const s = await setup(t);
+  const peer = `command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\n`;
   const defs: Record<string, string> = {
-    plain: `name: plain\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\n`,
+    plain: `name: plain\n${peer}`,
     web: 'name: web\nurl: http://127.0.0.1:9/mcp\n',
-    refs: 'name: refs\ncommand: ["/opt/tools/bin/refs"]\nenv_refs:\n  API_TOKEN: MY_TOOLS_API_KEY\n',
-    literal: 'name: literal\ncommand: ["/opt/tools/bin/literal"]\nenv:\n  LITERAL_VALUE: canary-literal-env-5c3a91\n',
+    refs: `name: refs\n${peer}env_refs:\n  API_TOKEN: MY_TOOLS_API_KEY\n`,
+    literal: `name: literal\n${peer}env:\n  LITERAL_VALUE: canary-literal-env-5c3a91\n`,
   };
   await cli(s.sb, ['secret', 'set', 'MY_TOOLS_API_KEY'], 'canary-secret-value-77aa01');
   for (const [name, text] of Object.entries(defs)) {
@@ -169,15 +170,16 @@ t.test('shares only enabled servers without secrets or literal env, and none whe
   const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner().run(ctx)).state, 'succeeded');
   const r = s.recorded();
-  t.same(JSON.parse(r.config), { mcpServers: { plain: { type: 'stdio', command: process.execPath, args: [PEER, 'ok'], env: {} } } });
-  t.notMatch(r.config, /canary/, 'no secret or literal env value in the config');
+  const servers = JSON.parse(r.config).mcpServers;
+  t.same(Object.keys(servers).sort(), ['literal', 'plain', 'refs'], 'credentials stay with shadowcode, so servers that use them are relayed too');
+  for (const [name, entry] of Object.entries(servers) as Array<[string, any]>) {
+    t.match(entry, { type: 'stdio', command: process.execPath, args: [/dist\/mcp-relay\.js$/, '--server', name], env: { SHADOWCODE_RELAY_SOCKET: /relay\.sock$/, SHADOWCODE_RELAY_TOKEN: /^[0-9a-f]{64}$/ }, timeout: policy.limits.runners.wall_time_ms });
+    t.same(Object.keys(entry.env).sort(), ['SHADOWCODE_RELAY_SOCKET', 'SHADOWCODE_RELAY_TOKEN']);
+  }
+  t.notMatch(r.config, /canary|mcp-peer|API_TOKEN|LITERAL_VALUE|127\.0\.0\.1:9/, "no secret, literal env, command or URL of a granted server in the config");
   t.match(events.find((e) => e.kind === 'runner.servers')!.body, {
-    withheld: [
-      { definition: 'config:literal', reason: /literal environment/ },
-      { definition: 'config:refs', reason: /secrets/ },
-      { definition: 'config:web', reason: /its catalog could not be checked \(SC_MCP_CONNECT_FAILED/ },
-    ],
-  }, 'a server whose catalog cannot be read and checked is not passed either');
+    withheld: [{ definition: 'config:web', reason: /its catalog could not be checked \(SC_MCP_CONNECT_FAILED/ }],
+  }, 'a server whose catalog cannot be read and checked is not passed');
 
   const off = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner({ mcp: { share_with_cli_agents: false } }).run(off.ctx)).state, 'succeeded');
@@ -213,7 +215,8 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
 
 t.test('a SIGKILLed owner leaves no CLI process behind', async (t) => {
   const { spawn } = await import('node:child_process');
-  const owner = spawn(process.execPath, [...process.execArgv, join(FIXTURES, 'runner-owner.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The owner is a TypeScript file run with this process's loader flags; tap's own TypeScript hook stays off in it, as in this process.
+  const owner = spawn(process.execPath, [...process.execArgv, join(FIXTURES, 'runner-owner.ts')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TAP_TYPE_STRIP_ONLY: '1' } });
   t.teardown(() => owner.kill('SIGKILL'));
   let out = '';
   await new Promise<void>((resolve, reject) => {

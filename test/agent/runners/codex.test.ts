@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli } from '../../fixtures/env.js';
+import { cli, ROOT } from '../../fixtures/env.js';
 import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
 import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
@@ -54,7 +54,7 @@ t.test('Plan, Review and a read_only Build run codex in the read-only sandbox', 
   }
 });
 
-t.test('passes enabled servers as -c mcp_servers overrides, never one with a secret', async (t) => {
+t.test('passes our relay as -c mcp_servers overrides, never a granted server command, URL or secret', async (t) => {
   const s = await setup(t);
   await cli(s.sb, ['secret', 'set', 'K'], 'canary-secret-codex-9f');
   const url = (await everythingHttp(t)).url;
@@ -65,12 +65,22 @@ t.test('passes enabled servers as -c mcp_servers overrides, never one with a sec
     const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
     t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
   }
-  const { ctx } = s.task({ mode: 'build', ceiling: 'workspace' });
+  const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner.run(ctx)).state, 'succeeded');
   const r = s.recorded();
-  t.same(r.overrides, [`mcp_servers.tools.command=${JSON.stringify(process.execPath)}`, `mcp_servers.tools.args=${JSON.stringify([PEER, 'ok', 'a b'])}`, `mcp_servers.web.url="${url}"`]);
-  t.notMatch(JSON.stringify(r.argv), /canary|keyed/);
-  t.notOk(r.argv.some((a: string) => a.includes('default_tools_approval_mode')), 'no pre-approval of MCP tools');
+  const relay = join(ROOT, 'dist', 'mcp-relay.js');
+  const secs = Math.ceil(policy.limits.runners.wall_time_ms / 1000);
+  const expect = (name: string) => [
+    `mcp_servers.${name}.command=${JSON.stringify(process.execPath)}`,
+    `mcp_servers.${name}.args=${JSON.stringify([relay, '--server', name])}`,
+    new RegExp(`^mcp_servers\\.${name}\\.env=\\{SHADOWCODE_RELAY_SOCKET=".*relay\\.sock", SHADOWCODE_RELAY_TOKEN="[0-9a-f]{64}"\\}$`),
+    `mcp_servers.${name}.tool_timeout_sec=${secs}.0`,
+    `mcp_servers.${name}.default_tools_approval_mode="approve"`,
+  ];
+  t.match(r.overrides, [...expect('tools'), ...expect('web')], 'the HTTP server is relayed too: the CLI never gets its URL');
+  t.equal(r.overrides.length, 10);
+  t.notMatch(JSON.stringify(r.argv), /canary|mcp-peer|\/mcp"|127\.0\.0\.1/, "no granted server's command, URL or secret");
+  t.match(events.find((e) => e.kind === 'runner.servers')!.body, { withheld: [{ definition: 'config:keyed', reason: /could not be checked/ }] });
 });
 
 t.test('a failed turn fails the task with SC_RUNNER_FAILED and the CLI message', async (t) => {

@@ -25,8 +25,10 @@ async function probe(sb: ReturnType<typeof sandbox>, entry: { id: string; provid
 
 t.test('runs only --version and reports its first line', async (t) => {
   const sb = sandbox('probe');
+  // A long deadline here: on a loaded machine a node program can take seconds just to start (the deadline has its own test below).
+  const relaxed = { ...policy.limits.runners, version_deadline_ms: 120_000 };
   for (const [provider, file, version] of [['claude-code', 'fake-claude.mjs', '2.1.197 (Claude Code)'], ['codex', 'fake-codex.mjs', 'codex-cli 0.171.0'], ['acp', 'fake-acp-agent.mjs', 'fake-agent 0.0.1']] as const) {
-    const r = await probe(sb, { id: provider, provider, command: join(FIXTURES, file) });
+    const r = await probe(sb, { id: provider, provider, command: join(FIXTURES, file) }, relaxed);
     t.match(r, { status: 'ok', found: true, version }, provider);
     t.same(JSON.parse(readFileSync(join(sb.env.HOME as string, 'fake-version-argv.json'), 'utf8')), ['--version'], `${provider}: nothing but --version`);
   }
