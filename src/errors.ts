@@ -37,6 +37,7 @@ export const ERRORS = {
   SC_GOAL_CLOSED: { exit: EXIT.error, summary: 'The goal is already done or abandoned.' },
   SC_LIMIT_REACHED: { exit: EXIT.error, summary: 'A limit from policy/limits.json was reached.' },
   SC_TOOL_UNKNOWN: { exit: EXIT.error, summary: 'No tool, resource or prompt with that name.' },
+  SC_TOOL_CALL_LIMIT: { exit: EXIT.error, summary: 'A model answer made more tool calls than one answer may; the rest were not run.' },
   SC_TOOL_ARGS_INVALID: { exit: EXIT.error, summary: 'Tool arguments do not match the tool input schema, or prompts/get or resources/read params are malformed.' },
   SC_BUSY: { exit: EXIT.error, summary: 'Too many operations are running on this connection.' },
   SC_TIMEOUT: { exit: EXIT.error, summary: 'An operation did not finish within its deadline.' },

@@ -30,11 +30,10 @@ export function mintTicket(fields: GateTicket): GateTicket {
 }
 
 /** `action` may end with `*` to accept a family (`tool:shadow_memory.*`). */
-/** `action` may list the actions of every door to one executor (an MCP tool and its CLI command). */
-export function assertTicket(ticket: GateTicket, action: string | readonly string[]): void {
+export function assertTicket(ticket: GateTicket, action: string): void {
   const ok =
     minted.has(ticket) &&
-    (typeof action === 'string' ? [action] : action).some((a) => (a.endsWith('*') ? ticket.action.startsWith(a.slice(0, -1)) : ticket.action === a));
+    (action.endsWith('*') ? ticket.action.startsWith(action.slice(0, -1)) : ticket.action === action);
   // INVARIANT: executors are only reachable through gate.enforce; reaching here is a bug, not a denial.
   if (!ok) throw new ScError('SC_INTERNAL', `executor for ${action} called without a matching gate ticket`);
 }

@@ -8,6 +8,11 @@
  *        stop 'length' ─► a failed turn: nothing runs, each call gets a tool error
  *        each call in order: parse JSON (never run unparsable) ─► schema ─► gate 'task:tool.<name>'
  *          ─► native tool | the task's extra tool source ─► result (capped, scrubbed) to the model
+ *          (at most agent.tool_calls_per_answer calls; the next is answered SC_TOOL_CALL_LIMIT and the
+ *          rest are left out of the conversation; between calls the event loop runs, so a cancel
+ *          or a ping is answered at once)
+ *        a refused or failed call keeps its refusal but, past agent.refused_argument_chars,
+ *          not its arguments: a note of their size replaces them, so the next request still fits
  *        finish ─► its summary; done
  *   ─► next step, within agent.max_steps, wall_time_ms and total_tokens
  *
@@ -109,6 +114,15 @@ function errorResult(err: unknown): ToolResult {
   return { content: `SC_INTERNAL: ${(err as Error)?.message ?? String(err)}`, is_error: true };
 }
 
+/** A turn of the event loop: I/O (a cancel, a ping) is handled between two tool calls of one answer. */
+const yieldToIo = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** What stays of a refused call's arguments in the conversation: valid JSON naming what was dropped. */
+export function forgottenArguments(call: ToolCall, max: number): ToolCall {
+  if (call.arguments.length <= max) return call;
+  return { ...call, arguments: JSON.stringify({ omitted: `${call.arguments.length} characters of arguments, not kept because the call was refused` }) };
+}
+
 class Stop extends Error {
   constructor(readonly outcome: TaskOutcome) {
     super(outcome.reason?.message ?? outcome.state);
@@ -169,10 +183,13 @@ export class NativeLoop implements TaskRunner {
           usage.input_tokens += turn.usage.input_tokens;
           usage.output_tokens += turn.usage.output_tokens;
         }
-        const calls = turn.tool_calls;
+        const made = turn.tool_calls_made ?? turn.tool_calls.length;
+        const cap = l.tool_calls_per_answer;
+        // Past the cap only one more call is kept, to carry the refusal; the others never enter the conversation.
+        const calls: ToolCall[] = made > cap ? turn.tool_calls.slice(0, cap + 1) : [...turn.tool_calls];
         ctx.emit('model_response', {
           step: steps, stop: turn.stop, ms: Date.now() - t0, usage: turn.usage, text: capText(turn.text, l.event_text_chars),
-          tool_calls: calls.map((c) => ({ id: c.id, name: c.name })),
+          tool_calls: calls.slice(0, cap).map((c) => ({ id: c.id, name: c.name })), ...(made > cap ? { tool_calls_made: made } : {}),
         });
         if (calls.length === 0) {
           if (turn.stop === 'length') fail('SC_MODEL_TURN_INCOMPLETE', `the model's answer stopped at the output limit of ${l.max_output_tokens} tokens before it finished`);
@@ -183,21 +200,33 @@ export class NativeLoop implements TaskRunner {
           return { state: 'succeeded', summary, usage: { ...usage }, steps };
         }
         messages.push({ role: 'assistant', content: turn.text, tool_calls: calls });
+        const refuse = (i: number, content: string): void => {
+          const call = calls[i] as ToolCall;
+          calls[i] = forgottenArguments(call, l.refused_argument_chars);
+          this.answer(ctx, messages, call, { content, is_error: true });
+        };
         if (turn.stop === 'length') {
           // A call cut off by the length limit may look complete; none of this turn runs.
           failedTurns++;
           ctx.emit('turn_failed', { step: steps, reason: 'length', calls: calls.length });
-          for (const c of calls) this.answer(ctx, messages, c, { content: `SC_MODEL_TURN_INCOMPLETE: your answer stopped at the output limit (${l.max_output_tokens} tokens) while making this call, so it was not run. Make smaller calls (for a large file, write it in parts with edit_file).`, is_error: true });
+          for (let i = 0; i < calls.length; i++) refuse(i, `SC_MODEL_TURN_INCOMPLETE: your answer stopped at the output limit (${l.max_output_tokens} tokens) while making this call, so it was not run. Make smaller calls (for a large file, write it in parts with edit_file).`);
           if (failedTurns >= 2) fail('SC_MODEL_TURN_INCOMPLETE', `two answers in a row stopped at the output limit of ${l.max_output_tokens} tokens in the middle of a tool call`);
           continue;
         }
         failedTurns = 0;
         let summary: string | null = null;
-        for (const call of calls) {
+        for (let i = 0; i < calls.length; i++) {
+          const call = calls[i] as ToolCall;
+          if (i === cap) {
+            ctx.emit('tool_calls_refused', { step: steps, code: 'SC_TOOL_CALL_LIMIT', made, run: cap, refused: made - cap });
+            refuse(i, `SC_TOOL_CALL_LIMIT: your answer made ${made} tool calls; at most ${cap} are taken from one answer. The first ${cap} were handled; this call and the ${made - cap - 1} after it were not run and are left out of the conversation. Make at most ${cap} calls in one answer.`);
+            break;
+          }
           if (summary !== null) {
             this.answer(ctx, messages, call, { content: 'Not run: the task already finished.', is_error: true });
             continue;
           }
+          if (i > 0) await yieldToIo();
           const halt3 = stopped();
           if (halt3) return halt3;
           ctx.emit('tool_call', { step: steps, id: call.id, name: call.name, arguments: capText(call.arguments, l.event_text_chars) });
@@ -205,6 +234,7 @@ export class NativeLoop implements TaskRunner {
           const result = await this.execute(ctx, env, source, call);
           const halt4 = stopped();
           if (halt4) return halt4;
+          if (result.is_error) calls[i] = forgottenArguments(call, l.refused_argument_chars);
           this.answer(ctx, messages, call, result, Date.now() - t1);
           if (call.name === 'finish' && !result.is_error) summary = result.content;
         }

@@ -55,7 +55,16 @@ export interface Turn {
   readonly tool_calls: readonly ToolCall[];
   readonly stop: StopReason;
   readonly usage: Usage | null;
+  /** Set when the answer made more calls than a provider keeps (MAX_KEPT_CALLS): how many it made, at least. */
+  readonly tool_calls_made?: number;
 }
+
+/**
+ * The most tool calls a provider keeps from one answer: one more than the
+ * largest agent.tool_calls_per_answer the limits schema allows, so the loop
+ * always has the call that carries its refusal, and memory stays bounded.
+ */
+export const MAX_KEPT_CALLS = 1025;
 
 export type ProviderKind = 'openai-compatible' | 'anthropic' | 'ollama';
 

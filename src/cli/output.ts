@@ -24,7 +24,9 @@ export function renderError(err: ScError, json: boolean, stdout: Writable, stder
 
 /** One pending action in words, exact: a command's argv and directory, a write's path, an external call's server, tool and arguments. */
 export function describeAction(kind: string, action: Record<string, unknown>): string {
-  if (kind === 'command') return `run ${JSON.stringify(action.argv)} in ${String(action.cwd)}`;
+  if (kind === 'command' && Array.isArray(action.argv)) return `run ${JSON.stringify(action.argv)} in ${String(action.cwd)}`;
+  // A coding CLI's own tool (a Read, a Grep, an ACP tool call) has no argv: name the tool and its exact input.
+  if (kind === 'command' && typeof action.tool === 'string') return `use its ${action.tool} tool with ${JSON.stringify(action.input ?? {})}`;
   if (kind === 'mcp_call') return `call ${String(action.server)} tool ${String(action.tool)} with ${JSON.stringify(action.arguments)}`;
   if (kind === 'write' && typeof action.path === 'string') return `write ${action.path}`;
   return `${kind} ${JSON.stringify(action)}`;

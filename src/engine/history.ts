@@ -79,7 +79,18 @@ export function reviewTask(db: Db, project: string, taskId: string, maxBytes: nu
 }
 
 export function rollbackTask(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
-  assertTicket(ticket, ['tool:shadow_rollback', 'cli:rollback']);
+  assertTicket(ticket, 'tool:shadow_rollback');
+  return restoreTask(db, project, taskId, fileCap);
+}
+
+/** The same rollback asked for at the command line (`shadowcode rollback`), where the person is the authority. */
+export function rollbackTaskFromCli(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
+  assertTicket(ticket, 'cli:rollback');
+  return restoreTask(db, project, taskId, fileCap);
+}
+
+/** Reached only from the two gated executors above. */
+function restoreTask(db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
   taskInProject(db, project, taskId);
   const files = taskFiles(db, project, taskId);
   if (files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${taskId} changed no files`);

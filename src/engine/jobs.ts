@@ -78,7 +78,7 @@ export function jobAnswer(db: Db, jobId: string): unknown {
   return r ? (JSON.parse(r.body) as unknown) : null;
 }
 
-/** A project's jobs, newest first: one owner's, or every owner's when `owner` is null (the CLI user's and a host's view). */
+/** One owner's jobs in the project, newest first; owner null: every owner's (the CLI user's and an embedding host's view). */
 export function listJobs(db: Db, project: string, owner: string | null, opts: { limit: number; cursor?: string }): Page<JobRow> {
   const after = opts.cursor ? decodeCursor(opts.cursor, 2) : undefined;
   const rows = (

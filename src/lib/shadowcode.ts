@@ -22,7 +22,7 @@ import { command as auditVerifyCommand } from '../cli/commands/audit-verify.js';
 import { decide as decideCommand } from '../cli/commands/decide.js';
 import { command as catalogCommand } from '../cli/commands/mcp.js';
 import { command as statusCommand } from '../cli/commands/status.js';
-import { pathHistory, reviewTask, rollbackTask } from '../engine/history.js';
+import { pathHistory, reviewTask, rollbackTaskFromCli } from '../engine/history.js';
 import type { JobRow } from '../engine/job-types.js';
 import { getJob, jobEvents, listJobs } from '../engine/jobs.js';
 import { ScError } from '../errors.js';
@@ -136,7 +136,7 @@ export class Shadowcode {
   rollback(taskId: string): Promise<{ task_id: string; restored: string[] }> {
     this.live();
     return enforce(this.ctx.gate(), this.ctx.request('cli:rollback', { resource: { kind: 'task', id: taskId, project: this.o.workspace }, args: { task_id: taskId } }), (t) =>
-      rollbackTask(t, this.ctx.db(), this.o.workspace, taskId, this.o.policy.limits.jobs.checkpoint_bytes),
+      rollbackTaskFromCli(t, this.ctx.db(), this.o.workspace, taskId, this.o.policy.limits.jobs.checkpoint_bytes),
     );
   }
 

@@ -223,3 +223,17 @@ t.test('parseArgs and capText', async (t) => {
   t.ok(c.length <= 100);
   t.match(c, /\[\.\.\. \d+ of 1000 characters omitted \.\.\.\]/);
 });
+
+t.test('usage counts are stored as numbers in model_response and answer events, never masked', async (t) => {
+  const model = scripted([
+    { calls: [{ name: 'list_dir', arguments: {} }], usage: { input_tokens: 120, output_tokens: 30 } },
+    { calls: [{ name: 'finish', arguments: { summary: 'ok' } }], usage: { input_tokens: 200, output_tokens: 12 } },
+  ]);
+  const b = await agentBench(() => model);
+  t.teardown(() => b.close());
+  const job = b.submit('count');
+  t.equal((await b.settle(job.id)).state, 'succeeded');
+  const responses = b.events(job.id).filter((e) => e.kind === 'model_response').map((e) => e.body.usage);
+  t.same(responses, [{ input_tokens: 120, output_tokens: 30 }, { input_tokens: 200, output_tokens: 12 }]);
+  t.same(answerOf(b, job.id).usage, { input_tokens: 320, output_tokens: 42 });
+});

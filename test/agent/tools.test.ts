@@ -135,3 +135,31 @@ t.test('cancelling a task that waits for an approval cancels the approval and en
   t.same(pendingApprovals(db, { project: b.sb.project, jobId: job.id }), [], 'no approval is left pending');
   t.notOk(existsSync(join(b.sb.project, 'never')));
 });
+
+t.test('list_dir lists a dot-directory by its name and refuses .., / and an absolute path outside', async (t) => {
+  const { results } = await calls(
+    t,
+    [
+      [{ name: 'list_dir', arguments: { path: '.github' } }],
+      [{ name: 'list_dir', arguments: { path: './.github/' } }],
+      [{ name: 'list_dir', arguments: { path: '..' } }],
+      [{ name: 'list_dir', arguments: { path: '/' } }],
+      [{ name: 'list_dir', arguments: { path: '/etc' } }],
+      [{ name: 'list_dir', arguments: { path: 'src/../..' } }],
+      [{ name: 'list_dir', arguments: { path: '.' } }],
+    ],
+    (p) => {
+      mkdirSync(join(p, '.github', 'workflows'), { recursive: true });
+      writeFileSync(join(p, '.github', 'workflows', 'ci.yml'), 'on: push\n');
+      mkdirSync(join(p, 'src'));
+    },
+  );
+  t.match(results[0]!.content, /^\.github: 1 entries\nworkflows\/\tdir/, '.github is listed, not github');
+  t.match(results[1]!.content, /^\.github: 1 entries/);
+  for (const i of [2, 3, 4, 5]) {
+    t.equal(results[i]!.is_error, true);
+    t.match(results[i]!.content, /^SC_PATH_OUTSIDE: .* is outside the project/, `call ${i} is refused, not the root listed`);
+    t.notMatch(results[i]!.content, /\.github/);
+  }
+  t.match(results[6]!.content, /^\.: \d+ entries\n.*\.github\/\tdir/s, '. is the root');
+});

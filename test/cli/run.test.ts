@@ -81,6 +81,8 @@ t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t)
   t.equal(await r.exit, 130, 'cancelled');
   t.ok(!pids.some(running), 'the command and its child were gone before the CLI exited');
   t.match(r.out(), /SC_CANCELLED|cancelled/);
+  t.notMatch(r.out(), /cancelled: {2}\[\]/, 'never an empty reason');
+  t.match(r.out(), /^cancelled(: .+ \[SC_CANCELLED\])?\n\(cancelled, task job_\w+\)/m);
 });
 
 t.test('run shows an external call exactly, and the call runs once approved from another shell', async (t) => {

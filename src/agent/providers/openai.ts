@@ -11,20 +11,29 @@
  * a call (Ollama gives every parallel call index 0), a delta without an id
  * continues the latest call with its index, or the latest call at all when the
  * server leaves the index out. Arguments stay the raw text that arrived.
+ * Calls are found through maps, never by scanning: an answer with hundreds of
+ * thousands of ids costs its size, not its size squared. Past MAX_KEPT_CALLS
+ * calls are only counted (their deltas go to one shared sink), so such an
+ * answer's memory stays bounded too; the loop refuses them anyway.
  */
 import { ScError } from '../../errors.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
-import type { Message, ModelProvider, StopReason, ToolCall, Turn, TurnRequest, Usage } from '../types.js';
+import { MAX_KEPT_CALLS, type Message, type ModelProvider, type StopReason, type ToolCall, type Turn, type TurnRequest, type Usage } from '../types.js';
 import type { ProviderConfig } from './config.js';
 import { SseReader } from './sse.js';
 import { postStream, redactedMessage } from './wire.js';
 
+/** A call being accumulated; already in the shape of a ToolCall, so the turn hands the slots over as they are. */
 interface Slot {
   id: string;
-  index: number | null;
   name: string;
-  args: string;
+  arguments: string;
 }
+
+/** Where the deltas of calls past MAX_KEPT_CALLS go: nowhere. */
+const SINK: Slot = { id: '', name: '', arguments: '' };
+
+const NO_FUNCTION: { name?: unknown; arguments?: unknown } = Object.freeze({});
 
 const STOP: Record<string, StopReason> = { stop: 'end', tool_calls: 'tool_calls', function_call: 'tool_calls', length: 'length', content_filter: 'content_filter' };
 
@@ -48,6 +57,12 @@ function wireMessages(system: string, messages: readonly Message[]): unknown[] {
 export class ChatAccumulator {
   text = '';
   private readonly slots: Slot[] = [];
+  /** Slots by id, and the latest slot of each index: a delta finds its call in constant time. */
+  private readonly byId = new Map<string, Slot>();
+  private readonly byIndex = new Map<number, Slot>();
+  /** The latest call opened (the sink once past the cap), and how many were opened. */
+  private latest: Slot | undefined;
+  private made = 0;
   stop: StopReason | null = null;
   usage: Usage | null = null;
   done = false;
@@ -90,22 +105,30 @@ export class ChatAccumulator {
     const index = typeof tc.index === 'number' ? tc.index : null;
     const id = typeof tc.id === 'string' && tc.id ? tc.id : null;
     let slot: Slot | undefined;
-    if (id) slot = this.slots.find((s) => s.id === id);
-    else if (index !== null) slot = [...this.slots].reverse().find((s) => s.index === index);
-    else slot = this.slots[this.slots.length - 1];
+    if (id) slot = this.byId.get(id);
+    else if (index !== null) slot = this.byIndex.get(index);
+    else slot = this.latest;
     if (!slot) {
-      slot = { id: id ?? `call_${this.slots.length}`, index, name: '', args: '' };
-      this.slots.push(slot);
+      this.made++;
+      if (this.slots.length < MAX_KEPT_CALLS) {
+        slot = { id: id ?? `call_${this.slots.length}`, name: '', arguments: '' };
+        this.slots.push(slot);
+        // An id given was looked up and not found; a made-up one must not shadow a real call's.
+        if (id || !this.byId.has(slot.id)) this.byId.set(slot.id, slot);
+      } else slot = SINK;
+      if (index !== null) this.byIndex.set(index, slot);
+      this.latest = slot;
     }
-    const fn = tc.function ?? {};
+    if (slot === SINK) return;
+    const fn = tc.function ?? NO_FUNCTION;
     if (typeof fn.name === 'string' && fn.name && slot.name !== fn.name) slot.name += fn.name;
-    if (typeof fn.arguments === 'string') slot.args += fn.arguments;
+    if (typeof fn.arguments === 'string' && fn.arguments) slot.arguments += fn.arguments;
   }
 
   turn(): Turn {
     if (this.stop === null) throw new ScError('SC_MODEL_FAILED', `model ${this.label}: the stream ended before a finish reason`, { status: 200 });
-    const tool_calls: ToolCall[] = this.slots.map((s) => ({ id: s.id, name: s.name, arguments: s.args }));
-    return { text: this.text, tool_calls, stop: this.stop, usage: this.usage };
+    const tool_calls: ToolCall[] = this.slots.slice();
+    return { text: this.text, tool_calls, stop: this.stop, usage: this.usage, ...(this.made > tool_calls.length ? { tool_calls_made: this.made } : {}) };
   }
 }
 

@@ -5,7 +5,8 @@
  *        ─► `event:` / `data:` fields ─► blank line dispatches one event
  *
  * Comments (`:`) and unknown fields are skipped, as the format says. Line
- * length is bounded by the response cap the wire layer applies before this.
+ * length is bounded by the response cap the wire layer applies before this;
+ * the work is linear in the bytes received, however the lines are chunked.
  */
 export interface SseEvent {
   readonly event: string;
@@ -14,36 +15,47 @@ export interface SseEvent {
 
 export class SseReader {
   private readonly decoder = new TextDecoder('utf-8');
-  private buf = '';
+  /** The pieces of a line not ended yet; joined once, when its ending arrives. */
+  private partial: string[] = [];
   private event = '';
   private data: string[] = [];
   private pendingCr = false;
 
   constructor(private readonly onEvent: (e: SseEvent) => void) {}
 
+  /**
+   * Only the new text is scanned, and an unfinished line is kept as pieces:
+   * a long line arriving in small chunks costs its length once, not once per chunk.
+   */
   push(chunk: Uint8Array): void {
-    let text = this.decoder.decode(chunk, { stream: true });
-    if (this.pendingCr && text.startsWith('\n')) text = text.slice(1);
-    this.pendingCr = false;
-    this.buf += text;
+    const text = this.decoder.decode(chunk, { stream: true });
     let start = 0;
-    for (let i = 0; i < this.buf.length; i++) {
-      const c = this.buf.charCodeAt(i);
+    if (this.pendingCr && text.charCodeAt(0) === 10) start = 1;
+    if (text.length > 0) this.pendingCr = false;
+    for (let i = start; i < text.length; i++) {
+      const c = text.charCodeAt(i);
       if (c !== 10 && c !== 13) continue;
-      this.line(this.buf.slice(start, i));
+      const tail = text.slice(start, i);
+      if (this.partial.length) {
+        this.partial.push(tail);
+        const whole = this.partial.join('');
+        this.partial = [];
+        this.line(whole);
+      } else this.line(tail);
       if (c === 13) {
-        if (i + 1 === this.buf.length) this.pendingCr = true;
-        else if (this.buf.charCodeAt(i + 1) === 10) i++;
+        if (i + 1 === text.length) this.pendingCr = true;
+        else if (text.charCodeAt(i + 1) === 10) i++;
       }
       start = i + 1;
     }
-    this.buf = this.buf.slice(start);
+    if (start < text.length) this.partial.push(text.slice(start));
   }
 
   /** At the end of the stream: an event not closed by a blank line still counts. */
   end(): void {
-    if (this.buf) this.line(this.buf);
-    this.buf = '';
+    const rest = this.partial.join('') + this.decoder.decode();
+    this.partial = [];
+    if (rest) this.line(rest);
     this.line('');
   }
 

@@ -1,7 +1,13 @@
 /*
  * list_dir: one directory's entries with their kind, never following a link;
  * entries .gitignore ignores are marked so the model knows they are not source.
+ *
+ *   path ─► resolved against the project ─► outside it (`..`, `/`, an absolute
+ *   path elsewhere): SC_PATH_OUTSIDE, nothing listed ─► relative form
+ *   (`.github` stays `.github`) ─► the bounded listing
  */
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { ScError } from '../../errors.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { listProjectDir } from '../../util/safe-read.js';
 import { loadIgnore } from './ignore.js';
@@ -11,9 +17,12 @@ interface Args {
   path?: string;
 }
 
-function relOf(path: string | undefined): string {
-  const p = (path ?? '').replace(/^\.\/?/, '').replace(/\/+$/, '');
-  return p === '.' ? '' : p;
+/** The path relative to the project ('' for its root), or SC_PATH_OUTSIDE: never the root by accident. */
+function relOf(project: string, path: string | undefined): string {
+  const given = path ?? '';
+  const rel = relative(project, resolve(project, given));
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw new ScError('SC_PATH_OUTSIDE', `${JSON.stringify(given.slice(0, 256))} is outside the project; list_dir takes a path relative to the project root`);
+  return rel.split(sep).join('/');
 }
 
 export const listDir: NativeTool<Args> = {
@@ -22,7 +31,7 @@ export const listDir: NativeTool<Args> = {
   describe: (a) => ({ path: a.path ?? '.' }),
   run(env: ToolEnv, a: Args, ticket: GateTicket) {
     assertTicket(ticket, 'task:tool.list_dir');
-    const rel = relOf(a.path);
+    const rel = relOf(env.ctx.project, a.path);
     const max = env.policy.limits.agent.list_entries;
     const entries = listProjectDir(env.ctx.project, rel);
     const ignored = loadIgnore(env, rel);

@@ -19,6 +19,7 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'engine status', summary: "Show whether the profile's shared engine runs, its owners, jobs and background processes", load: () => import('./engine-status.js') },
   { name: 'engine stop', summary: "Stop the profile's shared engine, cancelling its jobs", load: () => import('./engine-stop.js') },
   { name: 'help', summary: 'Show help for shadowcode, a command group or one command', load: () => import('./help.js') },
+  { name: 'jobs', summary: "List the project's tasks and jobs of every owner, with state and answer", load: () => import('./jobs.js') },
   { name: 'mcp', summary: 'Show external MCP server definitions and their grants for the project', load: () => import('./mcp.js') },
   { name: 'mcp add', summary: 'Store an external MCP server definition (YAML or JSON)', load: () => import('./mcp-add.js') },
   { name: 'mcp disable', summary: "Withdraw a definition's grant from the project", load: () => import('./mcp-disable.js') },
@@ -34,6 +35,8 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'plugin install', summary: "Install a plugin's MCP definitions (inert until enabled)", load: () => import('./plugin-install.js') },
   { name: 'plugin remove', summary: 'Remove a plugin, its definitions and their grants', load: () => import('./plugin-remove.js') },
   { name: 'policy explain', summary: 'Show which policy rules decide an action', load: () => import('./policy-explain.js') },
+  { name: 'review', summary: 'Show what a task changed, as a diff per file', load: () => import('./review.js') },
+  { name: 'rollback', summary: 'Undo a task: restore every file it changed (asks y/N, or --yes)', load: () => import('./rollback.js') },
   { name: 'run', summary: 'Start a task for the model and follow it live', load: () => import('./run.js') },
   { name: 'secret list', summary: 'List stored secret names and dates (never values)', load: () => import('./secret-list.js') },
   { name: 'secret remove', summary: 'Remove a stored secret', load: () => import('./secret-remove.js') },
@@ -42,6 +45,7 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'test', summary: "Run the project's test command as an approved job", load: () => import('./test.js') },
   { name: 'trust', summary: 'Trust the selected project at a permission level', load: () => import('./trust.js') },
   { name: 'untrust', summary: 'Withdraw trust from the selected project', load: () => import('./untrust.js') },
+  { name: 'why', summary: "Show a file's recorded changes: which task, when and why", load: () => import('./why.js') },
 ];
 
 /** Finds the longest command name that prefixes the positional words. */

@@ -3,8 +3,12 @@
  *
  *   gate cli:run (requested level = --level) ─► jobs.submitAgent (owner cli:<pid>)
  *   ─► follow the job's events: a status line (step, current tool, tokens, elapsed);
- *      each pending approval shown exactly (argv and directory) and asked y/N at the terminal
- *   ─► the final answer; exit 0 when it succeeded
+ *      each pending approval shown exactly (argv and directory; a write as its diff) and asked
+ *      y/N at the terminal, each prompt reading its own answer
+ *   ─► the final answer, how many actions were refused, and the commands that review,
+ *      explain and roll back what it changed; exit 0 when it succeeded
+ *
+ * A build task at read_only can change nothing; it says so when it starts.
  *
  * --json prints each event as one JSON line on stdout instead. Ctrl-C cancels the
  * task and waits for its cleanup (the command's process group too) before exiting.
@@ -19,17 +23,15 @@ import type { Level } from '../../ticket.js';
 import { encodeCursor } from '../../util/cursor.js';
 import type { Ctx } from '../context.js';
 import { openEngine } from '../engine.js';
+import { ask } from '../ask.js';
+import { changePreview } from '../change-preview.js';
 import { describeAction } from '../output.js';
 import type { CommandSpec } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
 
-async function ask(ctx: Ctx, question: string): Promise<boolean> {
-  ctx.io.stderr.write(question);
-  const answer = await new Promise<string>((resolve) => ctx.io.stdin.once('data', (d) => resolve(String(d))));
-  ctx.io.stdin.pause();
-  return /^y(es)?\s*$/i.test(answer);
-}
+/** A tool result the policy or a person refused: the action did not happen. */
+const REFUSED = /^SC_(POLICY_DENIED|APPROVAL_DENIED)\b/;
 
 
 export const command: CommandSpec = {
@@ -83,29 +85,36 @@ export const command: CommandSpec = {
         status();
       };
       line(`task ${id} (${mode}, model ${entry.id}, ceiling ${job.ceiling}) started; Ctrl-C cancels it`);
+      if (mode === 'build' && job.ceiling === 'read_only') {
+        line(`note: at level read_only this task cannot change anything: its writes and commands will be refused. To let it, run with --level workspace in a project trusted at that level (shadowcode trust --level workspace).`);
+      }
+      let refused = 0;
       let after: string | undefined;
       for (;;) {
         const page = jobEvents(engine.db(), id, { limit: 500, ...(after ? { cursor: after } : {}) });
         for (const e of page.items) {
           const body = e.body as Record<string, any>;
           if (ctx.json) ctx.io.stdout.write(`${JSON.stringify({ job_id: id, seq: e.seq, at: e.at, kind: e.kind, body })}\n`);
-          if (e.kind === 'model_request') view.step = body.step;
-          else if (e.kind === 'model_response' && body.usage) view.tokens += (body.usage.input_tokens ?? 0) + (body.usage.output_tokens ?? 0);
+          // Native tasks number their model requests; coding-CLI runners number their answers and tool calls.
+          if (typeof body.step === 'number' && body.step > view.step) view.step = body.step;
+          if (e.kind === 'tool_result' && body.is_error && typeof body.content === 'string' && REFUSED.test(body.content)) refused++;
+          if (e.kind === 'model_response' && body.usage) view.tokens += (body.usage.input_tokens ?? 0) + (body.usage.output_tokens ?? 0);
           else if (e.kind === 'tool_call') {
             view.tool = body.name;
             line(`step ${body.step}: ${body.name}`);
           } else if (e.kind === 'checkpoint') line(`  changed ${body.path} (checkpoint ${body.checkpoint_id})`);
           else if (e.kind === 'approval_requested') {
             const what = describeAction(body.kind, body.action);
+            const change = body.kind === 'write' ? `\n${changePreview(project, body.action, engine.policy.limits.cli.output_tail_bytes)}` : '';
             if (ctx.io.stdin.isTTY) {
-              const yes = await ask(ctx, `${tty ? '\r\u001b[2K' : ''}The task asks to ${what}. Approve? [y/N] `);
+              const yes = await ask(ctx, `${tty ? '\r\u001b[2K' : ''}The task asks to ${what}.${change}${change.endsWith('\n') ? '' : '\n'}Approve? [y/N] `);
               try {
                 decideApproval(engine.db(), body.approval_id, yes ? 'approved' : 'denied', 'cli');
               } catch (err) {
                 if (!(err instanceof ScError && err.code === 'SC_APPROVAL_NOT_PENDING')) throw err;
               }
               await engine.notifyDecision(body.approval_id, owner.label);
-            } else line(`The task asks to ${what}; approve with: shadowcode --workspace ${project} approvals approve ${body.approval_id} (or deny)`);
+            } else line(`The task asks to ${what}${change ? `; the change:${change}` : ''}; approve with: shadowcode --workspace ${project} approvals approve ${body.approval_id} (or deny)`);
           }
           status();
         }
@@ -118,10 +127,12 @@ export const command: CommandSpec = {
           if (more.items.length) continue;
           const answer = jobAnswer(engine.db(), id) as { state: string; summary: string | null; reason: { code: string; message: string } | null; usage: unknown; steps: number | null };
           if (tty && !ctx.json) ctx.io.stderr.write('\r\u001b[2K');
-          const text = answer.summary ?? `${cur.state}: ${answer.reason?.message ?? ''} [${answer.reason?.code ?? ''}]`;
+          const text = answer.summary ?? (answer.reason ? `${cur.state}: ${answer.reason.message} [${answer.reason.code}]` : cur.state);
           const changed = [...new Set(jobEvents(engine.db(), id, { limit: 10000 }).items.filter((e) => e.kind === 'checkpoint').map((e) => (e.body as { path: string }).path))];
-          const after2 = changed.length ? `; changed ${changed.join(', ')} (diff: shadow_review {"task_id":"${id}"}, undo: shadow_rollback)` : '';
-          return { data: { job: cur, answer, changed }, text: `${text}\n(${cur.state}, task ${id}${after2})`, exitCode: cur.state === 'succeeded' ? 0 : cur.state === 'cancelled' ? 130 : 1, streamed: true };
+          const sc = `shadowcode --workspace ${project}`;
+          const after2 = changed.length ? `; changed ${changed.join(', ')}\n  the diff: ${sc} review ${id}\n  undo it:  ${sc} rollback ${id}\n  a file's history: ${sc} why PATH` : '';
+          const denied = refused ? `; ${refused} action${refused === 1 ? ' was' : 's were'} refused${job.ceiling === 'read_only' && mode === 'build' ? ' at level read_only' : ''}` : '';
+          return { data: { job: cur, answer, changed, refused }, text: `${text}\n(${cur.state}, task ${id}${denied}${after2})`, exitCode: cur.state === 'succeeded' ? 0 : cur.state === 'cancelled' ? 130 : 1, streamed: true };
         }
         await new Promise((r) => setTimeout(r, 50));
       }

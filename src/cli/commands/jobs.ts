@@ -1,0 +1,57 @@
+/*
+ * shadowcode jobs: the project's tasks and jobs, whichever connection or
+ * command owns them, newest first, with their state and answer.
+ *
+ *   gate cli:jobs ─► listJobs(project, any owner) ─► each agent task's answer ─► table | --json
+ */
+import { jobAnswer, listJobs } from '../../engine/jobs.js';
+import { enforce } from '../../policy/gate.js';
+import type { CommandSpec } from '../spec.js';
+import { table } from '../style.js';
+
+interface Answer {
+  state: string;
+  summary: string | null;
+  reason: { code: string; message: string } | null;
+}
+
+const oneLine = (s: string, max: number) => {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+export const command: CommandSpec = {
+  name: 'jobs',
+  summary: "List the project's tasks and jobs of every owner, with state and answer",
+  description:
+    "List the selected project's tasks (shadowcode run, shadow_run) and test jobs, whichever terminal, MCP connection or engine owns them, newest first: id, kind, state, owner and the answer a finished task gave. Page on with --cursor. Look closer with shadowcode review TASK; undo with shadowcode rollback TASK.",
+  options: [
+    { name: 'limit', type: 'string', value: 'N', description: 'how many to show (default 20, at most 100)' },
+    { name: 'cursor', type: 'string', value: 'CURSOR', description: 'the next_cursor of an earlier page' },
+  ],
+  args: [],
+  examples: ['shadowcode --workspace ~/src/app jobs', 'shadowcode --workspace ~/src/app --json jobs --limit 100'],
+  workspace: 'required',
+  async run(ctx, { options }) {
+    const project = ctx.requireWorkspace('jobs');
+    const l = ctx.policy().limits.inspection;
+    const asked = options.limit === undefined ? l.page_size_default : Number(options.limit);
+    const limit = Number.isInteger(asked) && asked > 0 ? Math.min(asked, l.page_size_max) : l.page_size_default;
+    const db = ctx.db();
+    const page = await enforce(ctx.gate(), ctx.request('cli:jobs', { args: { limit } }), () =>
+      listJobs(db, project, null, { limit, ...(typeof options.cursor === 'string' ? { cursor: options.cursor } : {}) }),
+    );
+    const jobs = page.items.map((j) => ({ ...j, answer: j.kind === 'agent' ? (jobAnswer(db, j.id) as Answer | null) : null }));
+    const said = (j: (typeof jobs)[number]) => {
+      if (j.kind === 'test') return j.exit_code === null ? JSON.stringify(j.argv) : `${JSON.stringify(j.argv)} exited ${j.exit_code}`;
+      const a = j.answer;
+      if (!a) return '';
+      return oneLine(a.summary ?? (a.reason ? `${a.reason.code}: ${a.reason.message}` : ''), 80);
+    };
+    const text = jobs.length
+      ? table(['JOB', 'KIND', 'STATE', 'OWNER', 'CREATED', 'ANSWER'], jobs.map((j) => [j.id, j.kind, j.state, j.owner, j.created_at.slice(0, 19).replace('T', ' '), said(j)]), ctx.style) +
+        (page.next_cursor ? `\nmore: shadowcode --workspace ${project} jobs --cursor ${page.next_cursor}` : '')
+      : 'no tasks or jobs in this project';
+    return { data: { jobs, next_cursor: page.next_cursor }, text };
+  },
+};

@@ -1,0 +1,37 @@
+/*
+ * shadowcode review TASK: what a task changed, as a diff per file, with its
+ * verification runs; the same review shadow_review gives an MCP host.
+ *
+ *   gate cli:review (resource: the task) ─► reviewTask ─► per file: status, path, diff | --json
+ */
+import { reviewTask } from '../../engine/history.js';
+import { enforce } from '../../policy/gate.js';
+import type { CommandSpec } from '../spec.js';
+
+interface Review {
+  files: Array<{ path: string; status: string; diff: string }>;
+  verification: Array<{ job_id: string; argv: string[]; state: string; exit_code: number | null }>;
+  rolled_back: boolean;
+}
+
+export const command: CommandSpec = {
+  name: 'review',
+  summary: 'Show what a task changed, as a diff per file',
+  description: 'Show every file a task (shadowcode run, shadow_run) changed in the selected project as a unified diff from before the task to now, and the test runs that verified it. Task ids are listed by shadowcode jobs.',
+  options: [],
+  args: [{ name: 'TASK', required: true, description: 'the task id (job_…)' }],
+  examples: ['shadowcode --workspace ~/src/app review job_0mh3k2x1a000f3c9d2e7b1', 'shadowcode --workspace ~/src/app --json review job_0mh3k2x1a000f3c9d2e7b1'],
+  workspace: 'required',
+  async run(ctx, { args }) {
+    const project = ctx.requireWorkspace('review');
+    const id = args[0] as string;
+    const l = ctx.policy().limits.jobs;
+    const db = ctx.db();
+    const review = (await enforce(ctx.gate(), ctx.request('cli:review', { resource: { kind: 'task', id, project } }), () => reviewTask(db, project, id, l.review_bytes, l.checkpoint_bytes))) as unknown as Review;
+    const parts = review.files.map((f) => `${ctx.style.bold(`${f.status} ${f.path}`)}\n${f.diff}`);
+    if (review.files.length === 0) parts.push(`task ${id} changed no files`);
+    for (const v of review.verification) parts.push(`verified by ${JSON.stringify(v.argv)}: ${v.state}${v.exit_code === null ? '' : ` (exit ${v.exit_code})`}`);
+    if (review.rolled_back) parts.push(`task ${id} was rolled back`);
+    return { data: review, text: parts.join('\n') };
+  },
+};
