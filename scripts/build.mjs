@@ -3,12 +3,14 @@
 //   src/cli/main.ts ─► dist/cli.cjs      one CommonJS file: the boot module (src/boot.ts) compiles
 //                                        it with a V8 code cache, which needs a single script
 //   src/boot.ts     ─► dist/boot.cjs     tiny; stamped with the bundle's hash, the cache key
+//   src/lib/index.ts ─► dist/lib.cjs     the library (require), and dist/lib.mjs, its ESM face (import):
+//                                        one implementation, so a host never holds two copies of the state
 //   child programs  ─► dist/sqlite-child.js, dist/supervisor.js, dist/mcp-relay.js (ESM, started as processes)
 //
 // better-sqlite3 stays external (a native addon) and is required only when a
 // database first opens.
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -46,6 +48,24 @@ await build({
   define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
   banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
+
+// The library: the same code as the CLI, bundled on its own so that a host loads no command parser.
+await build({
+  ...common,
+  entryPoints: { lib: 'src/lib/index.ts' },
+  outfile: 'dist/lib.cjs',
+  format: 'cjs',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
+  banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+const { createRequire } = await import('node:module');
+const names = Object.keys(createRequire(import.meta.url)('../dist/lib.cjs')).sort();
+writeFileSync(
+  new URL('../dist/lib.mjs', import.meta.url),
+  `// The ESM face of dist/lib.cjs: the same module instance, so both forms share one state.\nimport lib from './lib.cjs';\nexport const { ${names.join(', ')} } = lib;\nexport default lib;\n`,
+);
 
 const hash = createHash('sha256').update(readFileSync(new URL('../dist/cli.cjs', import.meta.url))).digest('hex').slice(0, 16);
 await build({

@@ -21,7 +21,7 @@ function imports(text: string): string[] {
 // Lowest first. An import may point to its own layer or any layer below it.
 // The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; the task
 // contract they share with the engine and the client is engine/task-contract.ts, in the engine layer.
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli'];
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli', 'lib'];
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;
   return LAYERS.includes(top) ? top : 'base';

@@ -43,7 +43,11 @@ export class Ctx {
   private _workspace: string | undefined;
   private _style: Style | undefined;
 
-  constructor(readonly io: Io, readonly globals: Globals) {
+  /**
+   * `host` is set by the library (src/lib): its policy directory, loaded and frozen by
+   * the host, and the name its decisions are audited under (`host:NAME`, as the CLI user).
+   */
+  constructor(readonly io: Io, readonly globals: Globals, private readonly host?: { readonly policy: Policy; readonly owner: string }) {
     this.profile = resolveProfile(globals.profile, io.env, io.cwd);
     if (globals.workspace !== undefined) this._workspace = canonicalWorkspace(globals.workspace, io.cwd);
   }
@@ -70,7 +74,12 @@ export class Ctx {
   }
 
   policy(): Policy {
-    return shippedPolicy();
+    return this.host?.policy ?? shippedPolicy();
+  }
+
+  /** Who the CLI user is in audit rows and decisions: `cli`, or `host:NAME` for an embedding host. */
+  get owner(): string {
+    return this.host?.owner ?? 'cli';
   }
 
   db(): Db {
@@ -97,7 +106,7 @@ export class Ctx {
   request(action: string, extra: Partial<Omit<GateRequest, 'action' | 'principal' | 'project'>> = {}): GateRequest {
     const path = this._workspace;
     const project = path === undefined ? null : (({ trusted, level, network }) => ({ path, trusted, level, network }))(getProject(this.db(), path));
-    return { action, principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project, ...extra };
+    return { action, principal: { kind: 'cli', owner: this.owner, allow_write: true, allow_approvals: true }, project, ...extra };
   }
 
   close(): void {

@@ -7,7 +7,7 @@ import { RemoteEngine } from '../engine/daemon/remote.js';
 import { Engine } from '../engine/engine.js';
 import type { Ctx } from './context.js';
 
-export async function findShared(ctx: Ctx, who: { kind: 'cli' | 'stdio' | 'http'; owner: string } = { kind: 'cli', owner: 'cli' }): Promise<RemoteEngine | null> {
+export async function findShared(ctx: Ctx, who: { kind: 'cli' | 'stdio' | 'http'; owner: string } = { kind: 'cli', owner: ctx.owner }): Promise<RemoteEngine | null> {
   return RemoteEngine.find(ctx.gate(), ctx.profile.dir, who);
 }
 

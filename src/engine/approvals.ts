@@ -9,23 +9,13 @@
  * The row is the truth: a waiter always reads the decision back from the store,
  * never from the message that woke it.
  */
-import type { CommandApproval } from '../../gen/types/command-approval.js';
 import { EventEmitter } from 'node:events';
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
 import { addEvent, getJob, now, setState } from './job-events.js';
 
-export interface ApprovalRow {
-  readonly id: string;
-  readonly job_id: string;
-  readonly kind: 'command' | 'write' | 'mcp_call';
-  /** A command's CommandApproval (argv, cwd, changed_files, runs_changed, notice); a write's path, rule and diff; a call's server, tool and arguments. */
-  readonly action: Partial<CommandApproval> & { path?: string; diff?: string; rule?: string };
-  readonly state: 'pending' | 'approved' | 'denied' | 'cancelled';
-  readonly created_at: string;
-  readonly decided_at: string | null;
-  readonly decided_by: string | null;
-}
+export type { ApprovalRow } from './job-types.js';
+import type { ApprovalRow } from './job-types.js';
 
 export function getApproval(db: Db, id: string): ApprovalRow | undefined {
   const r = sql(db, 'SELECT * FROM approvals WHERE id = ?').get(id) as Record<string, unknown> | undefined;

@@ -8,25 +8,10 @@
  */
 import { scrubDeep } from '../policy/scrub.js';
 import { type Db, sql } from '../store/db.js';
-import type { Level } from '../ticket.js';
 import { decodeCursor, encodeCursor, type Page } from '../util/cursor.js';
 
-export type JobState = 'queued' | 'running' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
-export interface JobRow {
-  readonly id: string;
-  readonly project: string;
-  readonly kind: 'test' | 'agent';
-  readonly owner: string;
-  readonly ceiling: Level;
-  readonly state: JobState;
-  readonly title: string;
-  readonly task_id: string | null;
-  readonly argv: string[] | null;
-  readonly exit_code: number | null;
-  readonly duration_ms: number | null;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
+export type { JobRow, JobState } from './job-types.js';
+import type { JobRow, JobState } from './job-types.js';
 
 /** The states of a job that has not ended, as an SQL list. */
 export const ACTIVE = "('queued', 'running', 'waiting_approval')";

@@ -18,6 +18,8 @@ export interface ConnectionOptions {
   readonly allowWrite: boolean;
   readonly allowApprovals: boolean;
   readonly engine: Engine;
+  /** The owner label, when the embedding host names its servers (`stdio:PID:host-N`); else a fresh one. */
+  readonly owner?: string;
 }
 
 export class Connection {
@@ -28,7 +30,7 @@ export class Connection {
   private readonly principal: GateRequest['principal'];
 
   constructor(readonly opts: ConnectionOptions) {
-    this.owner = `${opts.transport}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    this.owner = opts.owner ?? `${opts.transport}:${process.pid}:${randomBytes(4).toString('hex')}`;
     const l = opts.engine.policy.limits.stdio_server;
     this.ops = new OperationLimiter(l.concurrent_operations, l.operation_deadline_ms);
     this.principal = Object.freeze({ kind: opts.transport, owner: this.owner, allow_write: opts.allowWrite, allow_approvals: opts.allowApprovals });

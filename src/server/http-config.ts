@@ -61,9 +61,14 @@ export function resolveToken(name: string, env: NodeJS.ProcessEnv, fromStore: (n
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) throw new ScError('SC_HTTP_TOKEN_INVALID', '--token-env must name an environment variable or a stored secret');
   const token = env[name] !== undefined && env[name] !== '' ? env[name] : fromStore(name);
   if (token === undefined) throw new ScError('SC_HTTP_TOKEN_INVALID', `${name} is neither set in the environment nor stored with shadowcode secret set`);
+  return checkToken(token, limits, `the token in ${name}`, name);
+}
+
+/** The same length and character rules for a token handed over as a value (the library's serveHttp). */
+export function checkToken(token: string, limits: { min_length: number; max_length: number }, what = 'the token', name = 'gateway-token'): string {
   registerSecretValue(token, name);
   if (token.length < limits.min_length || token.length > limits.max_length || !BEARER_TOKEN.test(token)) {
-    throw new ScError('SC_HTTP_TOKEN_INVALID', `the token in ${name} must be ${limits.min_length}-${limits.max_length} bearer-token characters (A-Z a-z 0-9 - . _ ~ + / and trailing =); generate one with openssl rand -hex 32`);
+    throw new ScError('SC_HTTP_TOKEN_INVALID', `${what} must be ${limits.min_length}-${limits.max_length} bearer-token characters (A-Z a-z 0-9 - . _ ~ + / and trailing =); generate one with openssl rand -hex 32`);
   }
   return token;
 }

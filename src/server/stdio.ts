@@ -20,20 +20,34 @@ export interface StdioServeOptions {
   readonly stdin: NodeJS.ReadableStream & import('node:stream').Readable;
   readonly stdout: import('node:stream').Writable;
   readonly log: (line: string) => void;
+  /** SIGTERM and SIGINT end the connection (the CLI); an embedding host passes false and aborts `stop` instead. */
+  readonly signals?: boolean;
+  /** Aborting it ends the connection as end of input does. */
+  readonly stop?: AbortSignal;
+  /** The connection's owner label (the library names its servers); else a fresh one. */
+  readonly owner?: string;
 }
 
 /** Serves until the connection ends; resolves with the process exit code. */
 export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
-  const conn = new Connection({ transport: 'stdio', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine });
+  const conn = new Connection({ transport: 'stdio', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine, ...(o.owner ? { owner: o.owner } : {}) });
   const transport = new BoundedStdioTransport(o.stdin, o.stdout, o.engine.policy.limits.stdio_server, o.log);
   const handle = serveStdio(() => buildServer(conn), { legacy: 'serve', transport, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
   // A signal ends the connection the same way end of input does: owned jobs are cancelled and reaped first.
   const stop = () => void transport.close();
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  const signals = o.signals !== false;
+  if (signals) {
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  }
+  if (o.stop?.aborted) stop();
+  o.stop?.addEventListener('abort', stop, { once: true });
   const reason = await transport.done;
-  process.off('SIGTERM', stop);
-  process.off('SIGINT', stop);
+  o.stop?.removeEventListener('abort', stop);
+  if (signals) {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
   await handle.close();
   // The connection's jobs end with it; other owners' work in a shared engine is not touched.
   await o.engine.releaseOwner(conn.owner);

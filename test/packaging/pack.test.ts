@@ -13,34 +13,28 @@
  *
  * It never looks at dist/'s layout: whatever the bundle is, the installed bin must run.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import t from 'tap';
 import { ROOT, sandbox } from '../fixtures/env.js';
+import { installPacked, npm, pack, run } from '../fixtures/install.js';
 
-const run = promisify(execFile);
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; bin: Record<string, string>; engines: Record<string, string> };
-const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-const npm = (args: string[], cwd: string) => run('npm', args, { cwd, env: { ...process.env, npm_config_update_notifier: 'false' }, maxBuffer: 64 * 1024 * 1024 });
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
 const work = mkdtempSync(join(tmpdir(), 'sc-pack-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));
 
 t.test('packs, installs into a temporary prefix, and the installed bin serves tools/list', async (t) => {
   t.ok(existsSync(join(ROOT, 'dist')), 'dist/ is built (npm test builds before the suite)');
-  const packed = JSON.parse((await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT)).stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  const files = packed[0]!.files.map((f) => f.path);
+  const { tgz, files } = await pack(work);
   const top = [...new Set(files.map((f) => f.split('/')[0]))].sort();
   t.same(top, ['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'dist', 'docs', 'licenses', 'package.json', 'policy', 'schemas'], 'ships only what runs, its licences and its docs');
   t.notOk(files.some((f) => f.endsWith('.ts')), 'no TypeScript source (gen/, src/) is shipped');
   t.match(readFileSync(join(ROOT, 'LICENSE'), 'utf8'), /^MIT License\n/);
-  const tgz = join(work, packed[0]!.filename);
 
   // What npm reads from the tarball: no install hook, and only the runtime dependencies the
   // bundle leaves external.
@@ -63,23 +57,10 @@ t.test('packs, installs into a temporary prefix, and the installed bin serves to
   t.notOk(existsSync(join(pkgDir, 'scripts')) || existsSync(join(pkgDir, 'src')), 'no build inputs are shipped');
 
   const prefix = join(work, 'prefix');
-  mkdirSync(prefix);
-  const integrity = `sha512-${createHash('sha512').update(readFileSync(tgz)).digest('base64')}`;
-  const packages: Record<string, unknown> = {
-    '': { name: 'sc-pack-check', dependencies: { shadowcode: `file:${tgz}` } },
-    'node_modules/shadowcode': { version: pkg.version, resolved: `file:${tgz}`, integrity, license: 'MIT', dependencies: pkg.dependencies, bin: pkg.bin, engines: pkg.engines },
-  };
-  for (const [path, meta] of Object.entries(lock.packages)) if (path && !meta.dev) packages[path] = meta;
-  writeFileSync(join(prefix, 'package.json'), JSON.stringify({ name: 'sc-pack-check', private: true, dependencies: { shadowcode: `file:${tgz}` } }));
-  writeFileSync(join(prefix, 'package-lock.json'), JSON.stringify({ name: 'sc-pack-check', lockfileVersion: 3, requires: true, packages }));
-  const installed = await npm(['ci', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], prefix);
+  const installed = await installPacked(tgz, prefix);
   t.notMatch(installed.stderr, /npm warn/i, 'npm installs it without a warning');
   const modules = readdirSync(join(prefix, 'node_modules'));
   for (const bundled of ['@modelcontextprotocol', 'zod', 'ajv', 'yaml']) t.notOk(modules.includes(bundled), `${bundled} is not installed: it is in the bundle`);
-
-  const release = join(prefix, 'node_modules', 'better-sqlite3', 'build', 'Release');
-  mkdirSync(release, { recursive: true });
-  copyFileSync(join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'), join(release, 'better_sqlite3.node'));
 
   const bin = join(prefix, 'node_modules', '.bin', 'shadowcode');
   const sb = sandbox('sc-pack');
