@@ -28,7 +28,7 @@ async function setup(t: any, which: keyof typeof CLIS) {
   const h = await runnerProject(t);
   mkdirSync(join(h.sb.project, 'src'));
   writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
-  const peerLog = join(h.sb.root, 'peer.log');
+  const peerLog = join(h.sb.project, 'peer.log'); // inside the project: the one place the sandboxed server may write
   await cli(h.sb, ['secret', 'set', 'TOOLS_KEY'], CANARY);
   const file = join(h.sb.root, 'tools.yaml');
   writeFileSync(file, `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\nenv:\n  PEER_LOG: ${JSON.stringify(peerLog)}\nenv_refs:\n  API_TOKEN: TOOLS_KEY\n`);
@@ -159,7 +159,7 @@ t.test('codex: an HTTP server (server-everything) is reached through the relay t
 t.test('shadowcode run on codex (the built CLI and engine): the relayed call waits for `approvals approve`, then reaches the server', async (t) => {
   const sb = sandbox('relay-e2e');
   await cli(sb, ['--workspace', sb.project, 'trust']);
-  const peerLog = join(sb.root, 'peer.log');
+  const peerLog = join(sb.project, 'peer.log'); // inside the project: the one place the sandboxed server may write
   const record = join(sb.root, 'codex-record.json');
   const file = join(sb.root, 'tools.yaml');
   writeFileSync(file, `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\nenv:\n  PEER_LOG: ${JSON.stringify(peerLog)}\n`);
