@@ -8,6 +8,7 @@ import t, { type Test } from 'tap';
 import { isValid } from '../../src/schema/validate.js';
 import { alive, BIN, cli, sandbox, type Sandbox, spawnCli, until } from '../fixtures/env.js';
 import { startEngine } from '../fixtures/engine.js';
+import { processesWith } from '../fixtures/mcp-client.js';
 
 /** Engines `engine start` puts in the background are this test's to kill. */
 function reap(t: Test, pid: number) {
@@ -86,12 +87,13 @@ t.test('engine stop cancels running jobs and leaves no process', async (t) => {
   const sb = sandbox('eng');
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const { data } = await start(t, sb);
-  const pidFile = join(sb.project, 'pids');
-  const testRun = spawn(process.execPath, [BIN, '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', `sleep 60 & echo $! >> ${pidFile}; echo $$ >> ${pidFile}; wait`], { env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Pids inside the sandbox are its own PID namespace's: the host's process table is searched by a marker instead.
+  const mark = `engine-stop-${process.pid}-${Date.now()}`;
+  const started = join(sb.project, 'started');
+  const testRun = spawn(process.execPath, [BIN, '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', `sh -c 'sleep 60; : ${mark}-child' & echo started > started; wait`], { env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => testRun.kill('SIGKILL'));
   const done = new Promise<number | null>((r) => testRun.on('close', (c) => r(c)));
-  await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim().split('\n').length === 2);
-  const pids = readFileSync(pidFile, 'utf8').trim().split('\n').map(Number);
+  await until(() => existsSync(started) && processesWith(`${mark}-child`).length >= 1);
   const st = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
   t.equal(st.jobs.length, 1, 'the engine runs the test job');
   t.match(st.owners, [{ transport: 'cli', project: sb.project }], 'owned by the test command');
@@ -100,8 +102,8 @@ t.test('engine stop cancels running jobs and leaves no process', async (t) => {
   t.match(JSON.parse(stop.stdout), { stopped: true, pid: data.engine.pid, cancelled_jobs: 1 });
   t.notOk(alive(data.engine.pid), 'the engine is gone');
   // The sleep was re-parented when its shell died; init reaps it a moment later.
-  await until(() => !pids.some(alive), 5000);
-  t.notOk(pids.some(alive), 'the command and its child are gone');
+  await until(() => processesWith(mark).length === 0, 5000);
+  t.same(processesWith(mark), [], 'the command and its child are gone');
   t.not(await done, 0, 'the test command reports the cancelled job');
   t.same(enginesOf(sb), []);
 });

@@ -6,7 +6,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { useFakeModel } from '../fixtures/agent-e2e.js';
-import { alive, BIN, cli, sandbox, until } from '../fixtures/env.js';
+import { BIN, cli, sandbox, until } from '../fixtures/env.js';
+import { processesWith } from '../fixtures/mcp-client.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 function runCli(sb: ReturnType<typeof sandbox>, argv: string[]) {
@@ -19,17 +20,6 @@ function runCli(sb: ReturnType<typeof sandbox>, argv: string[]) {
   return { child, out: () => out, err: () => err, exit };
 }
 
-/** Alive and not a zombie: a killed child whose reaper has not collected it yet has already stopped running. */
-function running(pid: number): boolean {
-  if (!alive(pid)) return false;
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
 
 t.test('run --json prints one event per line and finishes after an approval from another shell', async (t) => {
   const sb = sandbox('cli-run');
@@ -66,10 +56,12 @@ t.test('run --json prints one event per line and finishes after an approval from
 
 t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t) => {
   const sb = sandbox('cli-int');
+  // Pids inside the sandbox are its own PID namespace's: the host's process table is searched by a marker instead.
+  const mark = `run-int-${process.pid}-${Date.now()}`;
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const fake = await startFakeModel({
     format: 'anthropic',
-    script: [{ tool_calls: [{ id: 'c1', name: 'run_command', arguments: JSON.stringify({ argv: ['sh', '-c', 'sleep 60 & echo $! >> pids; echo $$ >> pids; wait'] }) }], finish: 'tool_use' }],
+    script: [{ tool_calls: [{ id: 'c1', name: 'run_command', arguments: JSON.stringify({ argv: ['sh', '-c', `sh -c 'sleep 60; : ${mark}-child' & echo started > started; wait`] }) }], finish: 'tool_use' }],
   });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'anthropic', fake.url);
@@ -77,13 +69,12 @@ t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t)
   t.teardown(() => r.child.kill('SIGKILL'));
   await until(() => /approvals approve (appr_\w+)/.test(r.err()));
   const id = /approvals approve (appr_\w+)/.exec(r.err())![1]!;
-  t.match(r.err(), /The task asks to run \["sh","-c","sleep 60 & echo \$! >> pids; echo \$\$ >> pids; wait"\] in /, 'the exact action is shown');
+  t.ok(r.err().includes(`The task asks to run ${JSON.stringify(['sh', '-c', `sh -c 'sleep 60; : ${mark}-child' & echo started > started; wait`])} in `), 'the exact action is shown');
   await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', id]);
-  await until(() => pidsOf(join(sb.project, 'pids')).length === 2);
-  const pids = pidsOf(join(sb.project, 'pids'));
+  await until(() => existsSync(join(sb.project, 'started')) && processesWith(`${mark}-child`).length >= 1);
   r.child.kill('SIGINT');
   t.equal(await r.exit, 130, 'cancelled');
-  t.ok(!pids.some(running), 'the command and its child were gone before the CLI exited');
+  t.same(processesWith(mark), [], 'the command and its child were gone before the CLI exited');
   t.match(r.out(), /SC_CANCELLED|cancelled/);
   t.notMatch(r.out(), /cancelled: {2}\[\]/, 'never an empty reason');
   t.match(r.out(), /^cancelled(: .+ \[SC_CANCELLED\])?\n\(cancelled, task job_\w+\)/m);

@@ -7,11 +7,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { call } from '../fixtures/agent-e2e.js';
 import { startEngine } from '../fixtures/engine.js';
-import { alive, cli, sandbox, spawnCli, until } from '../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, sandbox, spawnCli, until } from '../fixtures/env.js';
 import { connect } from '../fixtures/mcp.js';
 
-const long = (file: string) => ['sh', '-c', `sleep 60 & echo $! >> ${file}; echo $$ >> ${file}; wait`];
-const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
+const long = (file: string) => ['sh', '-c', `sleep 60 & ${recordPid('$!', file)}; ${recordPid('$$', file)}; wait`];
 
 for (const how of ['SIGKILL', 'engine stop'] as const) {
   t.test(`after ${how} of its engine a serving mcp serve settles its job, drops the pid and runs new jobs itself`, async (t) => {

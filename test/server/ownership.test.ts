@@ -7,10 +7,9 @@ import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
 import { getJob } from '../../src/engine/jobs.js';
 import { shippedPolicy } from '../../src/policy/load.js';
-import { alive, cli, sandbox, sleep, until } from '../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, sandbox, sleep, until } from '../fixtures/env.js';
 import { connect } from '../fixtures/mcp.js';
 
-const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
 
 async function submitApproved(c: any, argv: string[]): Promise<string> {
   const sub = (await c.callTool({ name: 'shadow_test', arguments: { command: argv } })).structuredContent;
@@ -25,7 +24,7 @@ t.test('SIGKILL of a stdio server: no child survives, its queued job never start
   const a = await connect(sb, 'v2-modern', ['--allow-write', '--allow-approvals']);
   const b = await connect(sb, 'v1', ['--allow-write', '--allow-approvals']);
   t.teardown(() => b.close());
-  const long = (n: number) => ['sh', '-c', `sleep 60 & echo $! >> pids-${n}; echo $$ >> pids-${n}; wait`];
+  const long = (n: number) => ['sh', '-c', `sleep 60 & ${recordPid('$!', `pids-${n}`)}; ${recordPid('$$', `pids-${n}`)}; wait`];
   const a1 = await submitApproved(a, long(1));
   const a2 = await submitApproved(a, long(2));
   // Two run at once; this one is approved but queued behind them.
@@ -56,7 +55,7 @@ t.test('end of input cancels the connection\'s running job and reaps it before e
   const sb = sandbox();
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const a = await connect(sb, 'v2-legacy', ['--allow-write', '--allow-approvals']);
-  const job = await submitApproved(a, ['sh', '-c', 'sleep 60 & echo $! >> pids; echo $$ >> pids; wait']);
+  const job = await submitApproved(a, ['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`]);
   await until(() => pidsOf(join(sb.project, 'pids')).length === 2);
   const pids = pidsOf(join(sb.project, 'pids'));
   await a.close();

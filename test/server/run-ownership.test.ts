@@ -9,17 +9,16 @@ import { Engine } from '../../src/engine/engine.js';
 import { getJob } from '../../src/engine/jobs.js';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { call, type Format, nextStop, useFakeModels } from '../fixtures/agent-e2e.js';
-import { alive, cli, sandbox, sleep, until } from '../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, sandbox, sleep, until } from '../fixtures/env.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { connect } from '../fixtures/mcp.js';
 
-const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
 
 for (const format of ['openai', 'anthropic'] as Format[]) {
   t.test(`${format}: SIGKILL of the owner stops its command group; its queued task never reaches the model; another owner finishes`, async (t) => {
     const sb = sandbox('own');
     await cli(sb, ['--workspace', sb.project, 'trust']);
-    const long = JSON.stringify({ argv: ['sh', '-c', 'sleep 60 & echo $! >> pids; echo $$ >> pids; wait'] });
+    const long = JSON.stringify({ argv: ['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`] });
     const fakeA = await startFakeModel({ format, script: [{ tool_calls: [{ id: 'a1', name: 'run_command', arguments: long }], finish: 'tool_calls' }, { text: 'should never be asked' }] });
     t.teardown(() => fakeA.close());
     const fakeB = await startFakeModel({ format, script: [{ tool_calls: [{ id: 'b1', name: 'finish', arguments: JSON.stringify({ summary: 'b finished' }) }], finish: 'tool_calls' }] });

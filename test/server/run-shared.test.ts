@@ -7,17 +7,16 @@ import { join } from 'node:path';
 import t from 'tap';
 import { call, nextStop, useFakeModel } from '../fixtures/agent-e2e.js';
 import { startEngine } from '../fixtures/engine.js';
-import { alive, cli, sandbox, until } from '../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, sandbox, until } from '../fixtures/env.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { connect } from '../fixtures/mcp.js';
 
-const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
 
 t.test('a build task runs in the shared engine; the server going away cancels it there', async (t) => {
   const sb = sandbox('shared-run');
   await cli(sb, ['--workspace', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'n.txt'), '1\n');
-  const long = JSON.stringify({ argv: ['sh', '-c', 'sleep 60 & echo $! >> pids; echo $$ >> pids; wait'] });
+  const long = JSON.stringify({ argv: ['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`] });
   const fake = await startFakeModel({
     format: 'openai',
     script: [

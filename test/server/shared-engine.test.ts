@@ -6,13 +6,12 @@ import { join } from 'node:path';
 import t from 'tap';
 import { getJob } from '../../src/engine/jobs.js';
 import { openDb } from '../../src/store/db.js';
-import { alive, cli, sandbox, sleep, until } from '../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, sandbox, sleep, until } from '../fixtures/env.js';
 import { startEngine } from '../fixtures/engine.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
 import { connect, type Peer } from '../fixtures/mcp.js';
 
-const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
-const long = (n: number) => ['sh', '-c', `sleep 60 & echo $! >> pids-${n}; echo $$ >> pids-${n}; wait`];
+const long = (n: number) => ['sh', '-c', `sleep 60 & ${recordPid('$!', `pids-${n}`)}; ${recordPid('$$', `pids-${n}`)}; wait`];
 
 async function submitApproved(c: Peer, argv: string[]): Promise<string> {
   const sub = (await c.callTool({ name: 'shadow_test', arguments: { command: argv } })).structuredContent;

@@ -8,12 +8,11 @@ import t from 'tap';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { openDb } from '../../../src/store/db.js';
 import { label, type RawPeer, rawPeer, startEngine } from '../../fixtures/engine.js';
-import { alive, cli, type Sandbox, sandbox, spawnCli, until } from '../../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, type Sandbox, sandbox, spawnCli, until } from '../../fixtures/env.js';
 
 const policy = shippedPolicy();
 const testJob = (argv: string[]) => ({ kind: 'test', argv, ceiling: 'workspace', task_id: null });
-const long = (file: string) => ['sh', '-c', `sleep 60 & echo $! >> ${file}; echo $$ >> ${file}; wait`];
-const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
+const long = (file: string) => ['sh', '-c', `sleep 60 & ${recordPid('$!', file)}; ${recordPid('$$', file)}; wait`];
 const stateOf = (sb: Sandbox, id: string) => {
   const db = openDb(sb.profile, 5000);
   try {

@@ -11,14 +11,13 @@ import { openLink } from '../../../src/engine/daemon/remote.js';
 import { getJob } from '../../../src/engine/jobs.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { openDb } from '../../../src/store/db.js';
-import { alive, cli, sandbox, type Sandbox, until } from '../../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, type Sandbox, sandbox, until } from '../../fixtures/env.js';
 import { label, rawPeer, rawSocket, startEngine } from '../../fixtures/engine.js';
 
 const policy = shippedPolicy();
 const db = (sb: Sandbox) => openDb(sb.profile, 5000);
 const testJob = (argv: string[]) => ({ kind: 'test', argv, ceiling: 'workspace', task_id: null });
-const long = (file: string) => ['sh', '-c', `sleep 60 & echo $! >> ${file}; echo $$ >> ${file}; wait`];
-const pidsOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
+const long = (file: string) => ['sh', '-c', `sleep 60 & ${recordPid('$!', file)}; ${recordPid('$$', file)}; wait`];
 
 async function trusted(t: Test) {
   const sb = sandbox('eng');
