@@ -26,6 +26,11 @@ function groupMembers(pgid: number): number[] {
   return ps.split('\n').map((l) => l.trim().split(/\s+/).map(Number)).filter(([, g]) => g === pgid).map(([p]) => p as number);
 }
 
+/** The process group of `pid`, from the process table. */
+function groupOf(pid: number): number {
+  return Number(spawnSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim());
+}
+
 t.test('two stdio servers share one engine; SIGKILL of one cancels only its work', async (t) => {
   const sb = sandbox('shared');
   await cli(sb, ['--workspace', sb.project, 'trust']);
@@ -50,7 +55,10 @@ t.test('two stdio servers share one engine; SIGKILL of one cancels only its work
   t.equal(st.owners.length, 2, 'the engine sees both servers as owners');
   t.equal(st.jobs.length, 4);
 
-  const shells = [pidsOf(join(sb.project, 'pids-1'))[1], pidsOf(join(sb.project, 'pids-2'))[1]] as number[];
+  const shellPids = [pidsOf(join(sb.project, 'pids-1'))[1], pidsOf(join(sb.project, 'pids-2'))[1]] as number[];
+  // In the sandbox the group leader is the sandbox's own first process, not the shell: ask the table.
+  const shells = shellPids.map(groupOf);
+  t.not(shells[0], shells[1], 'each command has a process group of its own');
   const members = shells.flatMap(groupMembers);
   t.ok(members.length >= 4, 'each command runs as its own process group (the shell and its sleep)');
   const serverPid = Number((await a.callTool({ name: 'shadow_status', arguments: {} })).structuredContent.connection.owner.split(':')[1]);
