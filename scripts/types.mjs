@@ -4,6 +4,8 @@
 //   ─► keep only what src/lib/index.d.ts refers to, following relative imports
 //   ─► refuse an import of another package: the published types must compile with nothing
 //      installed beside them but @types/node (the bundled packages are not installed)
+//
+//   node scripts/types.mjs [--out DIR]    (default: dist/types of this checkout)
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,7 +33,8 @@ try {
       todo.push(target);
     }
   }
-  const out = join(root, 'dist', 'types');
+  const at = process.argv.indexOf('--out');
+  const out = at > 0 && process.argv[at + 1] ? resolve(process.argv[at + 1]) : join(root, 'dist', 'types');
   rmSync(out, { recursive: true, force: true });
   for (const file of keep) {
     const to = join(out, relative(scratch, file));

@@ -6,7 +6,7 @@
  * one command and denies another (audited as the host), and close() leaves no process.
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,9 +26,14 @@ t.teardown(() => rmSync(work, { recursive: true, force: true }));
 const prefix = join(work, 'prefix');
 
 t.before(async () => {
-  // The declarations are emitted by prepack; npm test's build leaves them out, so emit them here.
-  await run(process.execPath, [join(ROOT, 'scripts', 'types.mjs')], { cwd: ROOT });
-  const { tgz } = await pack(work);
+  // The declarations are emitted by `prepare`; npm test's build leaves them out. They are emitted
+  // into a copy of the package files, so that the checkout's dist/ (which other test files pack
+  // and run at the same time) is never touched.
+  const copy = join(work, 'package');
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] };
+  for (const f of [...pkg.files, 'package.json']) cpSync(join(ROOT, f), join(copy, f), { recursive: true });
+  await run(process.execPath, [join(ROOT, 'scripts', 'types.mjs'), '--out', join(copy, 'dist', 'types')], { cwd: ROOT });
+  const { tgz } = await pack(work, copy);
   await installPacked(tgz, prefix);
 });
 
