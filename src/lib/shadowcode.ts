@@ -11,7 +11,6 @@
  * The host is the person at the terminal here: it has the CLI user's authority and no
  * more, and every decision is a gate decision with an audit row.
  */
-import { relative } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { AuditReport } from '../../gen/types/audit-report.js';
 import type { CatalogView } from '../../gen/types/catalog-view.js';
@@ -20,14 +19,16 @@ import { Ctx } from '../cli/context.js';
 import { command as approvalsCommand } from '../cli/commands/approvals.js';
 import { command as auditVerifyCommand } from '../cli/commands/audit-verify.js';
 import { decide as decideCommand } from '../cli/commands/decide.js';
+import { command as jobsCommand } from '../cli/commands/jobs.js';
 import { command as catalogCommand } from '../cli/commands/mcp.js';
+import { command as reviewCommand } from '../cli/commands/review.js';
+import { command as rollbackCommand } from '../cli/commands/rollback.js';
 import { command as statusCommand } from '../cli/commands/status.js';
-import { pathHistory, reviewTask, rollbackTaskFromCli } from '../engine/history.js';
+import { command as whyCommand } from '../cli/commands/why.js';
 import type { JobRow } from '../engine/job-types.js';
-import { getJob, jobEvents, listJobs } from '../engine/jobs.js';
+import { getJob, jobEvents } from '../engine/jobs.js';
 import { ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
-import { confinedPath } from '../util/confine.js';
 import type { Page } from '../util/cursor.js';
 import { type Checked, checkOpenOptions } from './check.js';
 import type { Approval, Decision, HttpServeOptions, OpenOptions, ServerHandle, StdioServeOptions } from './options.js';
@@ -74,9 +75,10 @@ export class Shadowcode {
     if (this.closed) throw new ScError('SC_USAGE', 'this shadowcode handle is closed');
   }
 
-  private async data<T>(spec: { run: (ctx: Ctx, input: { options: Record<string, unknown>; args: string[] }) => Promise<{ data: unknown }> }): Promise<T> {
+  /** A CLI command's own code, run for its data: one path for the terminal and the host. */
+  private async data<T>(spec: { run: (ctx: Ctx, input: { options: Record<string, unknown>; args: string[] }) => Promise<{ data: unknown }> }, args: string[] = [], options: Record<string, unknown> = {}): Promise<T> {
     this.live();
-    return (await spec.run(this.ctx, { options: {}, args: [] })).data as T;
+    return (await spec.run(this.ctx, { options, args })).data as T;
   }
 
   /** `shadowcode status --json`. */
@@ -99,11 +101,10 @@ export class Shadowcode {
     return (await this.data<{ approvals: Approval[] }>(approvalsCommand as never)).approvals;
   }
 
-  /** The project's jobs and tasks of every owner, newest first, a page at a time. */
-  jobs(cursor?: string): Page<JobRow> {
-    this.live();
-    const l = this.o.policy.limits.inspection;
-    return listJobs(this.ctx.db(), this.o.workspace, null, { limit: l.page_size_max, ...(cursor ? { cursor } : {}) });
+  /** `shadowcode jobs --json`: the project's jobs and tasks of every owner, newest first, with a task's answer; a page at a time. */
+  async jobs(cursor?: string): Promise<Page<JobRow & { answer: unknown }>> {
+    const page = await this.data<{ jobs: Array<JobRow & { answer: unknown }>; next_cursor: string | null }>(jobsCommand as never, [], { limit: String(this.o.policy.limits.inspection.page_size_max), ...(cursor ? { cursor } : {}) });
+    return { items: page.jobs, next_cursor: page.next_cursor };
   }
 
   /** A job's events from after `cursor` (the previous page's next_cursor). */
@@ -113,31 +114,19 @@ export class Shadowcode {
     return jobEvents(this.ctx.db(), jobId, { limit: this.o.policy.limits.jobs.event_page_size, ...(cursor ? { cursor } : {}) });
   }
 
-  /** A task's changes as a unified diff per file, with its verification results. */
+  /** `shadowcode review TASK --json`: a task's changes as a unified diff per file, with its verification results. */
   review(taskId: string): Promise<Record<string, unknown>> {
-    this.live();
-    const l = this.o.policy.limits.jobs;
-    return enforce(this.ctx.gate(), this.ctx.request('cli:review', { resource: { kind: 'task', id: taskId, project: this.o.workspace } }), () =>
-      reviewTask(this.ctx.db(), this.o.workspace, taskId, l.review_bytes, l.checkpoint_bytes),
-    );
+    return this.data(reviewCommand as never, [taskId]);
   }
 
-  /** The recorded change history of one project path (relative, or absolute inside the project). */
+  /** `shadowcode why PATH --json`: the recorded change history of one project path (relative, or absolute inside the project). */
   why(path: string): Promise<{ path: string; changes: unknown[] }> {
-    this.live();
-    const rel = relative(this.o.workspace, confinedPath(this.o.workspace, path, { mustExist: false }));
-    return enforce(this.ctx.gate(), this.ctx.request('cli:why', { args: { path: rel } }), () => ({
-      path: rel,
-      changes: pathHistory(this.ctx.db(), this.o.workspace, rel, this.o.policy.limits.inspection.page_size_max),
-    }));
+    return this.data(whyCommand as never, [path], { limit: String(this.o.policy.limits.inspection.page_size_max) });
   }
 
-  /** Restores every file a task changed, all or nothing (SC_ROLLBACK_CONFLICT names what changed since). */
+  /** `shadowcode rollback --yes TASK --json`: restores every file a task changed, all or nothing (SC_ROLLBACK_CONFLICT names what changed since). */
   rollback(taskId: string): Promise<{ task_id: string; restored: string[] }> {
-    this.live();
-    return enforce(this.ctx.gate(), this.ctx.request('cli:rollback', { resource: { kind: 'task', id: taskId, project: this.o.workspace }, args: { task_id: taskId } }), (t) =>
-      rollbackTaskFromCli(t, this.ctx.db(), this.o.workspace, taskId, this.o.policy.limits.jobs.checkpoint_bytes),
-    );
+    return this.data(rollbackCommand as never, [taskId], { yes: true });
   }
 
   /** Approves or denies one pending approval of this project; the job holding it hears at once. */

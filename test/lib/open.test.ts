@@ -66,7 +66,7 @@ t.test('reads return the data the CLI prints with --json', async (t) => {
   t.teardown(() => sc.close());
   t.match(await sc.status(), { project: { path: sb.project, trusted: false }, profile: { path: sb.profile }, engine: { mode: 'temporary' } });
   t.same(await sc.approvals(), []);
-  t.same(sc.jobs(), { items: [], next_cursor: null });
+  t.same(await sc.jobs(), { items: [], next_cursor: null });
   t.match(await sc.catalog(), { project: sb.project, definitions: [] });
   t.match(await sc.auditVerify(), { ok: true });
   await refuses(t, Promise.resolve().then(() => sc.events('job_nothere')), 'SC_JOB_NOT_FOUND');
@@ -119,8 +119,8 @@ t.test('the host decides and cancels jobs of its embedded stdio server; close() 
   t.match(pending, [{ id: echo.approval.id, kind: 'command', action: { argv: ['echo', 'decided-by-the-host'], cwd: sb.project }, owner: server.owner }], 'the record the terminal shows');
   t.match(await sc.decide(echo.approval.id, 'approve'), { id: echo.approval.id, state: 'approved', decided_by: 'host:tests' });
   await refuses(t, sc.decide(echo.approval.id, 'deny'), 'SC_APPROVAL_NOT_PENDING');
-  while (!['succeeded', 'failed'].includes(sc.jobs().items.find((j) => j.id === echo.job_id)?.state ?? '')) await new Promise((r) => setTimeout(r, 25));
-  t.match(sc.jobs().items.find((j) => j.id === echo.job_id), { state: 'succeeded', exit_code: 0 });
+  while (!['succeeded', 'failed'].includes((await sc.jobs()).items.find((j) => j.id === echo.job_id)?.state ?? '')) await new Promise((r) => setTimeout(r, 25));
+  t.match((await sc.jobs()).items.find((j) => j.id === echo.job_id), { state: 'succeeded', exit_code: 0, answer: null });
   const kinds = sc.events(echo.job_id).items.map((e) => e.kind);
   t.ok(kinds.includes('approval_approved'), `the job's events show the decision (${kinds.join(', ')})`);
 

@@ -64,7 +64,7 @@ const s: Status = await sc.status();
 const code: ErrorCode = 'SC_BAD_VALUE';
 const gw = await sc.serveHttp({ token: 'x'.repeat(32), allowWrite: true });
 const url: string = gw.url;
-const page = sc.jobs();
+const page = await sc.jobs();
 const first: string | undefined = page.items[0]?.state;
 // @ts-expect-error the gateway always needs a token
 await sc.serveHttp({ port: 0 });
