@@ -6,7 +6,7 @@
 //   src/lib/index.ts ─► dist/lib.cjs     the library (require), and dist/lib.mjs, its ESM face (import):
 //                                        one implementation, so a host never holds two copies of the state
 //   child programs  ─► dist/sqlite-child.js, dist/supervisor.js, dist/mcp-relay.js (ESM, started as processes)
-//   src/console/page ─► dist/console/{index.html, app.js, style.css}: the console's page, for the browser
+//   src/console/page ─► dist/console/{index.html, app.js, style.css, icon.svg}: the console's page, for the browser
 //
 // better-sqlite3 stays external (a native addon) and is required only when a
 // database first opens.
@@ -38,7 +38,7 @@ await build({
 
 // The console's page runs in the browser: no Node built-ins, served from the package (no CDN).
 await build({ entryPoints: { app: 'src/console/page/app.ts' }, outdir: 'dist/console', bundle: true, platform: 'browser', format: 'iife', target: 'es2022', minify: true, legalComments: 'none', logLevel: 'warning' });
-for (const f of ['index.html', 'style.css']) copyFileSync(new URL(`../src/console/page/${f}`, import.meta.url), new URL(`../dist/console/${f}`, import.meta.url));
+for (const f of ['index.html', 'style.css', 'icon.svg']) copyFileSync(new URL(`../src/console/page/${f}`, import.meta.url), new URL(`../dist/console/${f}`, import.meta.url));
 
 await build({
   ...common,

@@ -77,7 +77,7 @@ const SECURITY_HEADERS = {
   'cache-control': 'no-store',
 };
 
-const ASSETS: Record<string, string> = { 'app.js': 'text/javascript; charset=utf-8', 'style.css': 'text/css; charset=utf-8', 'index.html': 'text/html; charset=utf-8' };
+const ASSETS: Record<string, string> = { 'app.js': 'text/javascript; charset=utf-8', 'style.css': 'text/css; charset=utf-8', 'icon.svg': 'image/svg+xml', 'index.html': 'text/html; charset=utf-8' };
 
 const STATUS: Record<string, number> = { SC_APPROVAL_CHANGED: 409, SC_APPROVAL_NOT_PENDING: 409, SC_APPROVAL_NOT_FOUND: 404, SC_JOB_NOT_FOUND: 404, SC_TASK_NOT_FOUND: 404, SC_POLICY_DENIED: 403, SC_ROLLBACK_CONFLICT: 409 };
 
@@ -154,7 +154,7 @@ export async function startConsole(ticket: GateTicket, o: ConsoleOptions): Promi
     if (path !== BASE && !path.startsWith(`${BASE}/`)) return refuse(res, 404, 'not found', method);
     const rest = path.slice(BASE.length + 1);
 
-    if (method === 'GET' && (rest === 'app.js' || rest === 'style.css')) return send(res, 200, ASSETS[rest] as string, assets.get(rest) as Buffer);
+    if (method === 'GET' && (rest === 'app.js' || rest === 'style.css' || rest === 'icon.svg')) return send(res, 200, ASSETS[rest] as string, assets.get(rest) as Buffer);
     if (method === 'GET' && rest === '' && url.searchParams.has('code')) {
       if (!spendCode(o.profileDir, url.searchParams.get('code') as string)) return refuse(res, 401, 'this code is unknown, expired or already used; mint a new one with shadowcode console --code', method);
       return send(res, 303, 'text/plain; charset=utf-8', '', { location: `${BASE}/`, 'set-cookie': newSession() });
