@@ -189,3 +189,30 @@ t.test('the feed starts with the state and needs no second request', async (t) =
   t.match(text, /^event: state\ndata: /);
   t.match(JSON.parse(text.split('\n')[1]!.slice(6)), { projects: [{ path: sb.project, jobs: [], approvals: [] }] });
 });
+
+t.test('the built command prints its address, --open hands it to the desktop opener, SIGTERM stops it', async (t) => {
+  const { spawn } = await import('node:child_process');
+  const { chmodSync, mkdirSync, readFileSync, writeFileSync } = await import('node:fs');
+  const { BIN } = await import('../fixtures/env.js');
+  const sb = sandbox('console-open');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const bin = join(sb.root, 'bin');
+  mkdirSync(bin);
+  const opened = join(sb.root, 'opened.txt');
+  writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > ${opened}\n`);
+  chmodSync(join(bin, 'xdg-open'), 0o755);
+  const child = spawn(process.execPath, [BIN, 'console', '--open'], { cwd: sb.root, env: { ...sb.env, PATH: `${bin}:${process.env.PATH}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  await until(() => existsSync(opened) && readFileSync(opened, 'utf8').length > 0, 20000);
+  const url = readFileSync(opened, 'utf8');
+  t.match(url, /^http:\/\/127\.0\.0\.1:\d+\/console\/\?code=/, 'the opener got the address with its code');
+  t.match(out, url, 'the same address is printed');
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  child.kill('SIGTERM');
+  t.equal(await exited, 0, err);
+  t.notOk(existsSync(join(sb.profile, 'console.json')), 'its record is removed on the way out');
+});
