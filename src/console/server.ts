@@ -152,6 +152,8 @@ export async function startConsole(ticket: GateTicket, o: ConsoleOptions): Promi
     const url = new URL(req.url ?? '/', 'http://console.invalid');
     const path = url.pathname;
     if (path !== BASE && !path.startsWith(`${BASE}/`)) return refuse(res, 404, 'not found', method);
+    // Relative addresses in the page (app.js, api/…) need the trailing slash.
+    if (path === BASE) return send(res, 308, 'text/plain; charset=utf-8', '', { location: `${BASE}/${url.search}` });
     const rest = path.slice(BASE.length + 1);
 
     if (method === 'GET' && (rest === 'app.js' || rest === 'style.css' || rest === 'icon.svg')) return send(res, 200, ASSETS[rest] as string, assets.get(rest) as Buffer);
@@ -160,7 +162,7 @@ export async function startConsole(ticket: GateTicket, o: ConsoleOptions): Promi
       return send(res, 303, 'text/plain; charset=utf-8', '', { location: `${BASE}/`, 'set-cookie': newSession() });
     }
     if (!session(req)) return refuse(res, 401, 'not signed in: open the address shadowcode console printed, or mint one with shadowcode console --code', method);
-    if (method === 'GET' && (rest === '' || path === BASE)) return send(res, 200, ASSETS['index.html'] as string, assets.get('index.html') as Buffer);
+    if (method === 'GET' && rest === '') return send(res, 200, ASSETS['index.html'] as string, assets.get('index.html') as Buffer);
     if (!rest.startsWith('api/')) return refuse(res, 404, 'not found', method);
     const route = rest.slice(4);
 

@@ -72,6 +72,7 @@ t.test('every answer carries the CSP and the other headers; the page needs the c
   t.equal((await c.raw('GET', '/console/api/audit')).status, 401, 'no cookie: the data is refused');
   t.equal((await c.raw('GET', '/console/', { cookie: 'sc_console=forged' })).status, 401, 'a made-up cookie is refused');
   t.equal((await c.raw('GET', '/elsewhere')).status, 404);
+  t.equal((await c.raw('GET', '/console')).headers.location, '/console/', 'the page address gets its slash');
 
   const u = new URL(c.h.url);
   const first = await c.raw('GET', `${u.pathname}${u.search}`);
