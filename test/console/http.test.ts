@@ -212,6 +212,9 @@ t.test('the built command prints its address, --open hands it to the desktop ope
   const url = readFileSync(opened, 'utf8');
   t.match(url, /^http:\/\/127\.0\.0\.1:\d+\/console\/\?code=/, 'the opener got the address with its code');
   t.match(out, url, 'the same address is printed');
+  const second = await cli(sb, ['console']);
+  t.equal(second.code, 2);
+  t.match(second.stderr, /a console already runs for this profile at http:\/\/127\.0\.0\.1:\d+\/console\/; for another browser run shadowcode console --code/, 'one console per profile');
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   child.kill('SIGTERM');
   t.equal(await exited, 0, err);
