@@ -145,7 +145,7 @@ t.test('deny: the command never runs', async (t) => {
   t.same(ran, []);
 });
 
-t.test('a changed catalog shows its diff and is accepted; tool descriptions stay text', async (t) => {
+t.test('a changed catalog shows its diff and is accepted; a call to it shows server, tool and arguments; its texts stay text', async (t) => {
   const w = await world();
   const file = join(w.sb.root, 'catalog.json');
   const echo = { name: 'echo', description: `echoes ${HOSTILE}`, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } };
@@ -166,6 +166,28 @@ t.test('a changed catalog shows its diff and is accepted; tool descriptions stay
   await page.locator(`[data-testid="pin"][data-id="${g.id}"] [data-testid="catalog-match"]`).waitFor();
   const json = JSON.parse((await cli(w.sb, ['--json', '--workspace', w.sb.project, 'mcp', 'tools', g.id])).stdout);
   t.equal(json.last_match, true, 'the seen catalog is now the pin');
+
+  // A task may now call the server: its call waits for an approval that names server, tool and arguments.
+  const fake = await startFakeModel({ format: 'openai', script: [step(call('m1', 'mcp__shifty__echo', { text: HOSTILE })), step(call('f1', 'finish', { summary: 'called' }))] });
+  t.teardown(() => fake.close());
+  useFakeModel(w.sb, 'openai', fake.url);
+  const conn = await connection(w.sb, { allowWrite: true });
+  t.teardown(() => conn.close());
+  const run = await conn.call('shadow_run', { prompt: 'echo', mode: 'build', permission_level: 'workspace' });
+  t.notOk(run.isError, run.text);
+  await page.locator('nav button[data-tab="tasks"]').click();
+  const card = page.locator('[data-testid="approval"]', { hasText: 'mcp_call approval' });
+  await card.waitFor();
+  const shown = await card.locator('dd').allInnerTexts();
+  t.equal(shown[0], g.id, 'the server');
+  t.equal(shown[1], 'echo', 'the tool');
+  t.same(JSON.parse(shown[2] as string), { text: HOSTILE }, 'the complete arguments, as text');
+  await card.getByTestId('approve').click();
+  await page.locator(`[data-testid="job"][data-id="${run.data.job_id}"]`).click();
+  const result = page.locator('[data-testid="step"][data-kind="tool_result"]', { hasText: 'mcp__shifty__echo' });
+  await result.waitFor();
+  // The result is the server's MCP content, JSON-encoded, shown as its text.
+  t.match(await result.innerText(), JSON.stringify(`echo: ${HOSTILE}`).slice(1, -1), "the server's answer shows as text");
   t.same(ran, []);
   t.equal(await page.locator('img').count(), 0);
 });
