@@ -131,8 +131,9 @@ export async function startConsole(ticket: GateTicket, o: ConsoleOptions): Promi
     const key = digest(c).toString('hex');
     const until = sessions.get(key);
     if (until === undefined) return false;
-    if (until <= Date.now()) return void sessions.delete(key), false;
-    return true;
+    if (until > Date.now()) return true;
+    sessions.delete(key);
+    return false;
   };
   const newSession = (): string => {
     const value = randomBytes(32).toString('base64url');
