@@ -96,15 +96,17 @@ export const command: CommandSpec = {
       if (!/^\d{1,5}$/.test(options.port) || port > 65535) throw new ScError('SC_BAD_VALUE', `--port ${options.port}: give a port number 0-65535`);
     }
     const h = await openConsole(ctx, port);
+    // Listening for the stop signals before anything else, so a Ctrl-C during --open still closes cleanly.
+    const stopped = new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
     ctx.io.stdout.write(`shadowcode console: open ${h.url}\n(the code works once; for another browser run shadowcode console --code)\n`);
     if (options.open === true) {
       const opened = await enforce(ctx.gate(), ctx.request('cli:console.open'), (t) => openInBrowser(t, h.url, ctx.io.env));
       if (!opened) ctx.io.stderr.write('shadowcode console: no browser opener (xdg-open) was found; open the address above yourself\n');
     }
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-    });
+    const signal = await stopped;
     await h.close();
     return { data: null, text: `shadowcode console: ${signal}: stopped` };
   },

@@ -219,4 +219,23 @@ t.test('the built command prints its address, --open hands it to the desktop ope
   child.kill('SIGTERM');
   t.equal(await exited, 0, err);
   t.notOk(existsSync(join(sb.profile, 'console.json')), 'its record is removed on the way out');
+
+  // Where no opener exists, it says so and the printed address still works.
+  const empty = join(sb.root, 'empty');
+  mkdirSync(empty);
+  const bare = spawn(process.execPath, [BIN, 'console', '--open'], { cwd: sb.root, env: { ...sb.env, PATH: empty }, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => bare.kill('SIGKILL'));
+  let said = '';
+  bare.stderr.on('data', (d) => (said += d));
+  let printed = '';
+  bare.stdout.on('data', (d) => (printed += d));
+  await until(() => /no browser opener/.test(said), 20000);
+  t.match(said, /no browser opener \(xdg-open\) was found; open the address above yourself/);
+  const addr = (printed.match(/http:\S+/) as RegExpMatchArray)[0];
+  const u = new URL(addr);
+  const r = await fetch(addr, { redirect: 'manual' });
+  t.equal(r.status, 303, `the printed address signs in (${u.host})`);
+  const ended = new Promise<number | null>((r) => bare.once('exit', (code) => r(code)));
+  bare.kill('SIGINT');
+  t.equal(await ended, 0);
 });
