@@ -30,6 +30,8 @@ t.teardown(() => browser?.close());
 async function openPage(t: Test, c: TestConsole): Promise<{ page: Page; ran: string[] }> {
   const context = await browser.newContext();
   t.teardown(() => context.close());
+  // The suite runs files side by side on few cores: a task's next step may take a while, never a fixed sleep.
+  context.setDefaultTimeout(90000);
   const page = await context.newPage();
   const ran: string[] = [];
   page.on('dialog', (d) => {
