@@ -84,8 +84,6 @@ export async function get(api: Api, route: string, q: URLSearchParams): Promise<
       );
       return { rows, next_after: rows.length === api.auditPage ? rows[rows.length - 1]?.seq : null, verify: await run(auditVerifyCommand, ctx) };
     }
-    case 'projects':
-      return { projects: trustedProjects(api.profile.db()) };
     default:
       throw new ScError('SC_BAD_VALUE', `no console route ${route}`);
   }

@@ -13,6 +13,7 @@ import type { CommandSpec, Output } from '../cli/spec.js';
 import { openInBrowser } from '../engine/spawn/index.js';
 import { ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
+import { getProject } from '../store/projects.js';
 import type { Api } from './api.js';
 import { mintCode, readRecord } from './codes.js';
 import { type ConsoleHandle, startConsole } from './server.js';
@@ -31,8 +32,7 @@ function consoleApi(ctx: Ctx): Api & { close(): void } {
       if (typeof path !== 'string' || !path) throw new ScError('SC_BAD_VALUE', 'project must name a trusted project');
       let c = byProject.get(path);
       if (!c) {
-        const trusted = profile.db().prepare('SELECT 1 FROM projects WHERE path = ? AND trusted = 1').get(path);
-        if (!trusted) throw new ScError('SC_WORKSPACE_INVALID', `${path} is not a trusted project of this profile`);
+        if (!getProject(profile.db(), path).trusted) throw new ScError('SC_WORKSPACE_INVALID', `${path} is not a trusted project of this profile`);
         c = make(path);
         byProject.set(path, c);
       }

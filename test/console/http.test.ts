@@ -105,6 +105,8 @@ t.test('Host and Origin must be the console\'s own', async (t) => {
   t.equal((await c.raw('POST', '/console/api/rollback', { cookie, origin: `http://127.0.0.1:${c.h.port + 1}`, 'content-type': 'application/json' }, body)).status, 403, 'another port is another origin');
   t.equal((await c.raw('POST', '/console/api/rollback', { cookie, 'content-type': 'application/json' }, body)).status, 403, 'a POST without an Origin is refused');
   t.equal((await c.raw('POST', '/console/api/rollback', { origin: c.origin, 'content-type': 'application/json' }, body)).status, 401, 'a POST without the cookie is refused');
+  const elsewhere = await c.raw('GET', `/console/api/review?project=${encodeURIComponent(sb.root)}&task=job_x`, { cookie });
+  t.match(JSON.parse(elsewhere.body), { error: { code: 'SC_WORKSPACE_INVALID', message: /not a trusted project/ } }, 'only trusted projects of the profile are reachable');
   const big = await c.raw('POST', '/console/api/rollback', { cookie, origin: c.origin, 'content-type': 'application/json' }, JSON.stringify({ pad: 'x'.repeat(70000) }));
   t.equal(big.status, 413, 'a body over console.body_bytes is refused');
   const db = openDb(sb.profile, 5000);
