@@ -7,18 +7,21 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli, ROOT } from '../../fixtures/env.js';
+import { cli, pidsOf, ROOT } from '../../fixtures/env.js';
 import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
-import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
+import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const AGENT = join(FIXTURES, 'fake-acp-agent.mjs');
-const policy = shippedPolicy();
+const shipped = shippedPolicy();
+// An ACP agent has no usual state folder: this one's is listed under its own command name, as a user would list theirs.
+const policy = { ...shipped, sandbox: { ...shipped.sandbox, tool_state: { ...shipped.sandbox.tool_state, 'fake-acp-agent.mjs': ['~/.fake-acp'] } } };
 
 async function setup(t: any, scenario = 'edit') {
   const h = await runnerProject(t);
   mkdirSync(join(h.sb.project, 'src'));
   writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
-  const record = join(h.sb.root, 'acp-record.json');
+  mkdirSync(join(h.sb.root, '.fake-acp'));
+  const record = join(h.sb.root, '.fake-acp', 'acp-record.json');
   const runner = createRunner({ id: 'agent', provider: 'acp', model: 'default', command: AGENT, args: ['--fake-scenario', scenario, '--fake-record', record] }, { env: h.sb.env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db } });
   return { ...h, record, runner, recorded: () => JSON.parse(readFileSync(record, 'utf8')) };
 }
@@ -87,9 +90,11 @@ t.test('cancelling sends session/cancel, answers the pending permission, and lea
   const { ctx, controller, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
   const running = s.runner.run(ctx);
   while (approvals.length === 0) await new Promise((r) => setTimeout(r, 20));
-  const r = s.recorded();
+  t.equal(s.recorded().children.length, 1, 'the agent started a descendant');
+  const pids = pidsOf(`${s.record}.pids`);
+  t.equal(pids.filter(alive).length, 2, 'the agent and its descendant, found by their host pids');
   controller.abort();
   t.equal((await running).state, 'cancelled');
-  t.same(await gone([r.pid, ...r.children]), [], 'no agent process is left');
+  t.same(await gone(pids), [], 'no agent process is left');
   t.equal(s.recorded().cancelled, true, 'the agent got session/cancel');
 });

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli, ROOT } from '../../fixtures/env.js';
+import { cli, pidsOf, ROOT } from '../../fixtures/env.js';
 import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
-import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
+import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const CODEX = join(FIXTURES, 'fake-codex.mjs');
 const policy = shippedPolicy();
@@ -17,7 +17,9 @@ async function setup(t: any, scenario = 'edit', pol = policy) {
   const h = await runnerProject(t);
   mkdirSync(join(h.sb.project, 'src'));
   writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
-  const record = join(h.sb.root, 'codex-record.json');
+  // The CLI runs sandboxed: it can write only the project and its own state folder (policy tool_state ~/.codex).
+  mkdirSync(join(h.sb.root, '.codex'));
+  const record = join(h.sb.root, '.codex', 'codex-record.json');
   const env = { ...h.sb.env, OPENAI_API_KEY: 'sk-canary-openai-01', CODEX_HOME: join(h.sb.root, '.codex') };
   const runner = createRunner({ id: 'cx', provider: 'codex', model: 'default', command: CODEX, args: ['--fake-scenario', scenario, '--fake-record', record] }, { env, secrets: h.c.engine.secrets(), policy: pol, db: h.db, gateEnv: { policy, db: () => h.db } });
   return { ...h, record, runner, env, recorded: () => JSON.parse(readFileSync(record, 'utf8')) };
@@ -94,10 +96,12 @@ t.test('cancelling a running codex stops its whole process group', async (t) => 
   const { ctx, controller, events } = s.task({ mode: 'build', ceiling: 'workspace' });
   const running = s.runner.run(ctx);
   while (!events.some((e) => e.kind === 'tool_call')) await new Promise((r) => setTimeout(r, 20));
-  const r = s.recorded();
+  t.equal(s.recorded().children.length, 1, 'the CLI started a descendant');
+  const pids = pidsOf(`${s.record}.pids`);
+  t.equal(pids.filter(alive).length, 2, 'the CLI and its descendant, found by their host pids');
   controller.abort();
   t.equal((await running).state, 'cancelled');
-  t.same(await gone([r.pid, ...r.children]), [], 'no CLI process is left');
+  t.same(await gone(pids), [], 'no CLI process is left');
 });
 
 t.test('a run past its wall time is stopped and fails with SC_LIMIT_REACHED', async (t) => {

@@ -12,9 +12,9 @@ import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { decideApproval } from '../../../src/engine/jobs.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { BIN, cli, sandbox, until } from '../../fixtures/env.js';
+import { BIN, cli, pidsOf, sandbox, until } from '../../fixtures/env.js';
 import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
-import { type Decide, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
+import { alive, type Decide, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const policy = shippedPolicy();
 const CANARY = 'canary-relay-secret-4e1d07';
@@ -35,7 +35,9 @@ async function setup(t: any, which: keyof typeof CLIS) {
   const add = JSON.parse((await cli(h.sb, ['--json', 'mcp', 'add', file])).stdout);
   const en = await cli(h.sb, ['--workspace', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
   t.equal(en.code, 0, en.stderr);
-  const record = join(h.sb.root, `${which}-record.json`);
+  // The CLI runs sandboxed: it can write only the project and its own state folder (policy tool_state ~/.claude, ~/.codex).
+  mkdirSync(join(h.sb.root, `.${which}`));
+  const record = join(h.sb.root, `.${which}`, `${which}-record.json`);
   const runner = (args: Record<string, unknown>) =>
     createRunner(
       { id: which, provider: CLIS[which].provider, model: 'default', command: CLIS[which].command, args: ['--fake-scenario', 'mcp', '--fake-record', record, '--fake-mcp', 'tools/echo', '--fake-mcp-args', JSON.stringify(args)] },
@@ -43,7 +45,7 @@ async function setup(t: any, which: keyof typeof CLIS) {
     );
   const received = () => (existsSync(peerLog) ? readFileSync(peerLog, 'utf8').split('\n').filter(Boolean) : []);
   const recorded = () => JSON.parse(readFileSync(record, 'utf8'));
-  return { ...h, id: add.id as string, runner, received, recorded };
+  return { ...h, id: add.id as string, runner, received, recorded, record };
 }
 
 /** Sends one hello line to a relay socket; resolves with the first line it answers ('' if it closes first). */
@@ -127,13 +129,14 @@ t.test('cancelling a task while a relayed call waits sends nothing and leaves no
   const { ctx, approvals, controller } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
   const running = s.runner({ text: 'never' }).run(ctx);
   while (!approvals.some((a) => a.kind === 'mcp_call')) await new Promise((r) => setTimeout(r, 20));
-  const r = s.recorded();
-  t.type(r.mcp.pid, 'number', 'the CLI started our relay');
+  t.type(s.recorded().mcp.pid, 'number', 'the CLI started our relay');
+  const pids = pidsOf(`${s.record}.pids`);
+  t.equal(pids.filter(alive).length, 2, 'the CLI and the relay, found by their host pids');
   controller.abort();
   t.equal((await running).state, 'cancelled');
   t.equal(s.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(approvals[0]!.id), 'cancelled');
   t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'the server received no call');
-  t.same(await gone([r.pid, r.mcp.pid]), [], 'neither the CLI nor the relay is left');
+  t.same(await gone(pids), [], 'neither the CLI nor the relay is left');
 });
 
 t.test('codex: an HTTP server (server-everything) is reached through the relay too, after the approval, and the CLI never learns its URL', async (t) => {
@@ -143,7 +146,8 @@ t.test('codex: an HTTP server (server-everything) is reached through the relay t
   writeFileSync(file, `name: everything\nurl: ${url}\ntimeout_sec: 30\n`);
   const add = JSON.parse((await cli(h.sb, ['--json', 'mcp', 'add', file])).stdout);
   t.equal((await cli(h.sb, ['--workspace', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
-  const record = join(h.sb.root, 'codex-record.json');
+  mkdirSync(join(h.sb.root, '.codex'));
+  const record = join(h.sb.root, '.codex', 'codex-record.json');
   const runner = createRunner(
     { id: 'cx', provider: 'codex', model: 'default', command: CLIS.codex.command, args: ['--fake-scenario', 'mcp', '--fake-record', record, '--fake-mcp', 'everything/echo', '--fake-mcp-args', JSON.stringify({ message: 'through the relay' })] },
     { env: h.sb.env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db } },
@@ -160,7 +164,8 @@ t.test('shadowcode run on codex (the built CLI and engine): the relayed call wai
   const sb = sandbox('relay-e2e');
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const peerLog = join(sb.project, 'peer.log'); // inside the project: the one place the sandboxed server may write
-  const record = join(sb.root, 'codex-record.json');
+  mkdirSync(join(sb.root, '.codex'));
+  const record = join(sb.root, '.codex', 'codex-record.json');
   const file = join(sb.root, 'tools.yaml');
   writeFileSync(file, `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\nenv:\n  PEER_LOG: ${JSON.stringify(peerLog)}\n`);
   const add = JSON.parse((await cli(sb, ['--json', 'mcp', 'add', file])).stdout);
