@@ -8,7 +8,8 @@ import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { cli, pidsOf, ROOT } from '../../fixtures/env.js';
-import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
+import { PEER } from '../../fixtures/mcp-client.js';
+import { httpPeer } from '../../fixtures/mcp-http-peer.js';
 import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const AGENT = join(FIXTURES, 'fake-acp-agent.mjs');
@@ -28,7 +29,10 @@ async function setup(t: any, scenario = 'edit') {
 
 t.test('speaks ACP over stdio: initialize, session/new with the shared servers, a prompt, an exact approval', async (t) => {
   const s = await setup(t);
-  const url = (await everythingHttp(t)).url;
+  // A Streamable HTTP server in this process (the real wire format): only its URL matters here.
+  const http = await httpPeer('ok');
+  t.teardown(() => http.close());
+  const url = http.url;
   const tools = `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\n`;
   for (const [name, text] of Object.entries({ tools, web: `name: web\nurl: ${url}\n`, lit: 'name: lit\ncommand: ["/opt/l"]\nenv:\n  X: canary-acp-literal-3e\n' })) {
     const file = join(s.sb.root, `${name}.yaml`);
@@ -87,9 +91,9 @@ t.test('a refusal stop reason fails the task with SC_RUNNER_FAILED', async (t) =
 
 t.test('cancelling sends session/cancel, answers the pending permission, and leaves no agent process', async (t) => {
   const s = await setup(t, 'hang');
-  const { ctx, controller, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
+  const { ctx, controller, approvals, when } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
   const running = s.runner.run(ctx);
-  while (approvals.length === 0) await new Promise((r) => setTimeout(r, 20));
+  await when(() => approvals.length > 0);
   t.equal(s.recorded().children.length, 1, 'the agent started a descendant');
   const pids = pidsOf(`${s.record}.pids`);
   t.equal(pids.filter(alive).length, 2, 'the agent and its descendant, found by their host pids');

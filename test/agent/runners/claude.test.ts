@@ -2,6 +2,7 @@
 // stream-json and control-protocol shapes: exact arguments and isolation, the MCP
 // config it is handed, approvals as approval rows, checkpoints and rollback of
 // what it changed, and no CLI process left after a cancel.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -9,7 +10,7 @@ import { createRunner } from '../../../src/agent/runners/index.js';
 import { describeAction, approvalDetails } from '../../../src/cli/output.js';
 import { type Policy, shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
-import { cli, pidsOf } from '../../fixtures/env.js';
+import { BIN, cli, pidsOf, sandbox } from '../../fixtures/env.js';
 import { PEER } from '../../fixtures/mcp-client.js';
 import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
@@ -148,9 +149,9 @@ t.test('an error result from the CLI fails the task with SC_RUNNER_FAILED', asyn
 
 t.test('cancelling while an approval is pending stops the CLI and everything in its process group', async (t) => {
   const s = await setup(t, { scenario: 'hang' });
-  const { ctx, controller, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
+  const { ctx, controller, approvals, when } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
   const running = s.runner().run(ctx);
-  while (approvals.length === 0) await new Promise((r) => setTimeout(r, 20));
+  await when(() => approvals.length > 0);
   const r = s.recorded();
   t.equal(r.children.length, 1, 'the CLI started a descendant');
   const pids = pidsOf(`${s.record}.pids`);
@@ -226,21 +227,26 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
 });
 
 t.test('a SIGKILLed owner leaves no CLI process behind', async (t) => {
-  const { spawn } = await import('node:child_process');
-  // The owner is a TypeScript file run with this process's loader flags; tap's own TypeScript hook stays off in it, as in this process.
-  const owner = spawn(process.execPath, [...process.execArgv, join(FIXTURES, 'runner-owner.ts')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TAP_TYPE_STRIP_ONLY: '1' } });
+  // The owner is the built CLI running one task on the stand-in, which waits on an approval.
+  const sb = sandbox('runner-owner');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  mkdirSync(join(sb.root, '.claude'));
+  const record = join(sb.root, '.claude', 'claude-record.json');
+  const added = await cli(sb, ['model', 'add', 'cc', '--provider', 'claude-code', '--command', CLAUDE, ...['--fake-scenario', 'hang', '--fake-record', record].flatMap((a) => ['--arg', a])]);
+  t.equal(added.code, 0, added.stderr);
+  const owner = spawn(process.execPath, [BIN, '--workspace', sb.project, 'run', '--level', 'workspace', 'wait for me'], { cwd: sb.root, env: sb.env, stdio: ['ignore', 'ignore', 'pipe'] });
   t.teardown(() => owner.kill('SIGKILL'));
-  let out = '';
+  let err = '';
   await new Promise<void>((resolve, reject) => {
-    owner.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve();
+    owner.stderr.on('data', (d) => {
+      err += d;
+      if (/approvals approve appr_\w+/.test(err)) resolve();
     });
-    owner.on('exit', (code) => reject(new Error(`owner exited ${code}`)));
+    owner.on('exit', (code) => reject(new Error(`owner exited ${code}: ${err}`)));
   });
-  const r = JSON.parse(readFileSync(out.trim(), 'utf8'));
+  const r = JSON.parse(readFileSync(record, 'utf8'));
   t.equal(r.children.length, 1);
-  const pids = pidsOf(`${out.trim()}.pids`);
+  const pids = pidsOf(`${record}.pids`);
   t.equal(pids.filter(alive).length, 2, 'the CLI and its descendant, found by their host pids');
   owner.kill('SIGKILL');
   t.same(await gone(pids), [], 'the CLI and its descendant are gone');

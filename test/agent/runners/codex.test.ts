@@ -7,7 +7,8 @@ import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { cli, pidsOf, ROOT } from '../../fixtures/env.js';
-import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
+import { PEER } from '../../fixtures/mcp-client.js';
+import { httpPeer } from '../../fixtures/mcp-http-peer.js';
 import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const CODEX = join(FIXTURES, 'fake-codex.mjs');
@@ -59,7 +60,10 @@ t.test('Plan, Review and a read_only Build run codex in the read-only sandbox', 
 t.test('passes our relay as -c mcp_servers overrides, never a granted server command, URL or secret', async (t) => {
   const s = await setup(t);
   await cli(s.sb, ['secret', 'set', 'K'], 'canary-secret-codex-9f');
-  const url = (await everythingHttp(t)).url;
+  // A Streamable HTTP server in this process (the real wire format): only its URL matters here.
+  const http = await httpPeer('ok');
+  t.teardown(() => http.close());
+  const url = http.url;
   const tools = `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok", "a b"]\n`;
   for (const [name, text] of Object.entries({ tools, web: `name: web\nurl: ${url}\n`, keyed: 'name: keyed\ncommand: ["/opt/k"]\nenv_refs:\n  TOKEN: K\n' })) {
     const file = join(s.sb.root, `${name}.yaml`);
@@ -93,9 +97,9 @@ t.test('a failed turn fails the task with SC_RUNNER_FAILED and the CLI message',
 
 t.test('cancelling a running codex stops its whole process group', async (t) => {
   const s = await setup(t, 'hang');
-  const { ctx, controller, events } = s.task({ mode: 'build', ceiling: 'workspace' });
+  const { ctx, controller, events, when } = s.task({ mode: 'build', ceiling: 'workspace' });
   const running = s.runner.run(ctx);
-  while (!events.some((e) => e.kind === 'tool_call')) await new Promise((r) => setTimeout(r, 20));
+  await when(() => events.some((e) => e.kind === 'tool_call'));
   t.equal(s.recorded().children.length, 1, 'the CLI started a descendant');
   const pids = pidsOf(`${s.record}.pids`);
   t.equal(pids.filter(alive).length, 2, 'the CLI and its descendant, found by their host pids');

@@ -10,7 +10,6 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
-import { decideApproval } from '../../../src/engine/jobs.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { BIN, cli, pidsOf, sandbox, until } from '../../fixtures/env.js';
 import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
@@ -76,9 +75,9 @@ for (const which of ['claude', 'codex'] as const) {
   t.test(`${which}: a shared-server call waits for the exact approval, then reaches the server and its answer returns`, async (t) => {
     const s = await setup(t, which);
     const decide: Decide = (kind) => (kind === 'mcp_call' ? 'wait' : 'approved');
-    const { ctx, approvals, events } = s.task({ mode: 'build', ceiling: 'workspace', decide });
+    const { ctx, approvals, events, when, decide: settle } = s.task({ mode: 'build', ceiling: 'workspace', decide });
     const running = s.runner({ text: 'hi there' }).run(ctx);
-    while (!approvals.some((a) => a.kind === 'mcp_call')) await new Promise((r) => setTimeout(r, 20));
+    await when(() => approvals.some((a) => a.kind === 'mcp_call'));
     t.same(approvals.map((a) => [a.kind, a.action]), [['mcp_call', { server: s.id, tool: 'echo', arguments: { text: 'hi there' } }]], 'one approval, the same a native task asks: server, tool, complete arguments');
     t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'nothing reaches the server while the approval waits');
     if (which === 'claude') {
@@ -87,7 +86,7 @@ for (const which of ['claude', 'codex'] as const) {
       t.same(await askSocket(entry.env.SHADOWCODE_RELAY_SOCKET, { token: 'f'.repeat(64), server: 'tools' }), '', 'a wrong token is closed without a word');
       t.match(JSON.parse(await askSocket(entry.env.SHADOWCODE_RELAY_SOCKET, { token: entry.env.SHADOWCODE_RELAY_TOKEN, server: 'other' })), { ok: false, error: /no server named "other"/ });
     }
-    decideApproval(s.db, approvals[0]!.id, 'approved', 'test');
+    settle(approvals[0]!.id, 'approved');
     const out = await running;
     t.equal(out.state, 'succeeded', JSON.stringify(out));
     t.same(s.received().filter((m) => m.startsWith('tools/call')), ['tools/call echo'], 'the real server received exactly the approved call');
@@ -126,9 +125,9 @@ t.test('arguments that break the pinned schema are refused before any approval, 
 
 t.test('cancelling a task while a relayed call waits sends nothing and leaves no relay process', async (t) => {
   const s = await setup(t, 'claude');
-  const { ctx, approvals, controller } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
+  const { ctx, approvals, controller, when } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
   const running = s.runner({ text: 'never' }).run(ctx);
-  while (!approvals.some((a) => a.kind === 'mcp_call')) await new Promise((r) => setTimeout(r, 20));
+  await when(() => approvals.some((a) => a.kind === 'mcp_call'));
   t.type(s.recorded().mcp.pid, 'number', 'the CLI started our relay');
   const pids = pidsOf(`${s.record}.pids`);
   t.equal(pids.filter(alive).length, 2, 'the CLI and the relay, found by their host pids');
