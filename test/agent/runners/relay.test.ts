@@ -22,8 +22,13 @@ const CLIS = {
   codex: { provider: 'codex' as const, command: join(FIXTURES, 'fake-codex.mjs') },
 };
 
-/** A trusted project with one granted stdio server that logs every method it receives and gets a stored secret. */
-async function setup(t: any, which: keyof typeof CLIS) {
+/**
+ * A trusted project with one granted stdio server that logs every method it receives and
+ * gets a stored secret: built once for this file (its teardown is the file's), shared by
+ * the tests below, each of which reads only what the server received after it began.
+ */
+let shared: ReturnType<typeof build> | undefined;
+async function build() {
   const h = await runnerProject(t);
   mkdirSync(join(h.sb.project, 'src'));
   writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
@@ -33,18 +38,27 @@ async function setup(t: any, which: keyof typeof CLIS) {
   writeFileSync(file, `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\nenv:\n  PEER_LOG: ${JSON.stringify(peerLog)}\nenv_refs:\n  API_TOKEN: TOOLS_KEY\n`);
   const add = JSON.parse((await cli(h.sb, ['--json', 'mcp', 'add', file])).stdout);
   const en = await cli(h.sb, ['--workspace', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
-  t.equal(en.code, 0, en.stderr);
-  // The CLI runs sandboxed: it can write only the project and its own state folder (policy tool_state ~/.claude, ~/.codex).
-  mkdirSync(join(h.sb.root, `.${which}`));
-  const record = join(h.sb.root, `.${which}`, `${which}-record.json`);
+  if (en.code !== 0) throw new Error(`mcp enable failed: ${en.stderr}`);
+  // The CLIs run sandboxed: each can write only the project and its own state folder (policy tool_state ~/.claude, ~/.codex).
+  for (const which of Object.keys(CLIS)) mkdirSync(join(h.sb.root, `.${which}`));
+  const log = () => (existsSync(peerLog) ? readFileSync(peerLog, 'utf8').split('\n').filter(Boolean) : []);
+  return { ...h, id: add.id as string, log };
+}
+
+let runs = 0;
+async function setup(which: keyof typeof CLIS) {
+  const w = await (shared ??= build());
+  const from = w.log().length;
+  // A record of its own for each test's CLI, in that CLI's state folder.
+  const record = join(w.sb.root, `.${which}`, `${which}-record-${++runs}.json`);
   const runner = (args: Record<string, unknown>) =>
     createRunner(
       { id: which, provider: CLIS[which].provider, model: 'default', command: CLIS[which].command, args: ['--fake-scenario', 'mcp', '--fake-record', record, '--fake-mcp', 'tools/echo', '--fake-mcp-args', JSON.stringify(args)] },
-      { env: h.sb.env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db } },
+      { env: w.sb.env, secrets: w.c.engine.secrets(), policy, db: w.db, gateEnv: { policy, db: () => w.db } },
     );
-  const received = () => (existsSync(peerLog) ? readFileSync(peerLog, 'utf8').split('\n').filter(Boolean) : []);
+  const received = () => w.log().slice(from);
   const recorded = () => JSON.parse(readFileSync(record, 'utf8'));
-  return { ...h, id: add.id as string, runner, received, recorded, record };
+  return { ...w, runner, received, recorded, record };
 }
 
 /** Sends one hello line to a relay socket; resolves with the first line it answers ('' if it closes first). */
@@ -73,7 +87,7 @@ function configText(which: keyof typeof CLIS, r: any): string {
 
 for (const which of ['claude', 'codex'] as const) {
   t.test(`${which}: a shared-server call waits for the exact approval, then reaches the server and its answer returns`, async (t) => {
-    const s = await setup(t, which);
+    const s = await setup(which);
     const decide: Decide = (kind) => (kind === 'mcp_call' ? 'wait' : 'approved');
     const { ctx, approvals, events, when, decide: settle } = s.task({ mode: 'build', ceiling: 'workspace', decide });
     const running = s.runner({ text: 'hi there' }).run(ctx);
@@ -103,7 +117,7 @@ for (const which of ['claude', 'codex'] as const) {
   });
 
   t.test(`${which}: a denied call sends nothing to the server and the CLI gets an error`, async (t) => {
-    const s = await setup(t, which);
+    const s = await setup(which);
     const decide: Decide = (kind) => (kind === 'mcp_call' ? 'denied' : 'approved');
     const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide });
     const out = await s.runner({ text: 'leak' }).run(ctx);
@@ -115,7 +129,7 @@ for (const which of ['claude', 'codex'] as const) {
 }
 
 t.test('arguments that break the pinned schema are refused before any approval, and nothing is sent', async (t) => {
-  const s = await setup(t, 'codex');
+  const s = await setup('codex');
   const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner({ text: 42 }).run(ctx)).state, 'succeeded');
   t.same(approvals, [], 'no approval is asked for a call that cannot be made');
@@ -124,7 +138,7 @@ t.test('arguments that break the pinned schema are refused before any approval, 
 });
 
 t.test('cancelling a task while a relayed call waits sends nothing and leaves no relay process', async (t) => {
-  const s = await setup(t, 'claude');
+  const s = await setup('claude');
   const { ctx, approvals, controller, when } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
   const running = s.runner({ text: 'never' }).run(ctx);
   await when(() => approvals.some((a) => a.kind === 'mcp_call'));
