@@ -54,6 +54,7 @@ t.test('speaks ACP over stdio: initialize, session/new with the shared servers, 
   t.notMatch(JSON.stringify(r.session_new), /canary|mcp-peer|\/mcp"/, "no granted server's command, URL or literal env");
   t.same(approvals.map((a) => [a.kind, a.action.path, a.action.tool_kind]), [['write', 'src/app.txt', 'edit']]);
   t.same(r.outcomes, [{ outcome: 'selected', optionId: 'allow' }], 'allow_once, never allow_always');
+  t.match(events.find((e) => e.kind === 'runner.started')!.body, { provider: 'acp', sandbox: 'bwrap', label: 'sandboxed' }, 'the agent runs in the sandbox');
   t.same(events.filter((e) => e.kind === 'tool_call').map((e) => e.body.id), ['call_1']);
   t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'call_1', is_error: false, content: 'edited' });
   t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'goodbye world\n');

@@ -11,7 +11,7 @@ import { describeAction, approvalDetails } from '../../../src/cli/output.js';
 import { type Policy, shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { BIN, cli, pidsOf, sandbox } from '../../fixtures/env.js';
-import { PEER } from '../../fixtures/mcp-client.js';
+import { PEER, processesWith } from '../../fixtures/mcp-client.js';
 import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const CLAUDE = join(FIXTURES, 'fake-claude.mjs');
@@ -160,6 +160,7 @@ t.test('cancelling while an approval is pending stops the CLI and everything in 
   const out = await running;
   t.equal(out.state, 'cancelled');
   t.same(await gone(pids), [], 'no CLI process is left');
+  t.same(processesWith(s.record), [], "no process mentions this run's record");
   t.equal(s.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(approvals[0]!.id), 'cancelled', 'the pending approval is cancelled');
 });
 

@@ -37,6 +37,7 @@ t.test('runs codex exec --json in the workspace-write sandbox for a Build task, 
   t.equal(r.cwd, s.sb.project);
   t.equal(r.env.CODEX_HOME, s.env.CODEX_HOME);
   t.notOk('OPENAI_API_KEY' in r.env, 'no API key from our environment');
+  t.match(events.find((e) => e.kind === 'runner.started')!.body, { provider: 'codex', sandbox: 'bwrap', label: 'sandboxed' }, 'codex runs in the sandbox');
   t.same(events.filter((e) => e.kind === 'tool_call').map((e) => e.body.name), ['command', 'file_change']);
   t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'item_1', is_error: false, content: 'hello world\n' });
   t.match(events.find((e) => e.kind === 'usage')!.body, { input_tokens: 2400, output_tokens: 180, cached_input_tokens: 1024 });

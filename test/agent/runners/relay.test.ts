@@ -12,7 +12,7 @@ import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { BIN, cli, pidsOf, sandbox, until } from '../../fixtures/env.js';
-import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
+import { everythingHttp, PEER, processesWith } from '../../fixtures/mcp-client.js';
 import { alive, type Decide, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const policy = shippedPolicy();
@@ -108,6 +108,7 @@ for (const which of ['claude', 'codex'] as const) {
     t.same(r.mcp.tools, ['echo', 'env'], 'the CLI sees the pinned tools under their own names');
     t.match(r.mcp.result, { isError: false, content: [{ type: 'text', text: /echo: hi there/ }] }, "the server's answer returned to the CLI");
     t.ok(events.some((e) => e.kind === 'mcp.connected'), 'the call went through our client');
+    t.match(events.find((e) => e.kind === 'runner.started')!.body, { sandbox: 'bwrap', label: 'sandboxed' }, 'the CLI ran in the sandbox, and the relay reached us from inside it');
 
     const config = configText(which, r);
     t.notMatch(config, CANARY, 'no secret value in the CLI config');
@@ -150,6 +151,7 @@ t.test('cancelling a task while a relayed call waits sends nothing and leaves no
   t.equal(s.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(approvals[0]!.id), 'cancelled');
   t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'the server received no call');
   t.same(await gone(pids), [], 'neither the CLI nor the relay is left');
+  t.same(processesWith(s.record), [], "no process mentions this run's record");
 });
 
 t.test('codex: an HTTP server (server-everything) is reached through the relay too, after the approval, and the CLI never learns its URL', async (t) => {
