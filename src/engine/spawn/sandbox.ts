@@ -155,12 +155,18 @@ function packageRoot(file: string, home: string | undefined): string {
   return dir;
 }
 
-/** A package folder, and where its node_modules really is when that is a link (a worktree, a linked install). */
+/**
+ * A package folder, and where its node_modules really is when that is a link (a git
+ * worktree sharing another checkout's install). Only a folder that is itself named
+ * node_modules: a link named so cannot make any other folder visible.
+ */
 function addPackage(roots: Set<string>, root: string): void {
   roots.add(root);
   const nm = join(root, 'node_modules');
   try {
-    if (lstatSync(nm).isSymbolicLink()) roots.add(realpathSync(nm));
+    if (!lstatSync(nm).isSymbolicLink()) return;
+    const target = realpathSync(nm);
+    if (basename(target) === 'node_modules' && statSync(target).isDirectory()) roots.add(target);
   } catch {
     /* none, or a dangling link */
   }
