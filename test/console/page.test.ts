@@ -104,6 +104,7 @@ t.test('a task streams live; approvals show exactly and act; review and rollback
   t.match(await output.innerText(), HOSTILE, "the command's output shows as text");
   t.ok((await page.locator('[data-testid="step"]').count()) >= 6, 'the steps streamed in');
   t.equal(await page.getByTestId('detail-state').innerText(), 'succeeded');
+  t.equal(await page.getByTestId('detail-mode').innerText(), 'mode build · model fake', 'the mode and model of the task');
   t.equal(readFileSync(join(sb.project, 'package.json'), 'utf8'), '{"name":"app","scripts":{"test":"node t.js"}}\n', 'the approved write happened');
 
   await page.getByTestId('review-open').click();

@@ -173,6 +173,8 @@ async function follow(project: string, id: string): Promise<void> {
   if (followed?.id !== id) return;
   const job = state.projects.flatMap((p: Json) => p.jobs).find((j: Json) => j.id === id) ?? data.job;
   renderJobHead(job);
+  const submitted = data.events.find((e: Json) => e.kind === 'submitted')?.body;
+  if (submitted) tools.append(el('p', { 'data-testid': 'detail-mode' }, `mode ${submitted.mode ?? '-'} · model ${submitted.model ?? '-'}`));
   for (const e of data.events) addStep(e);
   if (data.job.kind === 'agent') {
     const review = el('button', { type: 'button', class: 'act', 'data-testid': 'review-open' }, 'Review changes');
