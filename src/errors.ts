@@ -61,6 +61,7 @@ export const ERRORS = {
   SC_HTTP_TOKEN_INVALID: { exit: EXIT.usage, summary: 'The gateway token is missing, or not 32-512 bearer-token characters.' },
   SC_HTTP_LISTEN_FAILED: { exit: EXIT.error, summary: 'The gateway could not listen on the address.' },
   SC_JOB_NOT_FOUND: { exit: EXIT.error, summary: 'No job with that id exists for this owner and project.' },
+  SC_JOB_NOT_RUNNING: { exit: EXIT.error, summary: 'The job has already ended; there is nothing to cancel.' },
   SC_APPROVAL_NOT_FOUND: { exit: EXIT.error, summary: 'No pending approval with that id exists.' },
   SC_APPROVAL_NOT_PENDING: { exit: EXIT.error, summary: 'The approval was already decided or cancelled.' },
   SC_APPROVAL_CHANGED: { exit: EXIT.error, summary: 'The approval differs from the one the console showed; read it again before deciding.' },

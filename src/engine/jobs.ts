@@ -15,6 +15,10 @@
  * behind by a process that died are marked cancelled the next time an engine
  * opens the profile: their queue died with it, so they never start.
  *
+ * A cancel asked for in another process (`jobs cancel`, the console) is a row in the
+ * store: while this process has live jobs it looks for such rows every
+ * approval_poll_ms and cancels those jobs here (cancel-requests.ts); with none, no timer.
+ *
  * This module is submission and the queues. The rest of the job layer:
  * job-events.ts (rows, states, the event log), approvals.ts (exact approvals and
  * who waits for them), owners.ts (owners and reaping), task-contract.ts (what a
@@ -31,6 +35,7 @@ import { getProject } from '../store/projects.js';
 import type { Level } from '../ticket.js';
 import { newId } from '../util/ids.js';
 import { type ApprovalRow, cancelPending, Decisions, getApproval } from './approvals.js';
+import { cancelsFor } from './cancel-requests.js';
 import { childEnv } from './child-env.js';
 import { ACTIVE, addEvent, getJob, type JobRow, now, setState } from './job-events.js';
 import { alive, reapOrphans, writerOf } from './owners.js';
@@ -86,7 +91,10 @@ export class Jobs {
   private readonly running = new Map<string, CommandHandle>();
   private readonly waiting = new Set<string>();
   private readonly cancelling = new Set<string>();
+  /** Jobs being cancelled because another process asked (so a request is acted on once). */
+  private readonly requested = new Set<string>();
   private poller: NodeJS.Timeout | undefined;
+  private cancelWatch: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly agentQueue: Array<AgentSpec & { id: string }> = [];
   private readonly agents = new Map<string, AgentHandle>();
@@ -121,6 +129,7 @@ export class Jobs {
     }).immediate();
     this.waiting.add(id);
     this.ensurePolling();
+    this.watchCancels();
     return { job: getJob(db, id) as JobRow, approval: getApproval(db, approvalId) as ApprovalRow };
   }
 
@@ -158,6 +167,37 @@ export class Jobs {
     if (this.poller || this.closed || this.c.poll === false) return;
     this.poller = setInterval(() => this.sync(), this.limits.jobs.approval_poll_ms);
     this.poller.unref();
+  }
+
+  private liveIds(): string[] {
+    return [...new Set([...this.queue, ...this.waiting, ...this.running.keys(), ...this.agentQueue.map((a) => a.id), ...this.agents.keys()])];
+  }
+
+  /** Looks for cancel requests made in other processes while this one has live jobs; stops when it has none. */
+  private watchCancels(): void {
+    if (this.cancelWatch || this.closed) return;
+    this.cancelWatch = setInterval(() => {
+      const ids = this.liveIds();
+      if (ids.length === 0 || this.closed) {
+        clearInterval(this.cancelWatch);
+        this.cancelWatch = undefined;
+        return;
+      }
+      let asked: string[];
+      try {
+        asked = cancelsFor(this.c.db(), ids);
+      } catch {
+        return; // the store is busy or closing: the next tick looks again
+      }
+      for (const id of asked) {
+        if (this.requested.has(id)) continue;
+        this.requested.add(id);
+        void this.cancel(id)
+          .catch((err: unknown) => process.emitWarning(`shadowcode: job ${id} could not be cancelled: ${(err as Error).message}`))
+          .finally(() => this.requested.delete(id));
+      }
+    }, this.limits.jobs.approval_poll_ms);
+    this.cancelWatch.unref();
   }
 
   /** Picks up decisions made anywhere (a connection here, or the CLI in another process). */
@@ -279,6 +319,8 @@ export class Jobs {
   async close(): Promise<void> {
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
+    if (this.cancelWatch) clearInterval(this.cancelWatch);
+    this.cancelWatch = undefined;
     if (this.agentRetry) clearTimeout(this.agentRetry);
     this.agentRetry = undefined;
     const ids = [...new Set([...this.queue, ...this.waiting, ...this.running.keys(), ...this.agentQueue.map((a) => a.id), ...this.agents.keys()])];
@@ -313,6 +355,7 @@ export class Jobs {
       addEvent(db, id, 'submitted', { mode: spec.mode, model: spec.modelId, ceiling: spec.ceiling, principal: spec.principal.kind, prompt: prompt.slice(0, l.event_text_chars) });
     }).immediate();
     this.agentQueue.push({ ...spec, prompt, id });
+    this.watchCancels();
     // Started on the next turn of the event loop: the submitter gets its job id first.
     setImmediate(() => this.pumpAgents());
     return getJob(db, id) as JobRow;

@@ -165,4 +165,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (project, definition_id)
   );
   `,
+  `
+  CREATE TABLE cancel_requests (
+    job_id       TEXT PRIMARY KEY,
+    requested_at TEXT NOT NULL,
+    requested_by TEXT NOT NULL
+  );
+  `,
 ];

@@ -23,6 +23,7 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'engine stop', summary: "Stop the profile's shared engine, cancelling its jobs", load: () => import('./engine-stop.js') },
   { name: 'help', summary: 'Show help for shadowcode, a command group or one command', load: () => import('./help.js') },
   { name: 'jobs', summary: "List the project's tasks and jobs of every owner, with state and answer", load: () => import('./jobs.js') },
+  { name: 'jobs cancel', summary: 'Cancel a task or job of the project, whichever process runs it', load: () => import('./jobs-cancel.js') },
   { name: 'mcp', summary: 'Show external MCP server definitions and their grants for the project', load: () => import('./mcp.js') },
   { name: 'mcp add', summary: 'Store an external MCP server definition (YAML or JSON)', load: () => import('./mcp-add.js') },
   { name: 'mcp disable', summary: "Withdraw a definition's grant from the project", load: () => import('./mcp-disable.js') },

@@ -1,0 +1,80 @@
+// `shadowcode jobs cancel ID` from another process, with real processes: a job running in
+// an `mcp serve` process's own engine, or in the shared engine, is stopped by the process
+// running it (its whole process group), its pending approvals are cancelled, and a job
+// that already ended is refused.
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { openDb } from '../../src/store/db.js';
+import { alive, cli, pidsOf, recordPid, type Sandbox, sandbox, spawnCli, until } from '../fixtures/env.js';
+import { startEngine } from '../fixtures/engine.js';
+import { connect, type Peer } from '../fixtures/mcp.js';
+
+const long = ['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`];
+
+const jobOf = (sb: Sandbox, id: string) => {
+  const db = openDb(sb.profile, 5000);
+  try {
+    const job = db.prepare('SELECT state FROM jobs WHERE id = ?').get(id) as { state: string };
+    const kinds = (db.prepare('SELECT kind FROM job_events WHERE job_id = ? ORDER BY seq').all(id) as Array<{ kind: string }>).map((e) => e.kind);
+    const approvals = (db.prepare('SELECT state FROM approvals WHERE job_id = ?').all(id) as Array<{ state: string }>).map((a) => a.state);
+    const audit = (db.prepare("SELECT body FROM audit WHERE body LIKE '%cli:jobs.cancel%'").all() as Array<{ body: string }>).map((r) => r.body);
+    return { state: job.state, kinds, approvals, audit };
+  } finally {
+    db.close();
+  }
+};
+
+const submit = async (peer: Peer, argv: string[]) => (await peer.callTool({ name: 'shadow_test', arguments: { command: argv } })).structuredContent as unknown as { job_id: string; approval: { id: string } };
+const cancel = async (sb: Sandbox, id: string) => {
+  const r = await spawnCli(sb, ['--workspace', sb.project, '--json', 'jobs', 'cancel', id]);
+  return { code: r.code, out: JSON.parse(r.stdout), stderr: r.stderr };
+};
+
+async function cancelsRunningJob(t: Test, sb: Sandbox, peer: Peer) {
+  const sub = await submit(peer, long);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', sub.approval.id])).code, 0);
+  await until(() => pidsOf(join(sb.project, 'pids')).length === 2 && pidsOf(join(sb.project, 'pids')).every(alive), 20000);
+  const pids = pidsOf(join(sb.project, 'pids'));
+  t.equal(jobOf(sb, sub.job_id).state, 'running');
+
+  const r = await cancel(sb, sub.job_id);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.out, { job: { id: sub.job_id, state: 'cancelled' }, ended: true }, 'the command waits until the job is cancelled and prints it');
+  await until(() => !pids.some(alive), 10000);
+  t.notOk(pids.some(alive), 'the shell and its background sleep are gone');
+  const after = jobOf(sb, sub.job_id);
+  t.ok(after.kinds.includes('cancel_requested'), 'the request is in the job log');
+  t.ok(after.audit.some((b) => b.includes(sub.job_id)), 'the cancel is audited as a cli action');
+
+  const again = await cancel(sb, sub.job_id);
+  t.equal(again.code, 1, 'a job that ended is refused');
+  t.equal(again.out.error.code, 'SC_JOB_NOT_RUNNING');
+}
+
+t.test("cancels a job running in an mcp serve process's own engine, from another process", async (t) => {
+  const sb = sandbox('cancel-serve');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const peer = await connect(sb, 'v1', ['--allow-write']);
+  t.teardown(() => peer.close());
+  await cancelsRunningJob(t, sb, peer);
+
+  // A job still waiting for its approval: cancelled, and its approval with it.
+  const waiting = await submit(peer, ['sh', '-c', 'echo ran > ran.txt']);
+  const r = await cancel(sb, waiting.job_id);
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.out.job.state, 'cancelled');
+  t.same(jobOf(sb, waiting.job_id).approvals, ['cancelled'], 'its pending approval is cancelled');
+
+  const unknown = await cancel(sb, 'job_nosuchjob');
+  t.equal(unknown.out.error.code, 'SC_JOB_NOT_FOUND');
+});
+
+t.test('cancels a job running in the shared engine, from a process that does not own it', async (t) => {
+  const sb = sandbox('cancel-engine');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const engine = await startEngine(t, sb);
+  const peer = await connect(sb, 'v1', ['--allow-write']);
+  t.teardown(() => peer.close());
+  await cancelsRunningJob(t, sb, peer);
+  t.ok(alive(engine.pid), 'the engine keeps running');
+});
