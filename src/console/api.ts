@@ -10,12 +10,14 @@
  *   POST decide    `approvals approve|deny ID`, only for the digest the page showed
  *   POST rollback  `rollback --yes TASK`
  *   POST accept    `mcp tools ID --accept HASH`
+ *   POST cancel    `jobs cancel ID`
  *
  * Nothing here changes trust, grants or policy.
  */
 import type { CatalogView } from '../../gen/types/catalog-view.js';
 import { command as auditVerifyCommand } from '../cli/commands/audit-verify.js';
 import { decide as decideCommand } from '../cli/commands/decide.js';
+import { cancelJob as cancelCommand } from '../cli/commands/jobs-cancel.js';
 import { command as catalogCommand } from '../cli/commands/mcp.js';
 import { command as toolsCommand } from '../cli/commands/mcp-tools.js';
 import { command as reviewCommand } from '../cli/commands/review.js';
@@ -106,6 +108,8 @@ export async function post(api: Api, route: string, body: Record<string, unknown
     }
     case 'rollback':
       return run(rollbackCommand, api.project(body.project), [str(body.task, 'task')], { yes: true });
+    case 'cancel':
+      return (await cancelCommand(api.project(body.project), str(body.id, 'id'))).data;
     case 'accept': {
       return run(toolsCommand, api.project(body.project), [str(body.id, 'id')], { accept: str(body.hash, 'hash') });
     }

@@ -20,6 +20,7 @@ import { command as approvalsCommand } from '../cli/commands/approvals.js';
 import { command as auditVerifyCommand } from '../cli/commands/audit-verify.js';
 import { decide as decideCommand } from '../cli/commands/decide.js';
 import { command as jobsCommand } from '../cli/commands/jobs.js';
+import { cancelJob as cancelJobCommand } from '../cli/commands/jobs-cancel.js';
 import { command as catalogCommand } from '../cli/commands/mcp.js';
 import { command as reviewCommand } from '../cli/commands/review.js';
 import { command as rollbackCommand } from '../cli/commands/rollback.js';
@@ -139,15 +140,14 @@ export class Shadowcode {
     return (out.data as { approval: Approval }).approval;
   }
 
-  /** Cancels a job that one of this handle's servers owns. */
+  /**
+   * Cancels a task or job of the project, whichever process runs it: `shadowcode jobs cancel`'s
+   * own code (a request in the store that the running process acts on), waiting a bounded time.
+   */
   async cancel(jobId: string): Promise<JobRow> {
     this.live();
-    const job = this.ownJob(jobId);
-    const server = [...this.servers].find((s) => s.owner === job.owner);
-    if (!server) throw new ScError('SC_JOB_NOT_FOUND', `job ${jobId} is not owned by a server of this handle; only its owner (or the end of its connection) can cancel it`);
-    return enforce(this.ctx.gate(), this.ctx.request('cli:jobs.cancel', { resource: { kind: 'job', id: jobId, owner: job.owner, project: this.o.workspace } }), () =>
-      server.engine.cancelJob({ transport: server.kind, label: server.owner, project: this.o.workspace }, jobId),
-    );
+    this.ownJob(jobId);
+    return ((await cancelJobCommand(this.ctx, jobId)).data as { job: JobRow }).job;
   }
 
   /** Serves the project to one MCP client over a pair of streams, as `mcp serve` does over stdio. */

@@ -130,7 +130,8 @@ t.test('the host decides and cancels jobs of its embedded stdio server; close() 
 
   await server.close();
   await server.closed;
-  await refuses(t, sc.cancel(echo.job_id), 'SC_JOB_NOT_FOUND', /not owned by a server of this handle/);
+  await refuses(t, sc.cancel(echo.job_id), 'SC_JOB_NOT_RUNNING', /already ended/);
+  await refuses(t, sc.cancel('job_nosuchjob'), 'SC_JOB_NOT_FOUND');
 });
 
 t.test('docs/library.md documents every export and every method of the handle', async (t) => {

@@ -3,7 +3,7 @@
  *
  *   EventSource api/events ─► `state` (projects, jobs, approvals with digests) ─► re-render lists
  *                          └► `step` (one job event) ─► appended to the followed job
- *   buttons ─► POST api/decide {id, decision, digest} | api/rollback | api/accept (same origin, cookie)
+ *   buttons ─► POST api/decide {id, decision, digest} | api/rollback | api/accept | api/cancel (same origin, cookie)
  *
  * INVARIANT: every string from a model, a server, a command or a file becomes a text node
  * (el() and textContent); nothing is ever parsed as HTML.
@@ -158,8 +158,24 @@ function renderJobHead(j: Json): void {
     answer ? el('div', { 'data-testid': 'answer' }, el('h3', {}, 'Answer'), el('pre', {}, answer.summary ?? (answer.reason ? `${answer.reason.code}: ${answer.reason.message}` : show(answer))), answer.usage ? el('p', { class: 'muted' }, `tokens: ${show(answer.usage)}`) : null) : null,
     Array.isArray(j.argv) ? el('pre', {}, JSON.stringify(j.argv)) : null,
     j.exit_code !== null && j.exit_code !== undefined ? el('p', {}, `exit code ${j.exit_code}`) : null,
+    ['queued', 'running', 'waiting_approval'].includes(j.state) && followed ? cancelButton(followed.project, j.id) : null,
   ];
   head.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+}
+
+function cancelButton(project: string, id: string): HTMLElement {
+  const b = el('button', { type: 'button', class: 'act danger', 'data-testid': 'cancel' }, 'Cancel');
+  b.addEventListener('click', async () => {
+    b.setAttribute('disabled', '');
+    try {
+      const r = await call('POST', 'cancel', { project, id });
+      notice(r.ended ? `job ${id} ${r.job.state}` : `cancel of ${id} requested; it is still ${r.job.state}`);
+    } catch (err) {
+      notice(`${(err as { code?: string }).code ?? 'error'}: ${(err as Error).message}`);
+      b.removeAttribute('disabled');
+    }
+  });
+  return b;
 }
 
 async function follow(project: string, id: string): Promise<void> {
