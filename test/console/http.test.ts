@@ -7,7 +7,7 @@ import t from 'tap';
 import { approvalDigest } from '../../src/console/digest.js';
 import { open } from '../../src/lib/index.js';
 import { startConsole } from '../fixtures/console.js';
-import { cli, sandbox, until } from '../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, sandbox, until } from '../fixtures/env.js';
 import { openDb } from '../../src/store/db.js';
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -151,6 +151,39 @@ t.test('a decision needs the digest of the approval as stored; the right one act
   const rows = db.prepare("SELECT body FROM audit WHERE kind = 'decision' AND body LIKE '%cli:approvals.%'").all() as Array<{ body: string }>;
   db.close();
   t.ok(rows.some((r) => /"owner":"console"/.test(r.body) && /cli:approvals\.approve/.test(r.body)), 'the approval is a cli: decision audited with owner console');
+});
+
+t.test('cancel needs the cookie and the Origin; it stops a running job of another engine, audited as the console', async (t) => {
+  const sb = sandbox('console-cancel');
+  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  const { sc, test } = await stdioPeer(sb);
+  t.teardown(() => sc.close());
+  const c = await startConsole(sb);
+  t.teardown(() => c.close());
+  const cookie = await c.signIn();
+
+  const job = await test(['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`]);
+  await sc.decide(job.approval.id, 'approve');
+  await until(() => pidsOf(join(sb.project, 'pids')).length === 2 && pidsOf(join(sb.project, 'pids')).every(alive), 20000);
+  const pids = pidsOf(join(sb.project, 'pids'));
+  const body = JSON.stringify({ project: sb.project, id: job.job_id });
+  t.equal((await c.raw('POST', '/console/api/cancel', { cookie, 'content-type': 'application/json' }, body)).status, 403, 'without the Origin it is refused');
+  t.equal((await c.raw('POST', '/console/api/cancel', { origin: c.origin, 'content-type': 'application/json' }, body)).status, 401, 'without the cookie it is refused');
+  t.equal(jobState(sb, job.job_id), 'running', 'a refused cancel stops nothing');
+
+  const ok = await c.post(cookie, 'cancel', { project: sb.project, id: job.job_id });
+  t.equal(ok.status, 200, ok.body);
+  t.match(JSON.parse(ok.body), { job: { id: job.job_id, state: 'cancelled' }, ended: true });
+  await until(() => !pids.some(alive), 10000);
+  t.notOk(pids.some(alive), "the command's processes are gone");
+  const again = await c.post(cookie, 'cancel', { project: sb.project, id: job.job_id });
+  t.equal(again.status, 409);
+  t.match(JSON.parse(again.body), { error: { code: 'SC_JOB_NOT_RUNNING' } });
+
+  const db = openDb(sb.profile, 5000);
+  const rows = db.prepare("SELECT body FROM audit WHERE kind = 'decision' AND body LIKE '%cli:jobs.cancel%'").all() as Array<{ body: string }>;
+  db.close();
+  t.ok(rows.some((r) => /"owner":"console"/.test(r.body) && r.body.includes(job.job_id)), 'the cancel is a cli: decision audited with owner console');
 });
 
 t.test('console --code mints a code for a second browser; without a console it says so', async (t) => {
