@@ -148,6 +148,31 @@ t.test('deny: the command never runs', async (t) => {
   t.same(ran, []);
 });
 
+t.test('cancel: a task waiting for an approval is cancelled from its detail, and its command never runs', async (t) => {
+  const sb = sandbox('console-cancel');
+  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  const fake = await startFakeModel({ format: 'openai', script: [step(call('c1', 'run_command', { argv: ['sh', '-c', 'echo ran > never.txt'] })), step(call('f1', 'finish', { summary: 'stopped' }))] });
+  t.teardown(() => fake.close());
+  useFakeModel(sb, 'openai', fake.url);
+  const c = await startConsole(sb);
+  t.teardown(() => c.close());
+  const { page, ran } = await openPage(t, c);
+  // The task runs in this connection's own engine, not the console's: the cancel reaches it through the store.
+  const conn = await connection(sb, { allowWrite: true });
+  t.teardown(() => conn.close());
+  const run = await conn.call('shadow_run', { prompt: 'try', mode: 'build', permission_level: 'workspace' });
+  const card = page.locator(`[data-testid="approval"][data-job="${run.data.job_id}"]`);
+  await card.waitFor();
+  await page.locator(`[data-testid="job"][data-id="${run.data.job_id}"]`).click();
+  await page.getByTestId('cancel').click();
+  await page.getByTestId('detail-state').filter({ hasText: /^cancelled$/ }).waitFor();
+  await card.waitFor({ state: 'detached' });
+  t.pass('the task is cancelled and its approval is gone from the page');
+  t.equal(await page.getByTestId('cancel').count(), 0, 'an ended task offers no Cancel');
+  t.notOk(existsSync(join(sb.project, 'never.txt')), 'the command it asked for never ran');
+  t.same(ran, []);
+});
+
 t.test('a changed catalog shows its diff and is accepted; a call to it shows server, tool and arguments; its texts stay text', async (t) => {
   const w = await world();
   const file = join(w.sb.root, 'catalog.json');
