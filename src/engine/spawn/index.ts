@@ -34,13 +34,11 @@ export interface SpawnRequest {
   readonly argv: readonly string[];
   readonly cwd: string;
   readonly env: Record<string, string>;
-  /** What the process may reach: its project and the network. */
+  /** What the process may reach: its project, the network, and any folders bound beside them. */
   readonly confine: Omit<Confinement, 'profileDir'>;
   /** The argv is the user's own (a server definition, a runner entry), not a model's choice. */
   readonly trustedArgv: boolean;
   readonly policy: Policy;
-  /** Started outside the sandbox even where one can be made (recorded as level none); see docs/sandbox.md › Limits. */
-  readonly unconfined?: boolean;
   /** The profile's store: the spawn row goes there, and the profile it lives in stays hidden. */
   readonly db: Db;
 }
@@ -125,7 +123,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   }
   const profileDir = req.db.name && req.db.name !== ':memory:' ? dirname(req.db.name) : null;
   const prepared: Prepared =
-    support.level === 'bwrap' && !req.unconfined
+    support.level === 'bwrap'
       ? {
           argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap: support.bwrap as string, trusted: req.trustedArgv, unset: req.policy.environment.deny }),
           env: sandboxEnv(req.env, req.confine.project),
@@ -134,7 +132,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
         }
       : { argv: [...req.argv], env: req.env, level: 'none', error: null };
   // Recorded before the process exists: a spawn the log does not know of cannot happen.
-  appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, project: req.confine.project });
+  appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), project: req.confine.project });
   return prepared;
 }
 

@@ -32,8 +32,16 @@ export interface Confinement {
   /** The project's real path, bound read-write; null for a process with no project (a version probe). */
   readonly project: string | null;
   readonly network: boolean;
+  /** Why the network is open, for the audit row (a runner reaches its model). */
+  readonly networkWhy?: string;
   /** The profile directory: never visible inside. */
   readonly profileDir: string | null;
+  /** More folders the process may read (a runner: the relay program and the node that runs it). */
+  readonly readable?: readonly string[];
+  /** More folders bound read-write at the same path (a runner: its run directory with the relay socket). */
+  readonly writable?: readonly string[];
+  /** The tool_state keys that apply; by default the executable's own name. */
+  readonly stateKeys?: readonly string[];
 }
 
 export interface SandboxPlan extends Confinement {
@@ -125,7 +133,7 @@ function shebang(file: string): string[] {
  * The directory an executable is installed in: its bin directory's parent (a
  * version manager's node/vX, a toolchain root), never the home itself or `/`.
  */
-function installRoot(file: string, home: string | undefined): string {
+export function installRoot(file: string, home: string | undefined): string {
   const dir = dirname(file);
   const up = basename(dir) === 'bin' ? dirname(dir) : dir;
   if (up === '/' || (home && within(home, up))) return dir;
@@ -145,6 +153,23 @@ function packageRoot(file: string, home: string | undefined): string {
     if (existsSync(join(d, 'package.json'))) return d;
   }
   return dir;
+}
+
+/**
+ * A package folder, and where its node_modules really is when that is a link (a git
+ * worktree sharing another checkout's install). Only a folder that is itself named
+ * node_modules: a link named so cannot make any other folder visible.
+ */
+function addPackage(roots: Set<string>, root: string): void {
+  roots.add(root);
+  const nm = join(root, 'node_modules');
+  try {
+    if (!lstatSync(nm).isSymbolicLink()) return;
+    const target = realpathSync(nm);
+    if (basename(target) === 'node_modules' && statSync(target).isDirectory()) roots.add(target);
+  } catch {
+    /* none, or a dangling link */
+  }
 }
 
 /**
@@ -171,7 +196,7 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
   if (fromUser) addExe(first);
   // A user's own script (a runner entry, a server definition) also needs its package beside it.
   const own = trusted ? resolveCommand(first, cwd, path) : null;
-  if (own && existsSync(own)) roots.add(packageRoot(real(own), home));
+  if (own && existsSync(own)) addPackage(roots, packageRoot(real(own), home));
   const script = resolveCommand(first, cwd, path);
   if (script && existsSync(script)) {
     // A script's interpreter must start too: `#!/usr/bin/env node` names it on PATH; an absolute
@@ -183,7 +208,7 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
   }
   for (const a of trusted ? argv.slice(1) : []) {
     const value = a.startsWith('/') ? a : /^--?[\w-]+=\//.test(a) ? a.slice(a.indexOf('=') + 1) : null;
-    if (value && existsSync(value)) roots.add(packageRoot(real(value), home));
+    if (value && existsSync(value)) addPackage(roots, packageRoot(real(value), home));
   }
   for (const p of policy.tool_caches[basename(argv[0] ?? '')] ?? []) {
     const abs = expandHome(p, home);
@@ -217,19 +242,21 @@ export function sandboxArgv(plan: SandboxPlan): string[] {
   out.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   const home = plan.env.HOME;
   if (home && isAbsolute(home) && home !== '/') out.push('--tmpfs', home);
-  for (const root of startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted)) {
+  const extra = (plan.readable ?? []).filter((r) => isAbsolute(r) && r !== '/' && existsSync(r));
+  for (const root of [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted), ...extra]) {
     if (plan.project && within(real(root), plan.project)) continue;
     if (bound.some((b) => within(root, b))) continue;
     out.push('--ro-bind', root, root);
     bound.push(root);
   }
-  // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write.
-  for (const p of plan.policy.tool_state[basename(plan.argv[0] ?? '')] ?? []) {
-    const abs = expandHome(p, home);
-    if (abs && existsSync(abs)) {
-      out.push('--bind', abs, abs);
-      bound.push(abs);
-    }
+  // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write; a missing one is not created.
+  const keys = plan.stateKeys ?? [basename(plan.argv[0] ?? '')];
+  const state = keys.flatMap((k) => (Object.hasOwn(plan.policy.tool_state, k) ? (plan.policy.tool_state[k] ?? []) : [])).map((p) => expandHome(p, home));
+  for (const abs of [...new Set([...state, ...(plan.writable ?? [])])]) {
+    // Never the home itself or a folder above it: that would undo the private home.
+    if (!abs || !isAbsolute(abs) || !existsSync(abs) || (home && within(home, abs))) continue;
+    out.push('--bind', abs, abs);
+    bound.push(abs);
   }
   if (plan.project) {
     out.push('--bind', plan.project, plan.project);
