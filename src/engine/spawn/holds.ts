@@ -1,0 +1,211 @@
+/*
+ * Protected project paths that do not exist yet. The project is bound
+ * read-write, and bwrap can only mount over a path that exists, so without
+ * this an approved command could create `.claude/settings.json` or
+ * `.git/config` and the user's next git or host would run it. Before the
+ * sandbox starts, each missing protected path gets an empty placeholder in the
+ * project (a directory, or an empty file for a name with an extension such as
+ * `.mcp.json`), which the sandbox then binds read-only like any protected path
+ * that exists. Once no sandbox in that project needs them, each placeholder is
+ * removed if it is still the very one made here and still empty.
+ *
+ *   holdProtected(project, paths, registry dir)
+ *       ─► lock ─► drop claims of dead processes ─► add this claim
+ *       ─► each missing path: mkdir / create O_EXCL, record its device and inode
+ *       ─► unlock ─► release()
+ *   release() (once the sandboxed process and everything in it is gone)
+ *       ─► lock ─► drop this claim and dead ones ─► still claimed: leave all
+ *       ─► none left: each recorded placeholder still the same inode ─► rmdir
+ *          (never when something was put in it) / unlink (only while empty)
+ *       ─► forget the records ─► unlock
+ *
+ * The registry is one JSON file per project in the profile (0700), beside a
+ * lock directory: the CLI and the shared engine may start sandboxes in the same
+ * project at once, and a placeholder another sandbox still stands on must not
+ * go (removing a mount point in another mount namespace detaches the mount,
+ * and the path would be writable there again).
+ */
+import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScError } from '../../errors.js';
+
+interface Placeholder {
+  readonly path: string;
+  readonly kind: 'dir' | 'file';
+  readonly dev: number;
+  readonly ino: number;
+}
+
+interface Registry {
+  project: string;
+  claims: Array<{ pid: number; id: string }>;
+  made: Placeholder[];
+}
+
+/** A lock older than this was left by a process that died holding it (it is held for a few file operations). */
+const STALE_LOCK_MS = 10_000;
+const LOCK_WAIT_MS = 15_000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+let counter = 0;
+let privateDir: string | null = null;
+
+/** Where the registry lives: the profile; without one (an in-memory store) a directory private to this process. */
+function registryDir(profileDir: string | null): string {
+  if (profileDir) {
+    const dir = join(profileDir, 'sandbox-holds');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+  return (privateDir ??= mkdtempSync(join(tmpdir(), 'shadowcode-holds-')));
+}
+
+/** A name with an extension (`.mcp.json`) is a file; anything else (`.git`, `.claude`) a directory. */
+export function placeholderKind(rel: string): 'dir' | 'file' {
+  const last = rel.split('/').pop() ?? '';
+  return last.lastIndexOf('.') > 0 ? 'file' : 'dir';
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function withLock<T>(lock: string, fn: () => T): T {
+  const until = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      mkdirSync(lock, { mode: 0o700 });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const st = statSync(lock, { throwIfNoEntry: false });
+      if (st && Date.now() - st.mtimeMs > STALE_LOCK_MS) {
+        try {
+          rmdirSync(lock);
+        } catch {
+          /* another waiter took it first */
+        }
+        continue;
+      }
+      if (Date.now() > until) throw new ScError('SC_SANDBOX_SETUP_FAILED', `the protected paths of the project are locked by another process (${lock}); nothing was started`);
+      Atomics.wait(pause, 0, 0, 2);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmdirSync(lock);
+  }
+}
+
+function load(file: string, project: string): Registry {
+  try {
+    const r = JSON.parse(readFileSync(file, 'utf8')) as Registry;
+    if (r.project === project && Array.isArray(r.claims) && Array.isArray(r.made)) return r;
+  } catch {
+    /* none yet, or unreadable: start again (placeholders it named are then left, never wrongly removed) */
+  }
+  return { project, claims: [], made: [] };
+}
+
+function save(file: string, r: Registry): void {
+  if (r.claims.length === 0 && r.made.length === 0) {
+    try {
+      unlinkSync(file);
+    } catch {
+      /* already gone */
+    }
+    return;
+  }
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(r), { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+/** Makes one missing path (and missing folders above it), recording each thing made; stops at the first that cannot be made. */
+function makeMissing(project: string, rel: string, made: Placeholder[]): void {
+  const parts = rel.split('/').filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const abs = join(project, ...parts.slice(0, i));
+    const kind = i === parts.length ? placeholderKind(rel) : 'dir';
+    try {
+      if (lstatSync(abs, { throwIfNoEntry: false })) continue;
+      if (kind === 'dir') mkdirSync(abs, { mode: 0o755 });
+      else closeSync(openSync(abs, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o644));
+      const st = lstatSync(abs);
+      made.push({ path: abs, kind, dev: st.dev, ino: st.ino });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      // Raced by someone else's create: theirs, bound read-only as it is. Not writable for us (a
+      // read-only project), or under a file (.git as a worktree's file): the command cannot make it either.
+      if (['EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR'].includes(code)) return;
+      throw new ScError('SC_SANDBOX_SETUP_FAILED', `cannot hold ${abs} read-only for the sandbox: ${code || (err as Error).message}; nothing was started`);
+    }
+  }
+}
+
+/** Removes a placeholder only while it is the one we made and holds nothing. */
+function removeIfUntouched(p: Placeholder): void {
+  const st = lstatSync(p.path, { throwIfNoEntry: false });
+  if (!st || st.dev !== p.dev || st.ino !== p.ino) return;
+  try {
+    if (p.kind === 'dir' && st.isDirectory()) rmdirSync(p.path); // ENOTEMPTY: someone put something in it; it stays
+    else if (p.kind === 'file' && st.isFile() && st.size === 0) unlinkSync(p.path);
+  } catch {
+    /* not empty, or already gone */
+  }
+}
+
+export interface Hold {
+  /** The placeholders this hold made (absolute paths), for the record. */
+  readonly made: readonly string[];
+  /** Call once the sandboxed process and everything inside it has ended. Idempotent. */
+  release(): void;
+}
+
+/** Makes sure every protected path in the project exists before a sandbox binds it read-only. */
+export function holdProtected(project: string, paths: readonly string[], profileDir: string | null): Hold {
+  const dir = registryDir(profileDir);
+  const key = createHash('sha256').update(project).digest('hex').slice(0, 32);
+  const file = join(dir, `${key}.json`);
+  const lock = join(dir, `${key}.lock`);
+  const id = `${process.pid}.${++counter}`;
+  const made: Placeholder[] = [];
+  withLock(lock, () => {
+    const r = load(file, project);
+    r.claims = r.claims.filter((c) => alive(c.pid));
+    r.claims.push({ pid: process.pid, id });
+    try {
+      for (const rel of paths) makeMissing(project, rel, made);
+    } finally {
+      // Recorded even if a later path failed, so what was made is still removed.
+      r.made = [...r.made.filter((m) => !made.some((n) => n.path === m.path)), ...made];
+      save(file, r);
+    }
+  });
+  let released = false;
+  return {
+    made: made.map((m) => m.path),
+    release() {
+      if (released) return;
+      released = true;
+      withLock(lock, () => {
+        const r = load(file, project);
+        r.claims = r.claims.filter((c) => c.id !== id && alive(c.pid));
+        if (r.claims.length === 0) {
+          // Deepest first: a folder made above a placeholder goes after it.
+          for (const p of [...r.made].sort((a, b) => b.path.length - a.path.length)) removeIfUntouched(p);
+          r.made = [];
+        }
+        save(file, r);
+      });
+    },
+  };
+}
+
