@@ -10,22 +10,24 @@
  * removed if it is still the very one made here and still empty.
  *
  *   holdProtected(project, paths, registry dir)
- *       ─► lock ─► drop claims of dead processes ─► add this claim
+ *       ─► this process already holds the project and every path exists: count it, done
+ *       ─► lock ─► drop claims of dead processes ─► claim it for this process
  *       ─► each missing path: mkdir / create O_EXCL, record its device and inode
  *       ─► unlock ─► release()
  *   release() (once the sandboxed process and everything in it is gone)
- *       ─► lock ─► drop this claim and dead ones ─► still claimed: leave all
+ *       ─► not this process's last sandbox in the project: done
+ *       ─► lock ─► drop this process's claim and dead ones ─► still claimed: leave all
  *       ─► none left: each recorded placeholder still the same inode ─► rmdir
  *          (never when something was put in it) / unlink (only while empty)
  *       ─► forget the records ─► unlock
  *
  * The registry is one JSON file per project in the profile (0700), beside a
- * lock directory: the CLI and the shared engine may start sandboxes in the same
+ * lock file: the CLI and the shared engine may start sandboxes in the same
  * project at once, and a placeholder another sandbox still stands on must not
  * go (removing a mount point in another mount namespace detaches the mount,
  * and the path would be writable there again).
  */
-import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +42,8 @@ interface Placeholder {
 
 interface Registry {
   project: string;
-  claims: Array<{ pid: number; id: string }>;
+  /** Processes with a sandbox in the project now. */
+  claims: Array<{ pid: number }>;
   made: Placeholder[];
 }
 
@@ -48,8 +51,9 @@ interface Registry {
 const STALE_LOCK_MS = 10_000;
 const LOCK_WAIT_MS = 15_000;
 const pause = new Int32Array(new SharedArrayBuffer(4));
-let counter = 0;
 let privateDir: string | null = null;
+/** This process's sandboxes per registry file: only the first takes a claim, only the last gives it back. */
+const local = new Map<string, { count: number }>();
 
 /** Where the registry lives: the profile; without one (an in-memory store) a directory private to this process. */
 function registryDir(profileDir: string | null): string {
@@ -80,14 +84,15 @@ function withLock<T>(lock: string, fn: () => T): T {
   const until = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
-      mkdirSync(lock, { mode: 0o700 });
+      // A file made with O_EXCL: on a busy disk far cheaper than a directory.
+      closeSync(openSync(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600));
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const st = statSync(lock, { throwIfNoEntry: false });
+      const st = lstatSync(lock, { throwIfNoEntry: false });
       if (st && Date.now() - st.mtimeMs > STALE_LOCK_MS) {
         try {
-          rmdirSync(lock);
+          unlinkSync(lock);
         } catch {
           /* another waiter took it first */
         }
@@ -100,7 +105,7 @@ function withLock<T>(lock: string, fn: () => T): T {
   try {
     return fn();
   } finally {
-    rmdirSync(lock);
+    unlinkSync(lock);
   }
 }
 
@@ -123,9 +128,9 @@ function save(file: string, r: Registry): void {
     }
     return;
   }
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(r), { mode: 0o600 });
-  renameSync(tmp, file);
+  // In place, under the lock (every reader takes it too). A torn file after a crash reads as empty:
+  // the placeholders it named are then left in the project, never wrongly removed.
+  writeFileSync(file, JSON.stringify(r), { mode: 0o600 });
 }
 
 /** Makes one missing path (and missing folders above it), recording each thing made; stops at the first that cannot be made. */
@@ -175,29 +180,39 @@ export function holdProtected(project: string, paths: readonly string[], profile
   const key = createHash('sha256').update(project).digest('hex').slice(0, 32);
   const file = join(dir, `${key}.json`);
   const lock = join(dir, `${key}.lock`);
-  const id = `${process.pid}.${++counter}`;
   const made: Placeholder[] = [];
-  withLock(lock, () => {
-    const r = load(file, project);
-    r.claims = r.claims.filter((c) => alive(c.pid));
-    r.claims.push({ pid: process.pid, id });
-    try {
-      for (const rel of paths) makeMissing(project, rel, made);
-    } finally {
-      // Recorded even if a later path failed, so what was made is still removed.
-      r.made = [...r.made.filter((m) => !made.some((n) => n.path === m.path)), ...made];
-      save(file, r);
-    }
-  });
+  const mine = local.get(file);
+  // Another sandbox of this process already holds the project: while it runs nothing is removed,
+  // so when every path is there no file needs to change.
+  if (mine && paths.every((rel) => lstatSync(join(project, rel), { throwIfNoEntry: false }))) mine.count++;
+  else {
+    withLock(lock, () => {
+      const r = load(file, project);
+      r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
+      r.claims.push({ pid: process.pid });
+      try {
+        for (const rel of paths) makeMissing(project, rel, made);
+      } finally {
+        // Recorded even if a later path failed, so what was made is still removed.
+        r.made = [...r.made.filter((m) => !made.some((n) => n.path === m.path)), ...made];
+        save(file, r);
+      }
+    });
+    if (mine) mine.count++;
+    else local.set(file, { count: 1 });
+  }
   let released = false;
   return {
     made: made.map((m) => m.path),
     release() {
       if (released) return;
       released = true;
+      const held = local.get(file);
+      if (held && --held.count > 0) return;
+      local.delete(file);
       withLock(lock, () => {
         const r = load(file, project);
-        r.claims = r.claims.filter((c) => c.id !== id && alive(c.pid));
+        r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
         if (r.claims.length === 0) {
           // Deepest first: a folder made above a placeholder goes after it.
           for (const p of [...r.made].sort((a, b) => b.path.length - a.path.length)) removeIfUntouched(p);
@@ -208,4 +223,3 @@ export function holdProtected(project: string, paths: readonly string[], profile
     },
   };
 }
-

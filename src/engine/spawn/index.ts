@@ -128,37 +128,48 @@ interface Prepared {
   readonly release: () => void;
 }
 
+/**
+ * What a sandboxed start of req needs: placeholders for the project's missing
+ * protected paths (held until release), the bwrap command line, the
+ * environment inside and why the command cannot start, if it cannot. The
+ * spawn point's own cost per sandboxed start (bench/spawn.mjs measures it).
+ */
+export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db' | 'unconfined'>, bwrap: string, profileDir: string | null): Omit<Prepared, 'level'> {
+  const sp = sandboxPolicy(req.policy);
+  // A protected path that does not exist yet gets a placeholder first, so the sandbox can bind it read-only.
+  const hold = req.confine.project ? holdProtected(req.confine.project, sp.project_read_only, profileDir) : null;
+  try {
+    const find = pathLookup(req.env.PATH ?? '');
+    return {
+      argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, find }),
+      env: sandboxEnv(req.env, req.confine.project),
+      error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
+      release: () => hold?.release(),
+    };
+  } catch (err) {
+    hold?.release();
+    throw err;
+  }
+}
+
 /** Decides the sandbox, refuses when it is required and missing, records the spawn. */
 function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   assertTicket(ticket, '*');
   const support = sandboxSupport();
-  const sp = sandboxPolicy(req.policy);
-  if (support.level === 'none' && sp.require) {
+  if (support.level === 'none' && req.policy.sandbox.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
   }
-  const profileDir = profileOf(req.db);
-  let prepared: Prepared = { argv: [...req.argv], env: req.env, level: 'none', error: null, release: () => {} };
-  if (support.level === 'bwrap' && !req.unconfined) {
-    // A protected path that does not exist yet gets a placeholder first, so the sandbox can bind it read-only.
-    const hold = req.confine.project ? holdProtected(req.confine.project, sp.project_read_only, profileDir) : null;
-    try {
-      const find = pathLookup(req.env.PATH ?? '');
-      prepared = {
-        argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap: support.bwrap as string, trusted: req.trustedArgv, unset: req.policy.environment.deny, find }),
-        env: sandboxEnv(req.env, req.confine.project),
-        level: 'bwrap',
-        error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
-        release: () => hold?.release(),
-      };
-      // Recorded before the process exists: a spawn the log does not know of cannot happen.
-      appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, project: req.confine.project });
-    } catch (err) {
-      hold?.release();
-      throw err;
-    }
-    return prepared;
+  const prepared: Prepared =
+    support.level === 'bwrap' && !req.unconfined
+      ? { ...confinedCommand(req, support.bwrap as string, profileOf(req.db)), level: 'bwrap' }
+      : { argv: [...req.argv], env: req.env, level: 'none', error: null, release: () => {} };
+  try {
+    // Recorded before the process exists: a spawn the log does not know of cannot happen.
+    appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, project: req.confine.project });
+  } catch (err) {
+    prepared.release();
+    throw err;
   }
-  appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, project: req.confine.project });
   return prepared;
 }
 
