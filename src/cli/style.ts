@@ -42,10 +42,25 @@ export function style(colour: boolean): Style {
 }
 
 const ANSI = /\u001b\[[0-9;]*m/g;
+const COLOUR_CODE = /^\u001b\[(?:1|2|22|31|32|33|39)m$/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const width = (s: string) => [...s.replace(ANSI, '')].length;
 
+/**
+ * A cell can hold a model's, a server's or a file's text: its control characters
+ * are shown escaped (`\u001b`), so it cannot move the cursor, retitle the terminal
+ * or forge a line. Only the colour codes style() writes pass as they are.
+ */
+export function printable(cell: string): string {
+  return cell
+    .split(/(\u001b\[[0-9;]*m)/)
+    .map((part) => (COLOUR_CODE.test(part) ? part : part.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)))
+    .join('');
+}
+
 /** A header row and aligned columns, two spaces apart; the last column is not padded. */
-export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>, st: Style): string {
+export function table(headers: readonly string[], rawRows: ReadonlyArray<readonly string[]>, st: Style): string {
+  const rows = rawRows.map((r) => r.map(printable));
   const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ''))));
   const line = (cells: readonly string[]) =>
     cells

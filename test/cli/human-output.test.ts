@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import t from 'tap';
 import { main } from '../../src/cli/main.js';
+import { style, table } from '../../src/cli/style.js';
 import { cli, type Sandbox, sandbox, spawnCli } from '../fixtures/env.js';
 
 /** Runs the CLI with stdout and stderr that say they are a terminal. */
@@ -78,4 +79,14 @@ t.test('mcp serve started at a terminal says on stderr that it waits for a clien
   t.match(stderr, /waiting for an MCP client on stdin/);
   const piped = await spawnCli(sb, ['--workspace', sb.project, 'mcp', 'serve'], '');
   t.notMatch(piped.stderr, /waiting for an MCP client/, 'a client on a pipe is not told');
+});
+
+t.test('a table shows the control characters of a model, server or file text escaped, and keeps its own colour', async (t) => {
+  const hostile = 'ok\u001b]0;owned\u0007\r\u001b[2Jdone\u001b[31m!\u009b';
+  const out = table(['NAME', 'DESCRIPTION'], [['tool', hostile], [style(true).bad('failed'), 'x']], style(true));
+  t.notMatch(out, /\u0007|\r|\u009b|\u001b\]|\u001b\[2J/, 'no bell, carriage return, OSC or cursor sequence reaches the terminal');
+  t.match(out, 'ok\\u001b]0;owned\\u0007\\u000d\\u001b[2Jdone', 'the text is still readable, escaped');
+  t.match(out, `${ESC}31mfailed${ESC}39m`, 'our own colour codes pass');
+  const lines = out.split('\n');
+  t.equal(lines.length, 3, 'a carriage return or newline inside a cell cannot forge a row');
 });

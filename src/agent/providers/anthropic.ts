@@ -13,7 +13,7 @@
  */
 import { ScError } from '../../errors.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
-import type { Message, ModelProvider, StopReason, ToolCall, Turn, TurnRequest } from '../types.js';
+import { MAX_KEPT_CALLS, type Message, type ModelProvider, type StopReason, type ToolCall, type Turn, type TurnRequest } from '../types.js';
 import type { ProviderConfig } from './config.js';
 import { SseReader } from './sse.js';
 import { postStream, redactedMessage } from './wire.js';
@@ -60,10 +60,14 @@ interface ToolBlock {
   start: unknown;
 }
 
+/** Where the input of tool blocks past MAX_KEPT_CALLS goes: nowhere. */
+const SINK: ToolBlock = { id: '', name: '', args: '', start: undefined };
+
 export class MessagesAccumulator {
   text = '';
   private readonly tools = new Map<number, ToolBlock>();
   private readonly order: ToolBlock[] = [];
+  private made = 0;
   private stop: StopReason | null = null;
   private input = 0;
   private output = 0;
@@ -95,6 +99,12 @@ export class MessagesAccumulator {
       case 'content_block_start': {
         const b = ev.content_block;
         if (b?.type === 'tool_use') {
+          this.made++;
+          // Past MAX_KEPT_CALLS a block is only counted: its deltas go to the sink, so memory stays bounded.
+          if (this.order.length >= MAX_KEPT_CALLS) {
+            this.tools.set(Number(ev.index), SINK);
+            return;
+          }
           const t: ToolBlock = { id: String(b.id ?? `toolu_${this.order.length}`), name: String(b.name ?? ''), args: '', start: b.input };
           this.tools.set(Number(ev.index), t);
           this.order.push(t);
@@ -107,7 +117,7 @@ export class MessagesAccumulator {
         else if (d?.type === 'input_json_delta' && typeof d.partial_json === 'string') {
           const t = this.tools.get(Number(ev.index));
           if (!t) throw new ScError('SC_MODEL_FAILED', `model ${this.label}: tool input for a block that was never started`, { status: 200 });
-          t.args += d.partial_json;
+          if (t !== SINK) t.args += d.partial_json;
         }
         return;
       }
@@ -141,7 +151,7 @@ export class MessagesAccumulator {
       name: t.name,
       arguments: t.args === '' && t.start && typeof t.start === 'object' && Object.keys(t.start).length ? JSON.stringify(t.start) : t.args,
     }));
-    return { text: this.text, tool_calls, stop: this.stop ?? 'other', usage: this.sawUsage ? { input_tokens: this.input, output_tokens: this.output } : null };
+    return { text: this.text, tool_calls, stop: this.stop ?? 'other', usage: this.sawUsage ? { input_tokens: this.input, output_tokens: this.output } : null, ...(this.made > tool_calls.length ? { tool_calls_made: this.made } : {}) };
   }
 }
 

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
+import { MessagesAccumulator } from '../../../src/agent/providers/anthropic.js';
 import { ChatAccumulator } from '../../../src/agent/providers/openai.js';
 import { SseReader } from '../../../src/agent/providers/sse.js';
 import { MAX_KEPT_CALLS } from '../../../src/agent/types.js';
@@ -122,4 +123,20 @@ t.test('a provider keeps one call more than the largest cap the limits schema al
   const { readFileSync } = await import('node:fs');
   const schema = JSON.parse(readFileSync(join(ROOT, 'schemas', 'limits.schema.json'), 'utf8'));
   t.equal(MAX_KEPT_CALLS, schema.properties.agent.properties.tool_calls_per_answer.maximum + 1);
+});
+
+t.test('an Anthropic answer with more tool_use blocks than a provider keeps is bounded the same way', async (t) => {
+  const acc = new MessagesAccumulator('m');
+  const n = MAX_KEPT_CALLS + 500;
+  for (let i = 0; i < n; i++) {
+    acc.event('content_block_start', JSON.stringify({ type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: `t${i}`, name: 'read_file', input: {} } }));
+    acc.event('content_block_delta', JSON.stringify({ type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: `{"path":"f${i}"}` } }));
+  }
+  acc.event('message_delta', JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'tool_use' } }));
+  acc.event('message_stop', JSON.stringify({ type: 'message_stop' }));
+  const turn = acc.turn();
+  t.equal(turn.tool_calls.length, MAX_KEPT_CALLS, 'only the calls the loop can use are kept');
+  t.equal(turn.tool_calls_made, n, 'every block made is counted');
+  t.same(turn.tool_calls.at(-1), { id: `t${MAX_KEPT_CALLS - 1}`, name: 'read_file', arguments: `{"path":"f${MAX_KEPT_CALLS - 1}"}` });
+  t.equal(turn.stop, 'tool_calls');
 });
