@@ -25,6 +25,8 @@ const summary = {
   start_ms: { bare: spread(r.bare), sandboxed: spread(r.sandboxed), added: spread(r.sandboxed.map((x, i) => x - r.bare[i])) },
   // The spawn point's own work per sandboxed start (placeholders, command line), without bwrap.
   own_us: Math.round(r.own_us),
+  // Giving the placeholders back once the process has exited (not part of the start).
+  teardown_ms: spread(r.teardown),
   load_average: loadavg().map((x) => Math.round(x * 100) / 100),
 };
 const met = summary.start_ms.added.median <= TARGET_MS;
@@ -32,5 +34,7 @@ console.log(`process start to exit, ms, median (min–max) of ${r.rounds} round 
 console.log(`  bare        ${fs(summary.start_ms.bare)}`);
 console.log(`  sandboxed   ${fs(summary.start_ms.sandboxed)}`);
 console.log(`  added       ${fs(summary.start_ms.added)}  target ≤ ${TARGET_MS} ms  ${met ? 'PASS' : 'FAIL'}`);
-console.log(`  of which the spawn point's own work: ${summary.own_us} µs; load average ${summary.load_average.join(' ')}`);
+console.log(`  of which the spawn point's own work: ${summary.own_us} µs`);
+console.log(`  teardown    ${fs(summary.teardown_ms)}  after the exit: the placeholders removed`);
+console.log(`  load average ${summary.load_average.join(' ')}`);
 writeFileSync(join(out, 'spawn.json'), `${JSON.stringify(summary, null, 2)}\n`);
