@@ -148,8 +148,9 @@ function makeMissing(project: string, rel: string, made: Placeholder[]): void {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? '';
       // Raced by someone else's create: theirs, bound read-only as it is. Not writable for us (a
-      // read-only project), or under a file (.git as a worktree's file): the command cannot make it either.
-      if (['EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR'].includes(code)) return;
+      // read-only project), under a file (.git as a worktree's file), or no project at all (the
+      // start fails on its own): the command cannot make it either.
+      if (['EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'ENOENT'].includes(code)) return;
       throw new ScError('SC_SANDBOX_SETUP_FAILED', `cannot hold ${abs} read-only for the sandbox: ${code || (err as Error).message}; nothing was started`);
     }
   }
