@@ -21,8 +21,8 @@
  *          (never when something was put in it) / unlink (only while empty)
  *       ─► forget the records ─► unlock
  *
- * The registry is one JSON file per project in the profile (0700), beside a
- * lock file: the CLI and the shared engine may start sandboxes in the same
+ * The registry is one JSON file per project in the profile (0700),
+ * `sandbox-holds.<hash>.json`, beside a lock file, both gone when nothing is held: the CLI and the shared engine may start sandboxes in the same
  * project at once, and a placeholder another sandbox still stands on must not
  * go (removing a mount point in another mount namespace detaches the mount,
  * and the path would be writable there again).
@@ -55,14 +55,9 @@ let privateDir: string | null = null;
 /** This process's sandboxes per registry file: only the first takes a claim, only the last gives it back. */
 const local = new Map<string, { count: number }>();
 
-/** Where the registry lives: the profile; without one (an in-memory store) a directory private to this process. */
+/** Where the registry lives: the profile itself (plain files, gone when nothing is held); without one (an in-memory store) a directory private to this process. */
 function registryDir(profileDir: string | null): string {
-  if (profileDir) {
-    const dir = join(profileDir, 'sandbox-holds');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return dir;
-  }
-  return (privateDir ??= mkdtempSync(join(tmpdir(), 'shadowcode-holds-')));
+  return profileDir ?? (privateDir ??= mkdtempSync(join(tmpdir(), 'shadowcode-holds-')));
 }
 
 /** A name with an extension (`.mcp.json`) is a file; anything else (`.git`, `.claude`) a directory. */
@@ -179,8 +174,8 @@ export interface Hold {
 export function holdProtected(project: string, paths: readonly string[], profileDir: string | null): Hold {
   const dir = registryDir(profileDir);
   const key = createHash('sha256').update(project).digest('hex').slice(0, 32);
-  const file = join(dir, `${key}.json`);
-  const lock = join(dir, `${key}.lock`);
+  const file = join(dir, `sandbox-holds.${key}.json`);
+  const lock = join(dir, `sandbox-holds.${key}.lock`);
   const made: Placeholder[] = [];
   const mine = local.get(file);
   // Another sandbox of this process already holds the project: while it runs nothing is removed,

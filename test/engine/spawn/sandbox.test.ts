@@ -193,7 +193,7 @@ t.test('an approved command cannot create a protected path that does not exist y
   t.notOk(existsSync(join(b.sb.project, 'elsewhere')));
   t.equal(readFileSync(join(b.sb.project, 'made.txt'), 'utf8'), 'fine\n', 'a normal write to the project still works');
   t.equal(readFileSync(join(b.sb.project, 'src', 'a.txt'), 'utf8'), 'code\n');
-  t.same(readdirSync(join(b.sb.profile, 'sandbox-holds')), [], 'the registry of placeholders is empty again');
+  t.same(readdirSync(b.sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'the registry of placeholders is gone again');
 });
 
 /** A sandboxed `sh` under the supervisor in `project`, started through the one spawn point with a real gate ticket. */
