@@ -37,13 +37,11 @@ export interface SpawnRequest {
   readonly argv: readonly string[];
   readonly cwd: string;
   readonly env: Record<string, string>;
-  /** What the process may reach: its project and the network. */
+  /** What the process may reach: its project, the network, and any folders bound beside them. */
   readonly confine: Omit<Confinement, 'profileDir'>;
   /** The argv is the user's own (a server definition, a runner entry), not a model's choice. */
   readonly trustedArgv: boolean;
   readonly policy: Policy;
-  /** Started outside the sandbox even where one can be made (recorded as level none); see docs/sandbox.md › Limits. */
-  readonly unconfined?: boolean;
   /** The profile's store: the spawn row goes there, and the profile it lives in stays hidden. */
   readonly db: Db;
 }
@@ -134,7 +132,7 @@ interface Prepared {
  * environment inside and why the command cannot start, if it cannot. The
  * spawn point's own cost per sandboxed start (bench/spawn.mjs measures it).
  */
-export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db' | 'unconfined'>, bwrap: string, profileDir: string | null): Omit<Prepared, 'level'> {
+export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null): Omit<Prepared, 'level'> {
   const sp = sandboxPolicy(req.policy);
   // A protected path that does not exist yet gets a placeholder first, so the sandbox can bind it read-only.
   const hold = req.confine.project ? holdProtected(req.confine.project, sp.project_read_only, profileDir) : null;
@@ -160,12 +158,12 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
   }
   const prepared: Prepared =
-    support.level === 'bwrap' && !req.unconfined
+    support.level === 'bwrap'
       ? { ...confinedCommand(req, support.bwrap as string, profileOf(req.db)), level: 'bwrap' }
       : { argv: [...req.argv], env: req.env, level: 'none', error: null, release: () => {} };
   try {
     // Recorded before the process exists: a spawn the log does not know of cannot happen.
-    appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, project: req.confine.project });
+    appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), project: req.confine.project });
   } catch (err) {
     prepared.release();
     throw err;

@@ -32,8 +32,16 @@ export interface Confinement {
   /** The project's real path, bound read-write; null for a process with no project (a version probe). */
   readonly project: string | null;
   readonly network: boolean;
+  /** Why the network is open, for the audit row (a runner reaches its model). */
+  readonly networkWhy?: string;
   /** The profile directory: never visible inside. */
   readonly profileDir: string | null;
+  /** More folders the process may read (a runner: the relay program and the node that runs it). */
+  readonly readable?: readonly string[];
+  /** More folders bound read-write at the same path (a runner: its run directory with the relay socket). */
+  readonly writable?: readonly string[];
+  /** The tool_state keys that apply; by default the executable's own name. */
+  readonly stateKeys?: readonly string[];
 }
 
 export interface SandboxPlan extends Confinement {
@@ -138,7 +146,7 @@ function shebang(file: string): string[] {
  * The directory an executable is installed in: its bin directory's parent (a
  * version manager's node/vX, a toolchain root), never the home itself or `/`.
  */
-function installRoot(file: string, home: string | undefined): string {
+export function installRoot(file: string, home: string | undefined): string {
   const dir = dirname(file);
   const up = basename(dir) === 'bin' ? dirname(dir) : dir;
   if (up === '/' || (home && within(home, up))) return dir;
@@ -158,6 +166,23 @@ function packageRoot(file: string, home: string | undefined): string {
     if (exists(join(d, 'package.json'))) return d;
   }
   return dir;
+}
+
+/**
+ * A package folder, and where its node_modules really is when that is a link (a git
+ * worktree sharing another checkout's install). Only a folder that is itself named
+ * node_modules: a link named so cannot make any other folder visible.
+ */
+function addPackage(roots: Set<string>, root: string): void {
+  roots.add(root);
+  const nm = join(root, 'node_modules');
+  try {
+    if (!lstatSync(nm).isSymbolicLink()) return;
+    const target = realpathSync(nm);
+    if (basename(target) === 'node_modules' && statSync(target).isDirectory()) roots.add(target);
+  } catch {
+    /* none, or a dangling link */
+  }
 }
 
 /**
@@ -183,7 +208,7 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
   if (fromUser) addExe(first);
   // A user's own script (a runner entry, a server definition) also needs its package beside it.
   const own = trusted ? resolveCommand(first, cwd, find) : null;
-  if (own && exists(own)) roots.add(packageRoot(real(own), home));
+  if (own && exists(own)) addPackage(roots, packageRoot(real(own), home));
   const script = resolveCommand(first, cwd, find);
   if (script && exists(script)) {
     // A script's interpreter must start too: `#!/usr/bin/env node` names it on PATH; an absolute
@@ -195,7 +220,7 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
   }
   for (const a of trusted ? argv.slice(1) : []) {
     const value = a.startsWith('/') ? a : /^--?[\w-]+=\//.test(a) ? a.slice(a.indexOf('=') + 1) : null;
-    if (value && exists(value)) roots.add(packageRoot(real(value), home));
+    if (value && exists(value)) addPackage(roots, packageRoot(real(value), home));
   }
   for (const p of policy.tool_caches[basename(argv[0] ?? '')] ?? []) {
     const abs = expandHome(p, home);
@@ -243,19 +268,21 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const bound: string[] = [...system.bound];
   const home = plan.env.HOME;
   if (home && isAbsolute(home) && home !== '/') out.push('--tmpfs', home);
-  for (const root of startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find)) {
+  const extra = (plan.readable ?? []).filter((r) => isAbsolute(r) && r !== '/' && existsSync(r));
+  for (const root of [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra]) {
     if (plan.project && within(real(root), plan.project)) continue;
     if (bound.some((b) => within(root, b))) continue;
     out.push('--ro-bind', root, root);
     bound.push(root);
   }
-  // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write.
-  for (const p of plan.policy.tool_state[basename(plan.argv[0] ?? '')] ?? []) {
-    const abs = expandHome(p, home);
-    if (abs && existsSync(abs)) {
-      out.push('--bind', abs, abs);
-      bound.push(abs);
-    }
+  // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write; a missing one is not created.
+  const keys = plan.stateKeys ?? [basename(plan.argv[0] ?? '')];
+  const state = keys.flatMap((k) => (Object.hasOwn(plan.policy.tool_state, k) ? (plan.policy.tool_state[k] ?? []) : [])).map((p) => expandHome(p, home));
+  for (const abs of [...new Set([...state, ...(plan.writable ?? [])])]) {
+    // Never the home itself or a folder above it: that would undo the private home.
+    if (!abs || !isAbsolute(abs) || !existsSync(abs) || (home && within(home, abs))) continue;
+    out.push('--bind', abs, abs);
+    bound.push(abs);
   }
   if (plan.project) {
     out.push('--bind', plan.project, plan.project);

@@ -3,7 +3,7 @@
 // secrets, the engine's /proc, a loopback listener or write .git/config; a stdio MCP
 // server runs sandboxed too; without bwrap on PATH everything says "unsandboxed" and
 // sandbox.require refuses. These tests fail, never skip, when bwrap cannot be made.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,8 +15,9 @@ import { enabledTargets } from '../../../src/client/targets.js';
 import { diagnose } from '../../../src/engine/doctor.js';
 import { decideApproval, pendingApprovals } from '../../../src/engine/jobs.js';
 import { sandboxSupport, supervise } from '../../../src/engine/spawn/index.js';
+import { sandboxArgv, startupRoots } from '../../../src/engine/spawn/sandbox.js';
 import { enforce } from '../../../src/policy/gate.js';
-import { loadPolicy, type Policy } from '../../../src/policy/load.js';
+import { loadPolicy, type Policy, shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { type AgentBench, agentBench, type Scripted, scripted } from '../../fixtures/agent.js';
 import { cli, ROOT, spawnCli, until } from '../../fixtures/env.js';
@@ -242,4 +243,29 @@ t.test('a placeholder someone filled meanwhile, and an empty folder of the user\
   t.equal(readFileSync(join(project, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n', "the user's new .git stays");
   t.ok(existsSync(join(project, '.vscode')), "the user's empty .vscode stays");
   t.notOk(existsSync(join(project, '.claude')), 'an untouched placeholder went');
+
+t.test("what a user's own program may see: a linked node_modules only when it is one, and a tool_state entry never the home itself", async (t) => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-roots-')));
+  const home = join(root, 'home');
+  const shared = join(root, 'main', 'node_modules');
+  const keys = join(home, '.ssh');
+  for (const d of [home, shared, keys, join(root, 'wt'), join(root, 'evil'), join(home, '.tool')]) mkdirSync(d, { recursive: true });
+  for (const [pkg, link] of [['wt', shared], ['evil', keys]] as const) {
+    writeFileSync(join(root, pkg, 'package.json'), '{}');
+    writeFileSync(join(root, pkg, 'cli.mjs'), '#!/bin/sh\n');
+    symlinkSync(link, join(root, pkg, 'node_modules'));
+  }
+  const sp = shippedPolicy().sandbox;
+  const env = { HOME: home, PATH: '/usr/bin:/bin' };
+  t.ok(startupRoots([join(root, 'wt', 'cli.mjs')], root, env, sp, true).includes(shared), "a worktree's linked install is readable");
+  t.notOk(startupRoots([join(root, 'evil', 'cli.mjs')], root, env, sp, true).includes(keys), 'a link named node_modules to any other folder is not followed');
+  const argv = sandboxArgv({
+    argv: [join(root, 'wt', 'cli.mjs')], cwd: root, env, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null, network: true, profileDir: null,
+    policy: { ...sp, tool_state: { tool: ['~', '~/..', '~/.tool', '~/.missing'] } }, stateKeys: ['tool'], writable: [join(root, 'run')], readable: [shared],
+  }).join(' ');
+  t.match(argv, `--bind ${join(home, '.tool')} ${join(home, '.tool')}`, 'an existing state folder is bound read-write');
+  t.notMatch(argv, `--bind ${home} `, 'the home itself never is');
+  t.notMatch(argv, `--bind ${root} `, 'nor a folder above it');
+  t.notMatch(argv, '.missing', 'a missing one is not created');
+  t.notMatch(argv, join(root, 'run'), 'a writable folder that does not exist is not bound');
 });
