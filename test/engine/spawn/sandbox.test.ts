@@ -243,6 +243,7 @@ t.test('a placeholder someone filled meanwhile, and an empty folder of the user\
   t.equal(readFileSync(join(project, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n', "the user's new .git stays");
   t.ok(existsSync(join(project, '.vscode')), "the user's empty .vscode stays");
   t.notOk(existsSync(join(project, '.claude')), 'an untouched placeholder went');
+});
 
 t.test("what a user's own program may see: a linked node_modules only when it is one, and a tool_state entry never the home itself", async (t) => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-roots-')));
