@@ -3,22 +3,23 @@
  * read-write, and bwrap can only mount over a path that exists, so without
  * this an approved command could create `.claude/settings.json` or
  * `.git/config` and the user's next git or host would run it. Before the
- * sandbox starts, each missing protected path gets an empty placeholder in the
- * project (a directory, or an empty file for a name with an extension such as
- * `.mcp.json`), which the sandbox then binds read-only like any protected path
+ * sandbox starts, each missing protected path gets an empty directory as a
+ * placeholder in the project (also for a file name such as `.mcp.json`: nothing
+ * can be written to it inside, and a snapshot of the project's files does not see
+ * an empty directory), which the sandbox then binds read-only like any protected path
  * that exists. Once no sandbox in that project needs them, each placeholder is
  * removed if it is still the very one made here and still empty.
  *
  *   holdProtected(project, paths, registry dir)
  *       ─► this process already holds the project and every path exists: count it, done
  *       ─► lock ─► drop claims of dead processes ─► claim it for this process
- *       ─► each missing path: mkdir / create O_EXCL, record its device and inode
+ *       ─► each missing path: mkdir, record its device and inode
  *       ─► unlock ─► release()
  *   release() (once the sandboxed process and everything in it is gone)
  *       ─► not this process's last sandbox in the project: done
  *       ─► lock ─► drop this process's claim and dead ones ─► still claimed: leave all
  *       ─► none left: each recorded placeholder still the same inode ─► rmdir
- *          (never when something was put in it) / unlink (only while empty)
+ *          (which fails when something was put in it: it stays)
  *       ─► forget the records ─► unlock
  *
  * The registry is one JSON file per project in the profile (0700),
@@ -35,7 +36,6 @@ import { ScError } from '../../errors.js';
 
 interface Placeholder {
   readonly path: string;
-  readonly kind: 'dir' | 'file';
   readonly dev: number;
   readonly ino: number;
 }
@@ -58,12 +58,6 @@ const local = new Map<string, { count: number }>();
 /** Where the registry lives: the profile itself (plain files, gone when nothing is held); without one (an in-memory store) a directory private to this process. */
 function registryDir(profileDir: string | null): string {
   return profileDir ?? (privateDir ??= mkdtempSync(join(tmpdir(), 'shadowcode-holds-')));
-}
-
-/** A name with an extension (`.mcp.json`) is a file; anything else (`.git`, `.claude`) a directory. */
-export function placeholderKind(rel: string): 'dir' | 'file' {
-  const last = rel.split('/').pop() ?? '';
-  return last.lastIndexOf('.') > 0 ? 'file' : 'dir';
 }
 
 function alive(pid: number): boolean {
@@ -128,18 +122,16 @@ function save(file: string, r: Registry): void {
   writeFileSync(file, JSON.stringify(r), { mode: 0o600 });
 }
 
-/** Makes one missing path (and missing folders above it), recording each thing made; stops at the first that cannot be made. */
+/** Makes one missing path (and missing folders above it) an empty folder, recording each made; stops at the first that cannot be made. */
 function makeMissing(project: string, rel: string, made: Placeholder[]): void {
   const parts = rel.split('/').filter(Boolean);
   for (let i = 1; i <= parts.length; i++) {
     const abs = join(project, ...parts.slice(0, i));
-    const kind = i === parts.length ? placeholderKind(rel) : 'dir';
     try {
       if (lstatSync(abs, { throwIfNoEntry: false })) continue;
-      if (kind === 'dir') mkdirSync(abs, { mode: 0o755 });
-      else closeSync(openSync(abs, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o644));
+      mkdirSync(abs, { mode: 0o755 });
       const st = lstatSync(abs);
-      made.push({ path: abs, kind, dev: st.dev, ino: st.ino });
+      made.push({ path: abs, dev: st.dev, ino: st.ino });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? '';
       // Raced by someone else's create: theirs, bound read-only as it is. Not writable for us (a
@@ -154,10 +146,9 @@ function makeMissing(project: string, rel: string, made: Placeholder[]): void {
 /** Removes a placeholder only while it is the one we made and holds nothing. */
 function removeIfUntouched(p: Placeholder): void {
   const st = lstatSync(p.path, { throwIfNoEntry: false });
-  if (!st || st.dev !== p.dev || st.ino !== p.ino) return;
+  if (!st || st.dev !== p.dev || st.ino !== p.ino || !st.isDirectory()) return;
   try {
-    if (p.kind === 'dir' && st.isDirectory()) rmdirSync(p.path); // ENOTEMPTY: someone put something in it; it stays
-    else if (p.kind === 'file' && st.isFile() && st.size === 0) unlinkSync(p.path);
+    rmdirSync(p.path); // ENOTEMPTY: someone put something in it; it stays
   } catch {
     /* not empty, or already gone */
   }

@@ -2,10 +2,10 @@
 // placeholder another process's sandbox stands on is never removed under it; a process
 // that died holding one does not keep it forever; nothing of the user's is ever removed.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { holdProtected, placeholderKind } from '../../../src/engine/spawn/holds.js';
+import { holdProtected } from '../../../src/engine/spawn/holds.js';
 import { sandbox, TS_IMPORT } from '../../fixtures/env.js';
 
 const NAMES = ['.git', '.mcp.json', '.claude'];
@@ -34,10 +34,11 @@ function profileDir(sb: { profile: string }) {
   return sb.profile;
 }
 
-t.test('a name with an extension is held by an empty file, any other by an empty folder', async (t) => {
-  t.equal(placeholderKind('.mcp.json'), 'file');
-  t.equal(placeholderKind('.claude'), 'dir');
-  t.equal(placeholderKind('.github/workflows'), 'dir');
+t.test('every placeholder is an empty folder, a file name such as .mcp.json too', async (t) => {
+  const sb = sandbox('sc-holds');
+  const h = holdProtected(sb.project, NAMES, profileDir(sb));
+  for (const n of NAMES) t.ok(lstatSync(join(sb.project, n)).isDirectory(), n);
+  h.release();
 });
 
 t.test("another process's hold keeps the placeholders; the last release removes them", async (t) => {
@@ -72,9 +73,9 @@ t.test("what the user put in a placeholder, or had already, stays", async (t) =>
   mkdirSync(join(sb.project, '.claude')); // the user's own, empty
   const h = holdProtected(sb.project, NAMES, profile);
   t.same(h.made.map((p) => p.slice(sb.project.length + 1)).sort(), ['.git', '.mcp.json'], 'only the missing ones are made');
-  writeFileSync(join(sb.project, '.mcp.json'), '{"mcpServers":{}}\n'); // written on the host meanwhile
+  writeFileSync(join(sb.project, '.git', 'HEAD'), 'ref: refs/heads/main\n'); // `git init` on the host meanwhile
   h.release();
   t.ok(existsSync(join(sb.project, '.claude')), "the user's empty .claude stays");
-  t.equal(readFileSync(join(sb.project, '.mcp.json'), 'utf8'), '{"mcpServers":{}}\n', 'a placeholder someone wrote to stays');
-  t.notOk(existsSync(join(sb.project, '.git')), 'the untouched placeholder went');
+  t.equal(readFileSync(join(sb.project, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n', 'a placeholder someone wrote into stays');
+  t.notOk(existsSync(join(sb.project, '.mcp.json')), 'the untouched placeholder went');
 });
