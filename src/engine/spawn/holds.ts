@@ -23,7 +23,8 @@
  *       ─► forget the records ─► unlock
  *
  * The registry is one JSON file per project in the profile (0700),
- * `sandbox-holds.<hash>.json`, beside a lock file, both gone when nothing is held: the CLI and the shared engine may start sandboxes in the same
+ * `sandbox-holds.<hash>.json`, beside a lock file, both gone when nothing is
+ * held: the CLI and the shared engine may start sandboxes in the same
  * project at once, and a placeholder another sandbox still stands on must not
  * go (removing a mount point in another mount namespace detaches the mount,
  * and the path would be writable there again).
@@ -169,6 +170,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
   const lock = join(dir, `sandbox-holds.${key}.lock`);
   const made: Placeholder[] = [];
   const mine = local.get(file);
+  let failure: unknown = null;
   // Another sandbox of this process already holds the project: while it runs nothing is removed,
   // so when every path is there no file needs to change.
   if (mine && paths.every((rel) => lstatSync(join(project, rel), { throwIfNoEntry: false }))) mine.count++;
@@ -179,6 +181,8 @@ export function holdProtected(project: string, paths: readonly string[], profile
       r.claims.push({ pid: process.pid });
       try {
         for (const rel of paths) makeMissing(project, rel, made);
+      } catch (err) {
+        failure = err;
       } finally {
         // Recorded even if a later path failed, so what was made is still removed.
         r.made = [...r.made.filter((m) => !made.some((n) => n.path === m.path)), ...made];
@@ -189,7 +193,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
     else local.set(file, { count: 1 });
   }
   let released = false;
-  return {
+  const hold: Hold = {
     made: made.map((m) => m.path),
     release() {
       if (released) return;
@@ -209,4 +213,10 @@ export function holdProtected(project: string, paths: readonly string[], profile
       });
     },
   };
+  if (failure) {
+    // Nothing starts: give the claim (and what was made, unless another sandbox needs it) straight back.
+    hold.release();
+    throw failure;
+  }
+  return hold;
 }

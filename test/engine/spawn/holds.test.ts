@@ -2,7 +2,7 @@
 // placeholder another process's sandbox stands on is never removed under it; a process
 // that died holding one does not keep it forever; nothing of the user's is ever removed.
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { holdProtected } from '../../../src/engine/spawn/holds.js';
@@ -78,4 +78,13 @@ t.test("what the user put in a placeholder, or had already, stays", async (t) =>
   t.ok(existsSync(join(sb.project, '.claude')), "the user's empty .claude stays");
   t.equal(readFileSync(join(sb.project, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n', 'a placeholder someone wrote into stays');
   t.notOk(existsSync(join(sb.project, '.mcp.json')), 'the untouched placeholder went');
+});
+
+t.test('a placeholder that cannot be made fails the start with SC_SANDBOX_SETUP_FAILED and takes back what was made', async (t) => {
+  const sb = sandbox('sc-holds');
+  const profile = profileDir(sb);
+  const tooLong = 'x'.repeat(300); // ENAMETOOLONG: not a case the command could get past either, but not one to ignore
+  t.throws(() => holdProtected(sb.project, ['.git', tooLong], profile), { code: 'SC_SANDBOX_SETUP_FAILED' });
+  t.notOk(existsSync(join(sb.project, '.git')), 'the placeholder made before the failure is gone');
+  t.same(readdirSync(profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
 });
