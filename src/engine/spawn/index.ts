@@ -330,3 +330,19 @@ export function startOwnProgram(ticket: GateTicket, file: string, args: readonly
   assertTicket(ticket, '*');
   return spawn(process.execPath, [file, ...args], { ...(opts.cwd ? { cwd: opts.cwd } : {}), env: opts.env, stdio: opts.stdio, detached: opts.detached ?? false, shell: false });
 }
+
+/**
+ * Hands an address to the desktop's opener (xdg-open; open on macOS): the user's own browser, so
+ * it is neither sandboxed nor waited for. Resolves false when there is no opener to start.
+ */
+export function openInBrowser(ticket: GateTicket, url: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  assertTicket(ticket, 'cli:console.open');
+  return new Promise((resolve) => {
+    const child = spawn(process.platform === 'darwin' ? 'open' : 'xdg-open', [url], { env, detached: true, stdio: 'ignore', shell: false });
+    child.once('error', () => resolve(false));
+    child.once('spawn', () => {
+      child.unref();
+      resolve(true);
+    });
+  });
+}
