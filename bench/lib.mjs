@@ -47,7 +47,8 @@ export const f2 = (x) => x.toFixed(2);
 export const fs = (s, f = f2) => `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
 
 /** Bundles a TypeScript bench (bench/NAME.ts) with esbuild so it runs on plain Node, and imports it. */
-export async function loadBench(root, name) {
+/** `external`: packages left to Node's own import (playwright-core, which cannot be bundled). */
+export async function loadBench(root, name, external = []) {
   const bundle = join(root, 'bench', 'results', `${name}.mjs`);
   await build({
     entryPoints: [join(root, 'bench', `${name}.ts`)],
@@ -56,7 +57,7 @@ export async function loadBench(root, name) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    external: ['better-sqlite3'],
+    external: ['better-sqlite3', ...external],
     define: { __SHADOWCODE_VERSION__: '"bench"' },
     banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
     logLevel: 'warning',

@@ -6,6 +6,7 @@ await import('./client.mjs');
 await import('./spawn.mjs');
 await import('./agent.mjs');
 await import('./stream.mjs');
+await import('./console.mjs');
 await import('./report.mjs');
 // The agent bench's engines leave handles behind; the run is over.
 process.exit(0);

@@ -6,11 +6,12 @@
 //   src/lib/index.ts ─► dist/lib.cjs     the library (require), and dist/lib.mjs, its ESM face (import):
 //                                        one implementation, so a host never holds two copies of the state
 //   child programs  ─► dist/sqlite-child.js, dist/supervisor.js, dist/mcp-relay.js (ESM, started as processes)
+//   src/console/page ─► dist/console/{index.html, app.js, style.css, icon.svg}: the console's page, for the browser
 //
 // better-sqlite3 stays external (a native addon) and is required only when a
 // database first opens.
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -34,6 +35,10 @@ await build({
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
 });
+
+// The console's page runs in the browser: no Node built-ins, served from the package (no CDN).
+await build({ entryPoints: { app: 'src/console/page/app.ts' }, outdir: 'dist/console', bundle: true, platform: 'browser', format: 'iife', target: 'es2022', minify: true, legalComments: 'none', logLevel: 'warning' });
+for (const f of ['index.html', 'style.css', 'icon.svg']) copyFileSync(new URL(`../src/console/page/${f}`, import.meta.url), new URL(`../dist/console/${f}`, import.meta.url));
 
 await build({
   ...common,

@@ -2,9 +2,11 @@
  * What a command approval must show beside argv and directory: the files this
  * task changed so far, and which of them the command will run.
  *
- *   changes of the job (applied) ─► changed_files (project-relative, sorted)
- *   argv ─► runners that read a file we know (npm/npx/yarn/pnpm/bun ─► package.json
- *           scripts, with the script names whose text changed; make ─► Makefile, *.mk)
+ *   changes of the job (applied), or what a coding CLI changed so far (its before/after
+ *   snapshot) ─► changed_files (project-relative, sorted)
+ *   argv (and each command of a `sh -c` script) ─► runners that read a file we know
+ *           (npm/npx/yarn/pnpm/bun ─► package.json scripts, with the script names whose
+ *           text changed; make ─► Makefile, *.mk)
  *        ─► any argv word (or a word inside `sh -c "…"`) naming a changed file
  *   ─► runs_changed [{path, reason}] and one plain notice sentence
  *
@@ -65,27 +67,55 @@ function words(argv: readonly string[]): string[] {
   return argv.flatMap((a) => [a, ...a.split(/[\s;&|<>()'"`=]+/)]).filter((w) => w !== '' && w.length < 4096);
 }
 
+/** What a task changed so far: the paths, and each one's text before the task (null: it did not exist, or is not text we kept). */
+export interface ChangesSoFar {
+  readonly changed: readonly string[];
+  before(rel: string): string | null;
+}
+
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh']);
+
+/** The programs a command runs: argv[0], and for `sh -c SCRIPT` the first word of each command in the script. */
+function programs(argv: readonly string[]): string[] {
+  const out = [basename(argv[0] ?? '')];
+  const c = argv.indexOf('-c');
+  if (SHELLS.has(out[0] as string) && c > 0 && typeof argv[c + 1] === 'string') {
+    for (const part of (argv[c + 1] as string).split(/&&|\|\||[;&|\n()]/)) {
+      const first = part.trim().split(/\s+/).find((w) => w !== '' && !/^\w+=/.test(w));
+      if (first) out.push(basename(first.replace(/^['"]|['"]$/g, '')));
+    }
+  }
+  return [...new Set(out)];
+}
+
+/** The approval of a native task's run_command: the job's own recorded changes. */
 export function commandContext(db: Db, project: string, jobId: string, argv: readonly string[], cwd: string, cap: number): CommandApproval {
-  const changed = jobChangedFiles(db, jobId);
+  return commandContextOf(project, { changed: jobChangedFiles(db, jobId), before: (rel) => beforeText(db, jobId, rel) }, argv, cwd, cap);
+}
+
+export function commandContextOf(project: string, known: ChangesSoFar, argv: readonly string[], cwd: string, cap: number): CommandApproval {
+  const changed = [...known.changed].map(slashed).sort();
   const runs: CommandApproval['runs_changed'] = [];
   const add = (path: string, reason: string) => {
     if (!runs.some((r) => r.path === path)) runs.push({ path, reason });
   };
   const cwdRel = slashed(relative(project, cwd));
-  const tool = basename(argv[0] ?? '');
   const all = words(argv);
+  const progs = programs(argv);
+  const tool = progs.find((p) => PACKAGE_RUNNERS.has(p)) ?? (progs.includes('node') && all.includes('--run') ? 'node' : null);
   // npm and its kin run package.json scripts from the nearest manifest up the tree, and the root's.
-  if (PACKAGE_RUNNERS.has(tool) || (tool === 'node' && all.includes('--run'))) {
+  if (tool) {
     for (const path of changed.filter((p) => basename(p).toLowerCase() === 'package.json')) {
       const dir = slashed(dirname(path));
       if (dir !== '.' && !(cwdRel === dir || cwdRel.startsWith(`${dir}/`))) continue;
-      const names = changedScripts(beforeText(db, jobId, path), nowText(project, path, cap));
+      const names = changedScripts(known.before(path), nowText(project, path, cap));
       const named = names.length ? `its changed script${names.length === 1 ? '' : 's'} ${names.map((n) => JSON.stringify(n)).join(', ')}` : 'its scripts and install hooks';
       add(path, `${tool} runs scripts from ${path}, which this task changed (${named})`);
     }
   }
-  if (MAKE.has(tool)) {
-    for (const path of changed.filter((p) => MAKEFILE.test(basename(p)))) add(path, `${tool} reads ${path}, which this task changed, and runs its rules`);
+  const make = progs.find((p) => MAKE.has(p));
+  if (make) {
+    for (const path of changed.filter((p) => MAKEFILE.test(basename(p)))) add(path, `${make} reads ${path}, which this task changed, and runs its rules`);
   }
   for (const w of all) {
     const abs = isAbsolute(w) ? w : resolve(cwd, w);

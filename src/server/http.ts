@@ -64,7 +64,8 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
-function readBody(req: IncomingMessage, maxBytes: number, deadlineMs: number): Promise<Buffer | Refusal | 'timeout'> {
+/** The request body within `maxBytes` and `deadlineMs` (the console reads its bodies the same way). */
+export function readBody(req: IncomingMessage, maxBytes: number, deadlineMs: number): Promise<Buffer | Refusal | 'timeout'> {
   return new Promise((resolve) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) return resolve({ status: 413, reason: 'request body too large' });

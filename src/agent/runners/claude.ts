@@ -8,6 +8,9 @@
  *   stdout: system/init, assistant (text, tool_use), user (tool_result), control_request
  *           can_use_tool ─► ctx.requestApproval(exact tool input) ─► allow | deny, result
  *
+ * A Bash command's approval carries what a native command's does (command-context.ts):
+ * the files the CLI changed so far, from its snapshot, and which of them the command runs.
+ *
  * MCP: the temp config lists only our relay (relay-host.ts), once per shared server; a
  * relayed tool's can_use_tool is allowed here because the relay itself waits for the
  * exact approval of each call. Isolation: only that config (--strict-mcp-config), and no
@@ -116,7 +119,9 @@ export async function driveClaude(run: Run): Promise<Driven> {
     const tool = String(r.tool_name ?? '');
     if (readOnly) return answer(m.request_id as string, { behavior: 'deny', message: 'This is a read-only task: no edits, commands or external tool calls.' });
     if (relayed(tool)) return answer(m.request_id as string, { behavior: 'allow', updatedInput: input });
-    const { kind, action } = claudeApproval(ctx.project, tool, input);
+    const { kind, action: asked } = claudeApproval(ctx.project, tool, input);
+    // A Bash command is shown as a native run_command is: with the files the CLI changed so far and which of them it runs.
+    const action = kind === 'command' && Array.isArray(asked.argv) ? { ...run.commandApproval(asked.argv as string[], ctx.project), tool, input, ...(proc.sandbox === 'none' ? { unsandboxed: true } : {}) } : asked;
     if (kind === 'write' && action.path === null) return answer(m.request_id as string, { behavior: 'deny', message: 'shadowcode allows edits only inside the project (a link on the way that leaves it counts as outside).' });
     if (kind === 'write') {
       const v = run.protect(String(action.target ?? action.path));

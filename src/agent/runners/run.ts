@@ -14,8 +14,10 @@
  * an outcome. Cancellation (ctx.signal) stops the CLI's process group.
  */
 import { rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import type { CommandApproval } from '../../../gen/types/command-approval.js';
 import type { Settings } from '../../../gen/types/settings.js';
+import { commandContextOf } from '../../engine/command-context.js';
 import { recordObservedChange } from '../../engine/files.js';
 import { makeRunDir } from '../../engine/owners.js';
 import { ScError } from '../../errors.js';
@@ -53,6 +55,9 @@ export interface RunnerDeps {
 
 export type Limits = Policy['limits']['runners'];
 
+/** The policy tool_state key of each provider's usual command, so a CLI installed under another name keeps its login. */
+const STATE_KEY: Record<RunnerProvider, string | null> = { 'claude-code': 'claude', codex: 'codex', acp: null };
+
 /** What a driver gets for one run. */
 export interface Run {
   readonly ctx: TaskContext;
@@ -72,6 +77,12 @@ export interface Run {
   tempFile(name: string, content: string): string;
   /** Which protected-path rule decides a write by the CLI to this project path (policy/protected-paths.json). */
   protect(path: string): PathVerdict;
+  /**
+   * A command's change-aware approval, as a native run_command's: argv and directory, every
+   * file the CLI changed so far (the snapshot before the run against the project now), and
+   * which of them the command runs.
+   */
+  commandApproval(argv: readonly string[], cwd: string): CommandApproval;
   /**
    * Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`.
    * On cancellation its group is stopped at once, or with `abort: 'grace'` (a driver that tells
@@ -99,6 +110,8 @@ export interface Driven {
   readonly usage?: Usage;
   readonly steps?: number;
   readonly failure?: string;
+  /** The error code of a failure shadowcode itself raised (a required sandbox missing), when not the CLI's. */
+  readonly code?: string;
 }
 
 function failed(code: string, message: string): TaskOutcome {
@@ -179,6 +192,14 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     const run: Run = {
       ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms,
       protect: (path) => pathVerdict(deps.policy, ctx.project, path, 'write', dirname(deps.db.name)),
+      commandApproval: (argv, cwd) => {
+        const diffs = new Map(diffSnapshots(before, takeSnapshot(ctx.project, snapLimits, false)).map((d) => [d.path, d]));
+        const prior = (rel: string) => {
+          const b = diffs.get(rel)?.before;
+          return b?.exists && b.content ? b.content.toString('utf8') : null;
+        };
+        return commandContextOf(ctx.project, { changed: [...diffs.keys()], before: prior }, argv, cwd, deps.policy.limits.agent.read_bytes);
+      },
       tempFile: (name, content) => {
         const path = join(dir, name);
         writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
@@ -189,6 +210,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         const proc = spawnRunner(ticket, {
           argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
           graceMs: limits.kill_grace_ms, lineBytes: limits.line_bytes, outputBytes: limits.output_bytes, stderrBytes: limits.stderr_capture_bytes, policy: deps.policy, db: deps.db,
+          runDir: dir, stateKeys: [...new Set([basename(entry.command), ...(STATE_KEY[entry.provider] ? [STATE_KEY[entry.provider] as string] : [])])],
         }, onLine);
         procs.push(proc);
         if (overtime) proc.cancel();
@@ -196,13 +218,13 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         if (ctx.signal.aborted) proc.cancel();
         ctx.signal.addEventListener('abort', stop, { once: true });
         void proc.done.finally(() => ctx.signal.removeEventListener('abort', stop));
-        void proc.pid.then((pid) => emit('runner.started', { provider: entry.provider, argv, pid, sandbox: proc.sandbox }));
+        void proc.pid.then((pid) => emit('runner.started', { provider: entry.provider, argv, pid, sandbox: proc.sandbox, label: proc.sandbox === 'none' ? 'unsandboxed' : 'sandboxed' }));
         return proc;
       },
     };
     driven = await drive(run);
   } catch (err) {
-    driven = { ok: false, summary: null, failure: err instanceof ScError ? err.message : (err as Error).message };
+    driven = err instanceof ScError ? { ok: false, summary: null, failure: err.message, code: err.code } : { ok: false, summary: null, failure: (err as Error).message };
   } finally {
     clearTimeout(wall);
     await relay?.close().catch(() => {});
@@ -219,7 +241,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
   if (ctx.signal.aborted) return { state: 'cancelled', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}) };
   if (overtime) return { ...failed('SC_LIMIT_REACHED', `the ${entry.provider} run passed its wall time of ${limits.wall_time_ms} ms and was stopped`), ...(driven.usage ? { usage: driven.usage } : {}) };
-  if (!driven.ok) return { ...failed('SC_RUNNER_FAILED', driven.failure ?? `${entry.provider} failed`), ...(driven.usage ? { usage: driven.usage } : {}) };
+  if (!driven.ok) return { ...failed(driven.code ?? 'SC_RUNNER_FAILED', driven.failure ?? `${entry.provider} failed`), ...(driven.usage ? { usage: driven.usage } : {}) };
   return { state: 'succeeded', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}), ...(driven.steps !== undefined ? { steps: driven.steps } : {}) };
 }
 

@@ -2,23 +2,28 @@
  * Starts a coding CLI for one task: the literal executable and arguments (no
  * shell), in the project's real path, with the sanitised environment plus only
  * the names the runner needs, as the leader of its own process group under the
- * spawn point's supervisor (recorded in the audit log; not yet in the sandbox,
- * see docs/sandbox.md › Limits).
+ * spawn point's supervisor, in the OS sandbox where one can be made.
  *
  *   spawnRunner(ticket 'runner:spawn', spec)
- *     ─► spawn/supervise ─► [bwrap …] CLI (own group)
+ *     ─► spawn/supervise (audit row: kind runner, level, network open to reach the model)
+ *        ─► bwrap: the project (protected paths read-only), the CLI's own state
+ *           (policy tool_state, read-write, where it exists), its install and the
+ *           relay program with its node (read-only), the run dir (relay socket,
+ *           MCP config) read-write; home, profile and /tmp private ─► CLI (own group)
  *     stdout ─► bounded JSON lines ─► onLine     stderr ─► bounded capture
  *     cancel() / our death ─► supervisor: TERM, grace, KILL to the group
  *
  * A line longer than the line cap, or more stdout than the output cap, stops
  * the CLI and fails the run: nothing it prints can grow without bound here.
  */
-import { accessSync, constants, statSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Environment } from '../../../gen/types/environment.js';
 import { childEnv } from '../../engine/child-env.js';
 import { type SandboxLevel, supervise } from '../../engine/spawn/index.js';
+import { installRoot } from '../../engine/spawn/sandbox.js';
+import { packageRoot } from '../../util/paths.js';
 import type { Policy } from '../../policy/load.js';
 import type { Db } from '../../store/db.js';
 import { ScError } from '../../errors.js';
@@ -34,6 +39,10 @@ export interface RunnerSpec {
   readonly stderrBytes: number;
   readonly policy: Policy;
   readonly db: Db;
+  /** The run's private directory (relay socket, MCP config): bound read-write at the same path. */
+  readonly runDir: string;
+  /** The policy tool_state keys of this CLI (its own name, and its provider's usual one). */
+  readonly stateKeys: readonly string[];
 }
 
 export interface RunnerExit {
@@ -85,14 +94,26 @@ export function checkExecutable(command: string): void {
   }
 }
 
+/** What the CLI needs to start our relay (relay-host.ts names `node dist/mcp-relay.js`): that program and the node that runs it. */
+function relayRoots(home: string | undefined): string[] {
+  const node = process.execPath;
+  let real = node;
+  try {
+    real = realpathSync(node);
+  } catch {
+    /* as given */
+  }
+  return [join(packageRoot(), 'dist'), installRoot(node, home), installRoot(real, home)];
+}
+
 export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line: string) => void): RunnerProcess {
   assertTicket(ticket, 'runner:spawn');
   checkExecutable(spec.argv[0] as string);
   const s = supervise(ticket, {
     kind: 'runner', argv: spec.argv, cwd: spec.cwd, env: spec.env, graceMs: spec.graceMs, stdin: 'pipe',
-    confine: { project: spec.cwd, network: true }, trustedArgv: true, policy: spec.policy, db: spec.db,
-    // Not yet confined: the CLI's own state and its stand-ins' records live outside the project (docs/sandbox.md › Limits).
-    unconfined: true,
+    // The network is open: a coding CLI must reach its model (the audit row says why).
+    confine: { project: spec.cwd, network: true, networkWhy: 'a coding CLI reaches its model', readable: relayRoots(spec.env.HOME), writable: [spec.runDir], stateKeys: spec.stateKeys },
+    trustedArgv: true, policy: spec.policy, db: spec.db,
   });
   const sup = s.process;
   const input = sup.stdin as Writable;

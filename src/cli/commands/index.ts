@@ -16,6 +16,8 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'approvals deny', summary: 'Deny one pending action', load: () => import('./approvals-deny.js') },
   { name: 'approvals list', summary: 'List pending approvals (the same as approvals)', load: () => import('./approvals-list.js') },
   { name: 'audit verify', summary: 'Check the audit log hash chain and report the first break', load: () => import('./audit-verify.js') },
+  // The console lives above the CLI (src/console) and reuses its commands; only this table reaches up to it.
+  { name: 'console', summary: 'Serve a local page to watch tasks, decide approvals, review and roll back', load: () => import('../../console/command.js') },
   { name: 'engine start', summary: "Start the profile's shared engine (one per profile)", load: () => import('./engine-start.js') },
   { name: 'engine status', summary: "Show whether the profile's shared engine runs, its owners, jobs and background processes", load: () => import('./engine-status.js') },
   { name: 'engine stop', summary: "Stop the profile's shared engine, cancelling its jobs", load: () => import('./engine-stop.js') },

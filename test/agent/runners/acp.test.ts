@@ -7,25 +7,32 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli, ROOT } from '../../fixtures/env.js';
-import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
-import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
+import { cli, pidsOf, ROOT } from '../../fixtures/env.js';
+import { PEER } from '../../fixtures/mcp-client.js';
+import { httpPeer } from '../../fixtures/mcp-http-peer.js';
+import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const AGENT = join(FIXTURES, 'fake-acp-agent.mjs');
-const policy = shippedPolicy();
+const shipped = shippedPolicy();
+// An ACP agent has no usual state folder: this one's is listed under its own command name, as a user would list theirs.
+const policy = { ...shipped, sandbox: { ...shipped.sandbox, tool_state: { ...shipped.sandbox.tool_state, 'fake-acp-agent.mjs': ['~/.fake-acp'] } } };
 
 async function setup(t: any, scenario = 'edit') {
   const h = await runnerProject(t);
   mkdirSync(join(h.sb.project, 'src'));
   writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
-  const record = join(h.sb.root, 'acp-record.json');
+  mkdirSync(join(h.sb.root, '.fake-acp'));
+  const record = join(h.sb.root, '.fake-acp', 'acp-record.json');
   const runner = createRunner({ id: 'agent', provider: 'acp', model: 'default', command: AGENT, args: ['--fake-scenario', scenario, '--fake-record', record] }, { env: h.sb.env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db } });
   return { ...h, record, runner, recorded: () => JSON.parse(readFileSync(record, 'utf8')) };
 }
 
 t.test('speaks ACP over stdio: initialize, session/new with the shared servers, a prompt, an exact approval', async (t) => {
   const s = await setup(t);
-  const url = (await everythingHttp(t)).url;
+  // A Streamable HTTP server in this process (the real wire format): only its URL matters here.
+  const http = await httpPeer('ok');
+  t.teardown(() => http.close());
+  const url = http.url;
   const tools = `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\n`;
   for (const [name, text] of Object.entries({ tools, web: `name: web\nurl: ${url}\n`, lit: 'name: lit\ncommand: ["/opt/l"]\nenv:\n  X: canary-acp-literal-3e\n' })) {
     const file = join(s.sb.root, `${name}.yaml`);
@@ -47,6 +54,7 @@ t.test('speaks ACP over stdio: initialize, session/new with the shared servers, 
   t.notMatch(JSON.stringify(r.session_new), /canary|mcp-peer|\/mcp"/, "no granted server's command, URL or literal env");
   t.same(approvals.map((a) => [a.kind, a.action.path, a.action.tool_kind]), [['write', 'src/app.txt', 'edit']]);
   t.same(r.outcomes, [{ outcome: 'selected', optionId: 'allow' }], 'allow_once, never allow_always');
+  t.match(events.find((e) => e.kind === 'runner.started')!.body, { provider: 'acp', sandbox: 'bwrap', label: 'sandboxed' }, 'the agent runs in the sandbox');
   t.same(events.filter((e) => e.kind === 'tool_call').map((e) => e.body.id), ['call_1']);
   t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'call_1', is_error: false, content: 'edited' });
   t.equal(readFileSync(join(s.sb.project, 'src', 'app.txt'), 'utf8'), 'goodbye world\n');
@@ -84,12 +92,14 @@ t.test('a refusal stop reason fails the task with SC_RUNNER_FAILED', async (t) =
 
 t.test('cancelling sends session/cancel, answers the pending permission, and leaves no agent process', async (t) => {
   const s = await setup(t, 'hang');
-  const { ctx, controller, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
+  const { ctx, controller, approvals, when } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
   const running = s.runner.run(ctx);
-  while (approvals.length === 0) await new Promise((r) => setTimeout(r, 20));
-  const r = s.recorded();
+  await when(() => approvals.length > 0);
+  t.equal(s.recorded().children.length, 1, 'the agent started a descendant');
+  const pids = pidsOf(`${s.record}.pids`);
+  t.equal(pids.filter(alive).length, 2, 'the agent and its descendant, found by their host pids');
   controller.abort();
   t.equal((await running).state, 'cancelled');
-  t.same(await gone([r.pid, ...r.children]), [], 'no agent process is left');
+  t.same(await gone(pids), [], 'no agent process is left');
   t.equal(s.recorded().cancelled, true, 'the agent got session/cancel');
 });

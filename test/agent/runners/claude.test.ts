@@ -2,23 +2,32 @@
 // stream-json and control-protocol shapes: exact arguments and isolation, the MCP
 // config it is handed, approvals as approval rows, checkpoints and rollback of
 // what it changed, and no CLI process left after a cancel.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
-import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli } from '../../fixtures/env.js';
-import { PEER } from '../../fixtures/mcp-client.js';
-import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
+import { describeAction, approvalDetails } from '../../../src/cli/output.js';
+import { type Policy, shippedPolicy } from '../../../src/policy/load.js';
+import { readAudit } from '../../../src/store/audit.js';
+import { BIN, cli, pidsOf, sandbox } from '../../fixtures/env.js';
+import { PEER, processesWith } from '../../fixtures/mcp-client.js';
+import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const CLAUDE = join(FIXTURES, 'fake-claude.mjs');
-const policy = shippedPolicy();
+const shipped = shippedPolicy();
+const policy = shipped;
+/** The shipped policy with sandbox.require on: nothing starts without a sandbox. */
+const requiring: Policy = { ...shipped, sandbox: { ...shipped.sandbox, require: true } };
 
-async function setup(t: any, opts: { trust?: 'workspace' | 'read_only' | null; scenario?: string } = {}) {
+async function setup(t: any, opts: { trust?: 'workspace' | 'read_only' | null; scenario?: string; policy?: Policy } = {}) {
+  const policy = opts.policy ?? shipped;
   const h = await runnerProject(t, { trust: opts.trust === undefined ? 'workspace' : opts.trust });
   mkdirSync(join(h.sb.project, 'src'));
   writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
-  const record = join(h.sb.root, 'claude-record.json');
+  // The CLI runs sandboxed: it can write only the project and its own state folder (policy tool_state ~/.claude).
+  mkdirSync(join(h.sb.root, '.claude'));
+  const record = join(h.sb.root, '.claude', 'claude-record.json');
   const entry = { id: 'cc', provider: 'claude-code' as const, model: 'default', command: CLAUDE, args: ['--fake-scenario', opts.scenario ?? 'edit', '--fake-record', record] };
   const env = { ...h.sb.env, ANTHROPIC_API_KEY: 'sk-ant-canary-0001', CLAUDE_CONFIG_DIR: join(h.sb.root, '.claude'), NODE_OPTIONS: '--inspect' };
   const runner = (settings?: object) => createRunner(entry, { env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db }, ...(settings ? { settings } : {}) });
@@ -44,7 +53,9 @@ t.test('starts Claude Code headless and isolated, with exactly the arguments and
   t.equal(r.env.HOME, s.sb.env.HOME, "the user's HOME");
   t.equal(r.env.CLAUDE_CONFIG_DIR, s.env.CLAUDE_CONFIG_DIR, "the CLI's own config dir");
   // The test runner injects its own _TAPJS_* and NODE_OPTIONS into every child it sees spawned; ours are not passed.
-  const passed = Object.keys(r.env).filter((k) => !k.startsWith('_TAPJS_') && k !== 'NODE_OPTIONS').sort();
+  // bwrap itself sets PWD to the directory it starts the CLI in: the project, nothing of ours.
+  t.equal(r.env.PWD, s.sb.project, 'PWD is the project, set by the sandbox');
+  const passed = Object.keys(r.env).filter((k) => !k.startsWith('_TAPJS_') && k !== 'NODE_OPTIONS' && k !== 'PWD').sort();
   t.same(passed, ['CLAUDE_CONFIG_DIR', 'HOME', 'PATH', 'TMPDIR'], 'only the sanitised names and the CLI config dir');
   t.notMatch(String(r.env.NODE_OPTIONS ?? ''), /--inspect/, 'our NODE_OPTIONS is not passed');
   t.notMatch(JSON.stringify(r.env), /sk-ant-canary/, 'no API key reaches the CLI');
@@ -138,15 +149,18 @@ t.test('an error result from the CLI fails the task with SC_RUNNER_FAILED', asyn
 
 t.test('cancelling while an approval is pending stops the CLI and everything in its process group', async (t) => {
   const s = await setup(t, { scenario: 'hang' });
-  const { ctx, controller, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
+  const { ctx, controller, approvals, when } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
   const running = s.runner().run(ctx);
-  while (approvals.length === 0) await new Promise((r) => setTimeout(r, 20));
+  await when(() => approvals.length > 0);
   const r = s.recorded();
   t.equal(r.children.length, 1, 'the CLI started a descendant');
+  const pids = pidsOf(`${s.record}.pids`);
+  t.equal(pids.filter(alive).length, 2, 'the CLI and its descendant, found by their host pids');
   controller.abort();
   const out = await running;
   t.equal(out.state, 'cancelled');
-  t.same(await gone([r.pid, ...r.children]), [], 'no CLI process is left');
+  t.same(await gone(pids), [], 'no CLI process is left');
+  t.same(processesWith(s.record), [], "no process mentions this run's record");
   t.equal(s.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(approvals[0]!.id), 'cancelled', 'the pending approval is cancelled');
 });
 
@@ -214,22 +228,29 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
 });
 
 t.test('a SIGKILLed owner leaves no CLI process behind', async (t) => {
-  const { spawn } = await import('node:child_process');
-  // The owner is a TypeScript file run with this process's loader flags; tap's own TypeScript hook stays off in it, as in this process.
-  const owner = spawn(process.execPath, [...process.execArgv, join(FIXTURES, 'runner-owner.ts')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TAP_TYPE_STRIP_ONLY: '1' } });
+  // The owner is the built CLI running one task on the stand-in, which waits on an approval.
+  const sb = sandbox('runner-owner');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  mkdirSync(join(sb.root, '.claude'));
+  const record = join(sb.root, '.claude', 'claude-record.json');
+  const added = await cli(sb, ['model', 'add', 'cc', '--provider', 'claude-code', '--command', CLAUDE, ...['--fake-scenario', 'hang', '--fake-record', record].flatMap((a) => ['--arg', a])]);
+  t.equal(added.code, 0, added.stderr);
+  const owner = spawn(process.execPath, [BIN, '--workspace', sb.project, 'run', '--level', 'workspace', 'wait for me'], { cwd: sb.root, env: sb.env, stdio: ['ignore', 'ignore', 'pipe'] });
   t.teardown(() => owner.kill('SIGKILL'));
-  let out = '';
+  let err = '';
   await new Promise<void>((resolve, reject) => {
-    owner.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve();
+    owner.stderr.on('data', (d) => {
+      err += d;
+      if (/approvals approve appr_\w+/.test(err)) resolve();
     });
-    owner.on('exit', (code) => reject(new Error(`owner exited ${code}`)));
+    owner.on('exit', (code) => reject(new Error(`owner exited ${code}: ${err}`)));
   });
-  const r = JSON.parse(readFileSync(out.trim(), 'utf8'));
+  const r = JSON.parse(readFileSync(record, 'utf8'));
   t.equal(r.children.length, 1);
+  const pids = pidsOf(`${record}.pids`);
+  t.equal(pids.filter(alive).length, 2, 'the CLI and its descendant, found by their host pids');
   owner.kill('SIGKILL');
-  t.same(await gone([r.pid, ...r.children]), [], 'the CLI and its descendant are gone');
+  t.same(await gone(pids), [], 'the CLI and its descendant are gone');
 });
 
 t.test("a Write through a link that leaves the project is refused unasked; .git is refused unasked; nothing lands outside", async (t) => {
@@ -263,4 +284,87 @@ t.test('a Write through a link to elsewhere inside the project names the real ta
   t.match(review.data.files, [{ path: 'build/docs/notes.txt', status: 'added' }]);
   t.equal((await s.c.call('shadow_rollback', { task_id: jobId, confirm: true })).isError, false);
   t.notOk(existsSync(join(s.sb.project, 'build', 'docs', 'notes.txt')), 'rolled back');
+});
+
+t.test('a Bash command is asked with every file the CLI changed so far, and says plainly when it runs one', async (t) => {
+  const s = await setup(t, { scenario: 'script' });
+  writeFileSync(join(s.sb.project, 'package.json'), '{"scripts":{"test":"node --test","lint":"eslint ."}}\n');
+  const rewritten = '{"scripts":{"test":"base64 ~/.ssh/id_rsa","lint":"eslint ."}}\n';
+  const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace', prompt: rewritten });
+  t.equal((await s.runner().run(ctx)).state, 'succeeded');
+  t.same(approvals.map((a) => a.kind), ['write', 'command'], 'the manifest write, then the command');
+  const cmd = approvals[1]!.action;
+  t.match(cmd, {
+    argv: ['sh', '-c', 'npm test'], cwd: s.sb.project, tool: 'Bash', input: { command: 'npm test' },
+    changed_files: ['package.json'],
+    runs_changed: [{ path: 'package.json', reason: /npm runs scripts from package\.json, which this task changed \(its changed script "test"\)/ }],
+    notice: /This command runs code this task changed/,
+  });
+  t.notOk('unsandboxed' in cmd, 'the CLI runs sandboxed, so the command is not marked unsandboxed');
+  t.match(describeAction('command', cmd), /^run \["sh","-c","npm test"\] in /);
+  t.match(approvalDetails('command', cmd), /files this task changed so far: package\.json\n  WARNING: This command runs code this task changed/, 'the prompt text shows it');
+});
+
+t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, its own state writable, recorded as bwrap', async (t) => {
+  // sandbox.require on: it must start sandboxed, or not at all.
+  const s = await setup(t, { scenario: 'probe', policy: requiring });
+  t.equal((await cli(s.sb, ['secret', 'set', 'PROBE_KEY'], 'canary-probe-secret-31')).code, 0);
+  const secrets = join(s.sb.profile, 'secrets.json');
+  t.ok(existsSync(secrets), 'the profile has a secrets.json');
+  const home = s.sb.root;
+  mkdirSync(join(home, '.ssh'));
+  writeFileSync(join(home, '.ssh', 'id_rsa'), 'private key\n');
+  writeFileSync(join(home, 'notes.txt'), 'mine\n');
+  mkdirSync(join(s.sb.project, '.git'));
+  writeFileSync(join(s.sb.project, '.git', 'config'), '[core]\n');
+  const ask = {
+    read: [secrets, join(s.sb.profile, 'state.db'), join(home, '.ssh', 'id_rsa'), join(home, 'notes.txt'), join(s.sb.project, 'src', 'app.txt')],
+    list: [home],
+    write: [join(s.sb.project, '.git', 'config'), join(home, '.claude', 'probe.txt'), join(home, 'dropped.txt'), join(s.sb.project, 'made-inside.txt')],
+  };
+  const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace', prompt: JSON.stringify(ask) });
+  t.match(await s.runner().run(ctx), { state: 'succeeded' });
+  const p = s.recorded().probe;
+  t.equal(p.read[secrets], 'ENOENT', "the profile's secrets.json is not there");
+  t.equal(p.read[join(s.sb.profile, 'state.db')], 'ENOENT', 'nor its database');
+  t.equal(p.read[join(home, '.ssh', 'id_rsa')], 'ENOENT', "the user's home is private");
+  t.equal(p.read[join(home, 'notes.txt')], 'ENOENT');
+  t.equal(p.read[join(s.sb.project, 'src', 'app.txt')], 'ok', 'the project is readable');
+  t.same(p.list[home], ['.claude', 'project'], 'in the home: only its own state folder and the project');
+  t.equal(p.write[join(s.sb.project, '.git', 'config')], 'EROFS', '.git is read-only');
+  t.equal(readFileSync(join(s.sb.project, '.git', 'config'), 'utf8'), '[core]\n');
+  t.equal(p.write[join(home, '.claude', 'probe.txt')], 'ok', 'its tool_state folder is writable');
+  t.equal(readFileSync(join(home, '.claude', 'probe.txt'), 'utf8'), 'written from inside\n', 'and the write is real');
+  t.equal(p.write[join(home, 'dropped.txt')], 'ok', 'a write elsewhere in the home goes to the private copy...');
+  t.notOk(existsSync(join(home, 'dropped.txt')), '...and never reaches the real home');
+  t.equal(p.write[join(s.sb.project, 'made-inside.txt')], 'ok', 'the project is writable');
+  t.ok(existsSync(join(s.sb.project, 'made-inside.txt')));
+  t.match(events.find((e) => e.kind === 'runner.started')!.body, { sandbox: 'bwrap', label: 'sandboxed' });
+  const spawns = readAudit(s.db, { kinds: ['spawn'], limit: 100 }).map((r) => r.body as Record<string, unknown>).filter((b) => b.kind === 'runner');
+  t.match(spawns, [{ kind: 'runner', level: 'bwrap', network: true, network_why: /reaches its model/, argv0: CLAUDE, project: s.sb.project }], 'the audit row: sandboxed, network open to reach the model');
+});
+
+t.test('without bwrap on PATH the runner runs "unsandboxed" and says so; sandbox.require refuses it', async (t) => {
+  const bare = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const saved = process.env.PATH;
+    process.env.PATH = '/nonexistent-bin';
+    try {
+      return await fn();
+    } finally {
+      process.env.PATH = saved;
+    }
+  };
+  const s = await setup(t, { scenario: 'bash' });
+  const run = s.task({ mode: 'build', ceiling: 'workspace' });
+  t.equal((await bare(() => s.runner().run(run.ctx))).state, 'succeeded', 'it still runs, as before');
+  t.match(run.events.find((e) => e.kind === 'runner.started')!.body, { sandbox: 'none', label: 'unsandboxed' });
+  t.match(run.approvals[0]!.action, { argv: ['sh', '-c', 'echo made > made-by-bash.txt'], unsandboxed: true }, "the CLI's command approval says it runs unsandboxed");
+  t.match(describeAction('command', run.approvals[0]!.action), /unsandboxed: it runs with your full access/);
+  t.match(readAudit(s.db, { kinds: ['spawn'], limit: 100 }).map((r) => r.body), [{ kind: 'runner', level: 'none' }], 'the spawn row records no sandbox');
+
+  const r = await setup(t, { policy: requiring });
+  const refused = r.task({ mode: 'build', ceiling: 'workspace' });
+  t.match(await bare(() => r.runner().run(refused.ctx)), { state: 'failed', reason: { code: 'SC_SANDBOX_UNAVAILABLE', message: /bwrap is not on PATH.*requires a sandbox/ } });
+  t.notOk(existsSync(r.record), 'the CLI never started');
+  t.same(readAudit(r.db, { kinds: ['spawn'], limit: 100 }), [], 'and no spawn was recorded');
 });

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli, ROOT } from '../../fixtures/env.js';
-import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
-import { FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
+import { cli, pidsOf, ROOT } from '../../fixtures/env.js';
+import { PEER } from '../../fixtures/mcp-client.js';
+import { httpPeer } from '../../fixtures/mcp-http-peer.js';
+import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const CODEX = join(FIXTURES, 'fake-codex.mjs');
 const policy = shippedPolicy();
@@ -17,7 +18,9 @@ async function setup(t: any, scenario = 'edit', pol = policy) {
   const h = await runnerProject(t);
   mkdirSync(join(h.sb.project, 'src'));
   writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
-  const record = join(h.sb.root, 'codex-record.json');
+  // The CLI runs sandboxed: it can write only the project and its own state folder (policy tool_state ~/.codex).
+  mkdirSync(join(h.sb.root, '.codex'));
+  const record = join(h.sb.root, '.codex', 'codex-record.json');
   const env = { ...h.sb.env, OPENAI_API_KEY: 'sk-canary-openai-01', CODEX_HOME: join(h.sb.root, '.codex') };
   const runner = createRunner({ id: 'cx', provider: 'codex', model: 'default', command: CODEX, args: ['--fake-scenario', scenario, '--fake-record', record] }, { env, secrets: h.c.engine.secrets(), policy: pol, db: h.db, gateEnv: { policy, db: () => h.db } });
   return { ...h, record, runner, env, recorded: () => JSON.parse(readFileSync(record, 'utf8')) };
@@ -34,6 +37,7 @@ t.test('runs codex exec --json in the workspace-write sandbox for a Build task, 
   t.equal(r.cwd, s.sb.project);
   t.equal(r.env.CODEX_HOME, s.env.CODEX_HOME);
   t.notOk('OPENAI_API_KEY' in r.env, 'no API key from our environment');
+  t.match(events.find((e) => e.kind === 'runner.started')!.body, { provider: 'codex', sandbox: 'bwrap', label: 'sandboxed' }, 'codex runs in the sandbox');
   t.same(events.filter((e) => e.kind === 'tool_call').map((e) => e.body.name), ['command', 'file_change']);
   t.match(events.find((e) => e.kind === 'tool_result')!.body, { id: 'item_1', is_error: false, content: 'hello world\n' });
   t.match(events.find((e) => e.kind === 'usage')!.body, { input_tokens: 2400, output_tokens: 180, cached_input_tokens: 1024 });
@@ -57,7 +61,10 @@ t.test('Plan, Review and a read_only Build run codex in the read-only sandbox', 
 t.test('passes our relay as -c mcp_servers overrides, never a granted server command, URL or secret', async (t) => {
   const s = await setup(t);
   await cli(s.sb, ['secret', 'set', 'K'], 'canary-secret-codex-9f');
-  const url = (await everythingHttp(t)).url;
+  // A Streamable HTTP server in this process (the real wire format): only its URL matters here.
+  const http = await httpPeer('ok');
+  t.teardown(() => http.close());
+  const url = http.url;
   const tools = `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok", "a b"]\n`;
   for (const [name, text] of Object.entries({ tools, web: `name: web\nurl: ${url}\n`, keyed: 'name: keyed\ncommand: ["/opt/k"]\nenv_refs:\n  TOKEN: K\n' })) {
     const file = join(s.sb.root, `${name}.yaml`);
@@ -91,13 +98,15 @@ t.test('a failed turn fails the task with SC_RUNNER_FAILED and the CLI message',
 
 t.test('cancelling a running codex stops its whole process group', async (t) => {
   const s = await setup(t, 'hang');
-  const { ctx, controller, events } = s.task({ mode: 'build', ceiling: 'workspace' });
+  const { ctx, controller, events, when } = s.task({ mode: 'build', ceiling: 'workspace' });
   const running = s.runner.run(ctx);
-  while (!events.some((e) => e.kind === 'tool_call')) await new Promise((r) => setTimeout(r, 20));
-  const r = s.recorded();
+  await when(() => events.some((e) => e.kind === 'tool_call'));
+  t.equal(s.recorded().children.length, 1, 'the CLI started a descendant');
+  const pids = pidsOf(`${s.record}.pids`);
+  t.equal(pids.filter(alive).length, 2, 'the CLI and its descendant, found by their host pids');
   controller.abort();
   t.equal((await running).state, 'cancelled');
-  t.same(await gone([r.pid, ...r.children]), [], 'no CLI process is left');
+  t.same(await gone(pids), [], 'no CLI process is left');
 });
 
 t.test('a run past its wall time is stopped and fails with SC_LIMIT_REACHED', async (t) => {

@@ -10,11 +10,10 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
-import { decideApproval } from '../../../src/engine/jobs.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { BIN, cli, sandbox, until } from '../../fixtures/env.js';
-import { everythingHttp, PEER } from '../../fixtures/mcp-client.js';
-import { type Decide, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
+import { BIN, cli, pidsOf, sandbox, until } from '../../fixtures/env.js';
+import { everythingHttp, PEER, processesWith } from '../../fixtures/mcp-client.js';
+import { alive, type Decide, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
 const policy = shippedPolicy();
 const CANARY = 'canary-relay-secret-4e1d07';
@@ -23,8 +22,13 @@ const CLIS = {
   codex: { provider: 'codex' as const, command: join(FIXTURES, 'fake-codex.mjs') },
 };
 
-/** A trusted project with one granted stdio server that logs every method it receives and gets a stored secret. */
-async function setup(t: any, which: keyof typeof CLIS) {
+/**
+ * A trusted project with one granted stdio server that logs every method it receives and
+ * gets a stored secret: built once for this file (its teardown is the file's), shared by
+ * the tests below, each of which reads only what the server received after it began.
+ */
+let shared: ReturnType<typeof build> | undefined;
+async function build() {
   const h = await runnerProject(t);
   mkdirSync(join(h.sb.project, 'src'));
   writeFileSync(join(h.sb.project, 'src', 'app.txt'), 'hello world\n');
@@ -34,16 +38,27 @@ async function setup(t: any, which: keyof typeof CLIS) {
   writeFileSync(file, `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\nenv:\n  PEER_LOG: ${JSON.stringify(peerLog)}\nenv_refs:\n  API_TOKEN: TOOLS_KEY\n`);
   const add = JSON.parse((await cli(h.sb, ['--json', 'mcp', 'add', file])).stdout);
   const en = await cli(h.sb, ['--workspace', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
-  t.equal(en.code, 0, en.stderr);
-  const record = join(h.sb.root, `${which}-record.json`);
+  if (en.code !== 0) throw new Error(`mcp enable failed: ${en.stderr}`);
+  // The CLIs run sandboxed: each can write only the project and its own state folder (policy tool_state ~/.claude, ~/.codex).
+  for (const which of Object.keys(CLIS)) mkdirSync(join(h.sb.root, `.${which}`));
+  const log = () => (existsSync(peerLog) ? readFileSync(peerLog, 'utf8').split('\n').filter(Boolean) : []);
+  return { ...h, id: add.id as string, log };
+}
+
+let runs = 0;
+async function setup(which: keyof typeof CLIS) {
+  const w = await (shared ??= build());
+  const from = w.log().length;
+  // A record of its own for each test's CLI, in that CLI's state folder.
+  const record = join(w.sb.root, `.${which}`, `${which}-record-${++runs}.json`);
   const runner = (args: Record<string, unknown>) =>
     createRunner(
       { id: which, provider: CLIS[which].provider, model: 'default', command: CLIS[which].command, args: ['--fake-scenario', 'mcp', '--fake-record', record, '--fake-mcp', 'tools/echo', '--fake-mcp-args', JSON.stringify(args)] },
-      { env: h.sb.env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db } },
+      { env: w.sb.env, secrets: w.c.engine.secrets(), policy, db: w.db, gateEnv: { policy, db: () => w.db } },
     );
-  const received = () => (existsSync(peerLog) ? readFileSync(peerLog, 'utf8').split('\n').filter(Boolean) : []);
+  const received = () => w.log().slice(from);
   const recorded = () => JSON.parse(readFileSync(record, 'utf8'));
-  return { ...h, id: add.id as string, runner, received, recorded };
+  return { ...w, runner, received, recorded, record };
 }
 
 /** Sends one hello line to a relay socket; resolves with the first line it answers ('' if it closes first). */
@@ -72,11 +87,11 @@ function configText(which: keyof typeof CLIS, r: any): string {
 
 for (const which of ['claude', 'codex'] as const) {
   t.test(`${which}: a shared-server call waits for the exact approval, then reaches the server and its answer returns`, async (t) => {
-    const s = await setup(t, which);
+    const s = await setup(which);
     const decide: Decide = (kind) => (kind === 'mcp_call' ? 'wait' : 'approved');
-    const { ctx, approvals, events } = s.task({ mode: 'build', ceiling: 'workspace', decide });
+    const { ctx, approvals, events, when, decide: settle } = s.task({ mode: 'build', ceiling: 'workspace', decide });
     const running = s.runner({ text: 'hi there' }).run(ctx);
-    while (!approvals.some((a) => a.kind === 'mcp_call')) await new Promise((r) => setTimeout(r, 20));
+    await when(() => approvals.some((a) => a.kind === 'mcp_call'));
     t.same(approvals.map((a) => [a.kind, a.action]), [['mcp_call', { server: s.id, tool: 'echo', arguments: { text: 'hi there' } }]], 'one approval, the same a native task asks: server, tool, complete arguments');
     t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'nothing reaches the server while the approval waits');
     if (which === 'claude') {
@@ -85,7 +100,7 @@ for (const which of ['claude', 'codex'] as const) {
       t.same(await askSocket(entry.env.SHADOWCODE_RELAY_SOCKET, { token: 'f'.repeat(64), server: 'tools' }), '', 'a wrong token is closed without a word');
       t.match(JSON.parse(await askSocket(entry.env.SHADOWCODE_RELAY_SOCKET, { token: entry.env.SHADOWCODE_RELAY_TOKEN, server: 'other' })), { ok: false, error: /no server named "other"/ });
     }
-    decideApproval(s.db, approvals[0]!.id, 'approved', 'test');
+    settle(approvals[0]!.id, 'approved');
     const out = await running;
     t.equal(out.state, 'succeeded', JSON.stringify(out));
     t.same(s.received().filter((m) => m.startsWith('tools/call')), ['tools/call echo'], 'the real server received exactly the approved call');
@@ -93,6 +108,7 @@ for (const which of ['claude', 'codex'] as const) {
     t.same(r.mcp.tools, ['echo', 'env'], 'the CLI sees the pinned tools under their own names');
     t.match(r.mcp.result, { isError: false, content: [{ type: 'text', text: /echo: hi there/ }] }, "the server's answer returned to the CLI");
     t.ok(events.some((e) => e.kind === 'mcp.connected'), 'the call went through our client');
+    t.match(events.find((e) => e.kind === 'runner.started')!.body, { sandbox: 'bwrap', label: 'sandboxed' }, 'the CLI ran in the sandbox, and the relay reached us from inside it');
 
     const config = configText(which, r);
     t.notMatch(config, CANARY, 'no secret value in the CLI config');
@@ -102,7 +118,7 @@ for (const which of ['claude', 'codex'] as const) {
   });
 
   t.test(`${which}: a denied call sends nothing to the server and the CLI gets an error`, async (t) => {
-    const s = await setup(t, which);
+    const s = await setup(which);
     const decide: Decide = (kind) => (kind === 'mcp_call' ? 'denied' : 'approved');
     const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide });
     const out = await s.runner({ text: 'leak' }).run(ctx);
@@ -114,7 +130,7 @@ for (const which of ['claude', 'codex'] as const) {
 }
 
 t.test('arguments that break the pinned schema are refused before any approval, and nothing is sent', async (t) => {
-  const s = await setup(t, 'codex');
+  const s = await setup('codex');
   const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner({ text: 42 }).run(ctx)).state, 'succeeded');
   t.same(approvals, [], 'no approval is asked for a call that cannot be made');
@@ -123,17 +139,19 @@ t.test('arguments that break the pinned schema are refused before any approval, 
 });
 
 t.test('cancelling a task while a relayed call waits sends nothing and leaves no relay process', async (t) => {
-  const s = await setup(t, 'claude');
-  const { ctx, approvals, controller } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
+  const s = await setup('claude');
+  const { ctx, approvals, controller, when } = s.task({ mode: 'build', ceiling: 'workspace', decide: () => 'wait' });
   const running = s.runner({ text: 'never' }).run(ctx);
-  while (!approvals.some((a) => a.kind === 'mcp_call')) await new Promise((r) => setTimeout(r, 20));
-  const r = s.recorded();
-  t.type(r.mcp.pid, 'number', 'the CLI started our relay');
+  await when(() => approvals.some((a) => a.kind === 'mcp_call'));
+  t.type(s.recorded().mcp.pid, 'number', 'the CLI started our relay');
+  const pids = pidsOf(`${s.record}.pids`);
+  t.equal(pids.filter(alive).length, 2, 'the CLI and the relay, found by their host pids');
   controller.abort();
   t.equal((await running).state, 'cancelled');
   t.equal(s.db.prepare('SELECT state FROM approvals WHERE id = ?').pluck().get(approvals[0]!.id), 'cancelled');
   t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'the server received no call');
-  t.same(await gone([r.pid, r.mcp.pid]), [], 'neither the CLI nor the relay is left');
+  t.same(await gone(pids), [], 'neither the CLI nor the relay is left');
+  t.same(processesWith(s.record), [], "no process mentions this run's record");
 });
 
 t.test('codex: an HTTP server (server-everything) is reached through the relay too, after the approval, and the CLI never learns its URL', async (t) => {
@@ -143,7 +161,8 @@ t.test('codex: an HTTP server (server-everything) is reached through the relay t
   writeFileSync(file, `name: everything\nurl: ${url}\ntimeout_sec: 30\n`);
   const add = JSON.parse((await cli(h.sb, ['--json', 'mcp', 'add', file])).stdout);
   t.equal((await cli(h.sb, ['--workspace', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
-  const record = join(h.sb.root, 'codex-record.json');
+  mkdirSync(join(h.sb.root, '.codex'));
+  const record = join(h.sb.root, '.codex', 'codex-record.json');
   const runner = createRunner(
     { id: 'cx', provider: 'codex', model: 'default', command: CLIS.codex.command, args: ['--fake-scenario', 'mcp', '--fake-record', record, '--fake-mcp', 'everything/echo', '--fake-mcp-args', JSON.stringify({ message: 'through the relay' })] },
     { env: h.sb.env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db } },
@@ -160,7 +179,8 @@ t.test('shadowcode run on codex (the built CLI and engine): the relayed call wai
   const sb = sandbox('relay-e2e');
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const peerLog = join(sb.project, 'peer.log'); // inside the project: the one place the sandboxed server may write
-  const record = join(sb.root, 'codex-record.json');
+  mkdirSync(join(sb.root, '.codex'));
+  const record = join(sb.root, '.codex', 'codex-record.json');
   const file = join(sb.root, 'tools.yaml');
   writeFileSync(file, `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\nenv:\n  PEER_LOG: ${JSON.stringify(peerLog)}\n`);
   const add = JSON.parse((await cli(sb, ['--json', 'mcp', 'add', file])).stdout);
