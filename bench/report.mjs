@@ -103,6 +103,9 @@ The outbound relay call's extra cost is mostly that same gate decision: the
 \`mcp:call\` row (\`BEGIN IMMEDIATE\`, trust read, hash-chained audit row, commit) is
 decided before the call is sent, and it is the floor; the connection's own path (peer
 guard, framing, supervisor pipe) adds the rest.
+
+The sandbox's cost per process start is measured apart, by \`node bench/spawn.mjs\`; its
+numbers and what they mean are in [the sandbox](sandbox.md#what-it-costs).
 `;
 
 const args = process.argv.slice(2);

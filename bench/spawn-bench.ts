@@ -1,17 +1,20 @@
 /*
  * The cost of the sandbox per process start: the same approved command
- * (`true`, in a project) started bare and started through the bwrap command
- * line the spawn point builds from the shipped policy, each timed from spawn to
- * exit (bundled and run by bench/spawn.mjs; not a test, no assertions).
+ * (`true`, in a project) started bare and started the way the spawn point
+ * starts it sandboxed (confinedCommand: the placeholders for the project's
+ * missing protected paths, the bwrap command line; then bwrap), each timed
+ * from the start of that work to the process's exit; the placeholders given
+ * back after the exit are timed apart as teardown (bundled and run by
+ * bench/spawn.mjs; not a test, no assertions).
  *
  *   round r: [bare, sandboxed] (order alternates by round) × calls ─► medians per round
+ *   own: confinedCommand alone, no process, averaged over many ─► µs
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sandboxSupport } from '../src/engine/spawn/index.js';
-import { sandboxArgv } from '../src/engine/spawn/sandbox.js';
+import { confinedCommand, sandboxSupport } from '../src/engine/spawn/index.js';
 import { shippedPolicy } from '../src/policy/load.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -35,19 +38,45 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
   mkdirSync(project);
   const policy = shippedPolicy();
   const env = { PATH: process.env.PATH ?? '', HOME: root };
+  const profile = join(root, 'profile');
+  mkdirSync(profile, { mode: 0o700 });
   const bare = ['true'];
-  const boxed = () => sandboxArgv({ project, network: false, profileDir: join(root, 'profile'), argv: bare, cwd: project, env, policy: policy.sandbox, bwrap: support.bwrap as string, trusted: false, unset: policy.environment.deny });
-  const out = { bare: [] as number[], sandboxed: [] as number[], rounds, calls_per_round: calls };
+  const boxed = () => confinedCommand({ argv: bare, cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy }, support.bwrap as string, profile);
+  const out = { bare: [] as number[], sandboxed: [] as number[], teardown: [] as number[], own_us: 0, rounds, calls_per_round: calls };
   try {
     for (let r = 0; r < rounds; r++) {
       const order: Array<'bare' | 'sandboxed'> = r % 2 ? ['sandboxed', 'bare'] : ['bare', 'sandboxed'];
       for (const which of order) {
         const times: number[] = [];
-        // The command line is built per start, as the spawn point does: its cost is part of the overhead.
-        for (let i = 0; i < calls; i++) times.push(await once(which === 'bare' ? bare : boxed(), project));
+        const teardown: number[] = [];
+        for (let i = 0; i < calls; i++) {
+          if (which === 'bare') times.push(await once(bare, project));
+          else {
+            // The command line is built per start, as the spawn point does: its cost is part of the overhead.
+            const t0 = performance.now();
+            const c = boxed();
+            await once(c.argv, project);
+            times.push(performance.now() - t0);
+            // Giving the placeholders back happens after the exit: timed apart, as teardown.
+            const t1 = performance.now();
+            c.release();
+            teardown.push(performance.now() - t1);
+          }
+        }
         out[which].push(median(times));
+        if (which === 'sandboxed') out.teardown.push(median(teardown));
       }
     }
+    // The spawn point's own share of a start: everything but bwrap and the process, without the teardown.
+    const n = 200;
+    let own = 0;
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      const c = boxed();
+      own += performance.now() - t0;
+      c.release();
+    }
+    out.own_us = (own / n) * 1000;
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -1,9 +1,10 @@
 // The sandbox's cost per process start: `true` started bare against the same command
 // in the bwrap sandbox the spawn point builds (bench/spawn-bench.ts, bundled with
-// esbuild). Target: ≤ 15 ms added per start. Writes bench/results/spawn.json.
+// esbuild). Target: ≤ 15 ms added per start. Writes bench/results/spawn.json with the
+// load average at the end: on a shared machine, compare runs only at a low load.
 // Not a test: no assertions.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fs, loadBench, spread } from './lib.mjs';
@@ -22,10 +23,18 @@ const summary = {
   cpus: cpus().length,
   target_added_ms: TARGET_MS,
   start_ms: { bare: spread(r.bare), sandboxed: spread(r.sandboxed), added: spread(r.sandboxed.map((x, i) => x - r.bare[i])) },
+  // The spawn point's own work per sandboxed start (placeholders, command line), without bwrap.
+  own_us: Math.round(r.own_us),
+  // Giving the placeholders back once the process has exited (not part of the start).
+  teardown_ms: spread(r.teardown),
+  load_average: loadavg().map((x) => Math.round(x * 100) / 100),
 };
 const met = summary.start_ms.added.median <= TARGET_MS;
 console.log(`process start to exit, ms, median (min–max) of ${r.rounds} round medians, ${r.calls_per_round} starts each:`);
 console.log(`  bare        ${fs(summary.start_ms.bare)}`);
 console.log(`  sandboxed   ${fs(summary.start_ms.sandboxed)}`);
 console.log(`  added       ${fs(summary.start_ms.added)}  target ≤ ${TARGET_MS} ms  ${met ? 'PASS' : 'FAIL'}`);
+console.log(`  of which the spawn point's own work: ${summary.own_us} µs`);
+console.log(`  teardown    ${fs(summary.teardown_ms)}  after the exit: the placeholders removed`);
+console.log(`  load average ${summary.load_average.join(' ')}`);
 writeFileSync(join(out, 'spawn.json'), `${JSON.stringify(summary, null, 2)}\n`);

@@ -87,6 +87,7 @@ export const ERRORS = {
   SC_RUNNER_NOT_FOUND: { exit: EXIT.error, summary: 'The configured coding CLI executable does not exist or cannot be run.' },
   SC_RUNNER_FAILED: { exit: EXIT.error, summary: 'The coding CLI exited with an error, broke its stream format, or crossed a runner limit.' },
   SC_SANDBOX_UNAVAILABLE: { exit: EXIT.denied, summary: 'No OS sandbox can be made here and policy/sandbox.json sets require: the process was not started.' },
+  SC_SANDBOX_SETUP_FAILED: { exit: EXIT.error, summary: "The sandbox could not be prepared (the project's protected paths could not be held read-only): the process was not started." },
   SC_MODEL_FAILED: { exit: EXIT.error, summary: 'The model provider answered with an error or a malformed stream (its status and a redacted message are given).' },
   SC_MODEL_RESPONSE_TOO_LARGE: { exit: EXIT.error, summary: 'A model answer is larger than models.response_bytes in policy/limits.json.' },
   SC_MODEL_URL_INVALID: { exit: EXIT.usage, summary: 'A model base URL is not plain http(s): no credentials, query or fragment.' },

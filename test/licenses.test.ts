@@ -10,6 +10,11 @@ interface Manifest {
 const manifest = JSON.parse(readFileSync(join(ROOT, 'licenses', 'manifest.json'), 'utf8')) as Manifest;
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string; dev?: boolean }> };
 
+// What dist/ bundles, asked of esbuild once for this file (a whole bundle of the entry points).
+let bundled: Promise<Array<{ name: string; version: string }>> | undefined;
+const bundledOnce = () =>
+  (bundled ??= import(join(ROOT, 'scripts', 'bundled-packages.mjs')).then((m: { bundledPackages: () => Promise<Array<{ name: string; version: string }>> }) => m.bundledPackages()));
+
 t.test('every runtime dependency in the lockfile has its licence text in licenses/', async (t) => {
   for (const [path, meta] of Object.entries(lock.packages)) {
     if (!path || meta.dev) continue;
@@ -21,8 +26,7 @@ t.test('every runtime dependency in the lockfile has its licence text in license
 });
 
 t.test('every package bundled into dist/ has its licence text in licenses/, though it is a development dependency', async (t) => {
-  const { bundledPackages } = (await import(join(ROOT, 'scripts', 'bundled-packages.mjs'))) as { bundledPackages: () => Promise<Array<{ name: string; version: string }>> };
-  const bundled = await bundledPackages();
+  const bundled = await bundledOnce();
   t.ok(bundled.some((p) => p.name === '@modelcontextprotocol/server'), 'the SDK is bundled');
   for (const b of bundled) {
     const entry = manifest.packages.find((p) => p.name === b.name && p.version === b.version);
@@ -41,8 +45,7 @@ t.test('licence files match their recorded digests', async (t) => {
 });
 
 t.test('the manifest names no package that is no longer shipped (a runtime dependency or bundled)', async (t) => {
-  const { bundledPackages } = (await import(join(ROOT, 'scripts', 'bundled-packages.mjs'))) as { bundledPackages: () => Promise<Array<{ name: string; version: string }>> };
   const runtime = new Set(Object.entries(lock.packages).filter(([k, v]) => k && !v.dev).map(([k, v]) => `${k.replace(/^.*node_modules\//, '')}@${v.version}`));
-  for (const b of await bundledPackages()) runtime.add(`${b.name}@${b.version}`);
+  for (const b of await bundledOnce()) runtime.add(`${b.name}@${b.version}`);
   for (const p of manifest.packages) t.ok(runtime.has(`${p.name}@${p.version}`), `${p.name}@${p.version} is still shipped`);
 });

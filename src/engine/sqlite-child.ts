@@ -3,7 +3,8 @@
  * for real: the parent kills this process at the deadline. better-sqlite3 is
  * synchronous and cannot be interrupted from the same thread.
  *
- *   stdin: {path, action, sql?, params?, max_rows, max_bytes}  ─►  stdout: one JSON result
+ *   stdin: {path, action, sql?, params?, max_rows, max_bytes}
+ *   ─► database open ─► stdout: "ready" line (the parent's deadline starts) ─► one JSON result
  */
 import Database from 'better-sqlite3';
 import { refusalOf } from './sqlite-guard.js';
@@ -25,6 +26,7 @@ function cell(v: unknown): unknown {
 
 function run(job: Job): unknown {
   const db = new Database(job.path, { readonly: true, fileMustExist: true });
+  announce('ready');
   try {
     if (job.action === 'tables') {
       const rows = db.prepare("SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ name: string; type: string }>;
@@ -67,6 +69,13 @@ function run(job: Job): unknown {
   }
 }
 
+let announced = false;
+function announce(word: string): void {
+  if (announced) return;
+  announced = true;
+  process.stdout.write(`${word}\n`);
+}
+
 let input = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (d) => (input += d));
@@ -76,6 +85,8 @@ process.stdin.on('end', () => {
     out = run(JSON.parse(input) as Job);
   } catch (err) {
     out = { error: { code: 'SC_SQL_FAILED', message: (err as Error).message } };
+    // A database that did not open said no "ready": the parent still expects one line before the result.
+    announce('failed');
   }
   process.stdout.write(JSON.stringify(out));
 });

@@ -14,6 +14,7 @@
  * ScrubStream carries the tail that could still become a secret across chunks,
  * so a value split between two reads of a pipe is still caught.
  */
+import type { Limits } from '../../gen/types/limits.js';
 import { secretSnapshot } from '../util/secret-values.js';
 import { shippedPolicy } from './load.js';
 
@@ -185,9 +186,12 @@ function withheld(n: number): string {
   return `…[${n} more characters withheld: past the scrubber's bound (secrets.scrub_max_chars)]`;
 }
 
-/** The text with every known secret value (and its hex/base64 form) replaced by [secret:NAME]. */
-export function scrub(text: string): string {
-  return scrubWith(matcher(), limits().max, text);
+/**
+ * The text with every known secret value (and its hex/base64 form) replaced by [secret:NAME].
+ * The bound is the shipped policy's unless a loaded policy's secrets limits are given.
+ */
+export function scrub(text: string, secrets: Limits['secrets'] = shippedPolicy().limits.secrets): string {
+  return scrubWith(matcher(), secrets.scrub_max_chars, text);
 }
 
 function scrubWith(auto: Automaton | null, max: number, text: string): string {

@@ -24,28 +24,50 @@ t.test('each format, spawned exactly as registered, completes a handshake and to
     if (client === 'codex' || client === 'generic') t.equal(entry.type, undefined);
     // The client gets no SHADOWCODE_HOME: the registered --profile alone must select the profile.
     const env = { PATH: process.env.PATH ?? '', HOME: sb.root };
-    if (client === 'codex') {
-      const c = new V1Client({ name: 'as-codex', version: '1' });
-      await c.connect(new V1Transport({ command: entry.command, args: entry.args, env }));
-      t.equal((await c.listTools()).tools.length, 17, `${client}: tools/list over the v1 client`);
-      await c.close();
-    } else {
-      const c = new Client({ name: `as-${client}`, version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
-      await c.connect(new StdioClientTransport({ command: entry.command, args: entry.args, env }), { timeout: 15000 });
-      t.equal((await c.listTools()).tools.length, 17, `${client}: tools/list over the v2 client`);
-      const s = await c.callTool({ name: 'shadow_status', arguments: {} });
-      t.equal((s.structuredContent as any).engine.profile, sb.profile);
-      await c.close();
-    }
+    const flavor = client === 'codex' ? 'v1' : 'v2';
+    const seen = await launched(flavor, entry.command, entry.args, env);
+    t.equal(seen.tools, 17, `${client}: tools/list over the ${flavor} client`);
+    if (flavor === 'v2') t.equal(seen.profile, sb.profile);
   }
 });
+
+/**
+ * What a client sees when it launches `command args` with `env`: its tools/list count and, over
+ * the v2 client, the profile shadow_status names. Entries that launch the same command the same
+ * way (generic, claude and cursor differ only around it: their args are checked equal above) are
+ * one launch: starting that same process again would prove nothing more.
+ */
+const launches = new Map<string, Promise<{ tools: number; profile?: string }>>();
+function launched(flavor: 'v1' | 'v2', command: string, args: string[], env: Record<string, string>) {
+  const key = JSON.stringify([flavor, command, args, env]);
+  let seen = launches.get(key);
+  if (!seen) {
+    seen = (async () => {
+      if (flavor === 'v1') {
+        const c = new V1Client({ name: 'as-codex', version: '1' });
+        await c.connect(new V1Transport({ command, args, env }));
+        const tools = (await c.listTools()).tools.length;
+        await c.close();
+        return { tools };
+      }
+      const c = new Client({ name: 'as-v2-host', version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
+      await c.connect(new StdioClientTransport({ command, args, env }), { timeout: 15000 });
+      const tools = (await c.listTools()).tools.length;
+      const s = await c.callTool({ name: 'shadow_status', arguments: {} });
+      await c.close();
+      return { tools, profile: (s.structuredContent as any).engine.profile as string };
+    })();
+    launches.set(key, seen);
+  }
+  return seen;
+}
 
 t.test('a profile chosen by SHADOWCODE_HOME travels in the entry as --profile DIR, and the launched server uses it', async (t) => {
   const sb = sandbox();
   t.ok(sb.env.SHADOWCODE_HOME, 'the profile comes from SHADOWCODE_HOME only');
   await cli(sb, ['--workspace', sb.project, 'trust']);
   for (const client of ['codex', 'claude'] as const) {
-    const r = await spawnCli(sb, ['--workspace', sb.project, 'mcp', 'register', '--client', client]);
+    const r = await cli(sb, ['--workspace', sb.project, 'mcp', 'register', '--client', client]);
     t.equal(r.code, 0, r.stderr);
     t.match(r.stderr, `# The entry selects the profile in use, ${sb.profile}, with --profile: it is not the default profile.`);
     const entry = client === 'codex' ? (parseToml(r.stdout) as any).mcp_servers.shadowcode : JSON.parse(r.stdout).mcpServers.shadowcode;
@@ -146,7 +168,7 @@ t.test('HTTP registration prints only the variable name, never its value', async
   const sb = sandbox();
   const value = 'tok-canary-0123456789abcdef0123456789abcdef';
   for (const client of ['codex', 'claude', 'cursor']) {
-    const r = await spawnCli(sb, ['mcp', 'register', '--client', client, '--url', 'http://localhost:8765/mcp', '--token-env', 'SHADOW_MCP_HTTP_TOKEN'], '', { SHADOW_MCP_HTTP_TOKEN: value });
+    const r = await cli({ ...sb, env: { ...sb.env, SHADOW_MCP_HTTP_TOKEN: value } }, ['mcp', 'register', '--client', client, '--url', 'http://localhost:8765/mcp', '--token-env', 'SHADOW_MCP_HTTP_TOKEN']);
     t.equal(r.code, 0, r.stderr);
     t.notMatch(r.stdout + r.stderr, /tok-canary/);
     t.match(r.stdout, /SHADOW_MCP_HTTP_TOKEN/);

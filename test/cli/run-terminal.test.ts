@@ -1,28 +1,13 @@
 // shadowcode run at a terminal (a real pseudo-terminal, made by util-linux
 // `script`): every y/N prompt reads its own answer, and what the closing lines
 // say; and run without a terminal: the read_only notice and the refused count.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { useFakeModel } from '../fixtures/agent-e2e.js';
-import { BIN, cli, ROOT, sandbox, spawnCli, until } from '../fixtures/env.js';
+import { startCliInTerminal } from '../fixtures/cli-run.js';
+import { cli, ROOT, sandbox, spawnCli, until } from '../fixtures/env.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
-
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-// biome-ignore lint: terminal control sequences are stripped on purpose
-const plain = (s: string) => s.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
-
-/** The CLI inside a pseudo-terminal: stdin, stdout and stderr are the terminal; what it shows comes back on our pipe. */
-function inTerminal(sb: ReturnType<typeof sandbox>, argv: string[]) {
-  const cmd = [process.execPath, BIN, '--workspace', sb.project, ...argv].map(quote).join(' ');
-  const child = spawn('script', ['-qfec', cmd, '/dev/null'], { cwd: sb.root, env: { ...sb.env, TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return { child, exit, screen: () => plain(out), type: (s: string) => child.stdin.write(s) };
-}
 
 t.test('at a terminal, each of two y/N prompts reads its own answer, and the last line points to review and rollback', async (t) => {
   const sb = sandbox('run-tty');
@@ -39,7 +24,7 @@ t.test('at a terminal, each of two y/N prompts reads its own answer, and the las
   });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'openai', fake.url);
-  const r = inTerminal(sb, ['run', '--level', 'workspace', 'run two commands']);
+  const r = startCliInTerminal(sb, ['run', '--level', 'workspace', 'run two commands']);
   t.teardown(() => r.child.kill('SIGKILL'));
   await until(() => /one\.txt"\] in .*Approve\? \[y\/N\]/s.test(r.screen()), 20000);
   r.type('y\r');
@@ -81,7 +66,7 @@ t.test("at a terminal, a coding CLI's file change is asked with its diff, and it
   writeFileSync(join(sb.project, 'src', 'app.txt'), 'hello\n');
   const added = await cli(sb, ['model', 'add', 'cc', '--provider', 'claude-code', '--command', join(ROOT, 'test', 'fixtures', 'fake-claude.mjs'), '--default']);
   t.equal(added.code, 0, added.stderr);
-  const r = inTerminal(sb, ['run', '--level', 'workspace', 'say goodbye']);
+  const r = startCliInTerminal(sb, ['run', '--level', 'workspace', 'say goodbye']);
   t.teardown(() => r.child.kill('SIGKILL'));
   await until(() => /Approve\? \[y\/N\]/.test(r.screen()), 20000);
   t.match(r.screen(), /The task asks to write src\/app\.txt\.\n--- a\/src\/app\.txt\n\+\+\+ b\/src\/app\.txt\n@@.*\n-hello\n\+goodbye\n+Approve\? \[y\/N\]/, 'the prompt shows the change');

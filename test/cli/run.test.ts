@@ -1,25 +1,14 @@
 // shadowcode run: the built CLI against the fake model. --json prints one
 // event per line; an approval made from another shell lets the command run;
 // Ctrl-C cancels the task and waits until its command's process group is gone.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { useFakeModel } from '../fixtures/agent-e2e.js';
-import { BIN, cli, sandbox, until } from '../fixtures/env.js';
+import { startCli } from '../fixtures/cli-run.js';
+import { cli, sandbox, until } from '../fixtures/env.js';
 import { processesWith } from '../fixtures/mcp-client.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
-
-function runCli(sb: ReturnType<typeof sandbox>, argv: string[]) {
-  const child = spawn(process.execPath, [BIN, '--workspace', sb.project, ...argv], { cwd: sb.root, env: sb.env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const exit = new Promise<number | null>((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : null))));
-  return { child, out: () => out, err: () => err, exit };
-}
-
 
 t.test('run --json prints one event per line and finishes after an approval from another shell', async (t) => {
   const sb = sandbox('cli-run');
@@ -35,7 +24,7 @@ t.test('run --json prints one event per line and finishes after an approval from
   });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'openai', fake.url);
-  const r = runCli(sb, ['--json', 'run', '--level', 'workspace', 'change x to y and copy it']);
+  const r = startCli(sb, ['--json', 'run', '--level', 'workspace', 'change x to y and copy it']);
   t.teardown(() => r.child.kill('SIGKILL'));
   await until(() => r.out().includes('"approval_requested"'));
   const req = r.out().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.kind === 'approval_requested');
@@ -65,7 +54,7 @@ t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t)
   });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'anthropic', fake.url);
-  const r = runCli(sb, ['run', '--level', 'workspace', 'sleep a while']);
+  const r = startCli(sb, ['run', '--level', 'workspace', 'sleep a while']);
   t.teardown(() => r.child.kill('SIGKILL'));
   await until(() => /approvals approve (appr_\w+)/.test(r.err()));
   const id = /approvals approve (appr_\w+)/.exec(r.err())![1]!;
@@ -93,7 +82,7 @@ t.test('run shows an external call exactly, and the call runs once approved from
   });
   t.teardown(() => fake.close());
   useFakeModel(w.sb, 'openai', fake.url);
-  const r = runCli(w.sb, ['run', '--level', 'workspace', 'echo through the peer']);
+  const r = startCli(w.sb, ['run', '--level', 'workspace', 'echo through the peer']);
   t.teardown(() => r.child.kill('SIGKILL'));
   const shown = `The task asks to call ${g.id} tool echo with {"text":"hi there"}`;
   await until(() => (r.out() + r.err()).includes(shown));
@@ -121,7 +110,7 @@ t.test('the terminal shows a manifest change whole before it is written, and war
   });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'openai', fake.url);
-  const r = runCli(sb, ['run', '--level', 'workspace', 'fix the tests']);
+  const r = startCli(sb, ['run', '--level', 'workspace', 'fix the tests']);
   t.teardown(() => r.child.kill('SIGKILL'));
   await until(() => /approvals approve (appr_\w+)/.test(r.err()), 30000);
   const first = /approvals approve (appr_\w+)/.exec(r.err())![1]!;

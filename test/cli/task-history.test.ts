@@ -1,5 +1,7 @@
-// shadowcode jobs, review, why and rollback: real CLI processes over tasks that
-// two separate `run` commands (two owners) made against the fake model.
+// shadowcode jobs, review, why and rollback over tasks that two separate `run`
+// processes (two owners) made against the fake model. The history commands run
+// in this process through main(), the built CLI's own entry: each is a fresh
+// command over the same profile, without a process start apiece.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -25,43 +27,43 @@ t.test('jobs lists every owner\'s tasks with their answer; review, why and rollb
   t.equal(second.code, 0, second.stderr);
   const task = JSON.parse(first.stdout.split('\n').filter(Boolean)[0] as string).job_id as string;
 
-  const jobs = await spawnCli(sb, [...ws, '--json', 'jobs']);
+  const jobs = await cli(sb, [...ws, '--json', 'jobs']);
   t.equal(jobs.code, 0, jobs.stderr);
   const listed = JSON.parse(jobs.stdout).jobs as Array<{ id: string; owner: string; state: string; answer: { summary: string } }>;
   t.equal(listed.length, 2, 'both tasks are listed');
   t.not(listed[0]!.owner, listed[1]!.owner, 'of two different owners');
   t.match(listed.find((j) => j.id === task), { state: 'succeeded', answer: { summary: 'made two loud' } });
-  const jobsText = await spawnCli(sb, [...ws, 'jobs']);
+  const jobsText = await cli(sb, [...ws, 'jobs']);
   t.match(jobsText.stdout, new RegExp(`${task}\\s+agent\\s+succeeded\\s+cli:\\d+:\\w+\\s+.*made two loud`));
 
-  const review = await spawnCli(sb, [...ws, 'review', task]);
+  const review = await cli(sb, [...ws, 'review', task]);
   t.equal(review.code, 0, review.stderr);
   t.match(review.stdout, /modified a\.txt\n--- a\/a\.txt\n\+\+\+ b\/a\.txt\n@@.*\n one\n-two\n\+TWO\n/);
   t.notMatch(review.stdout, /b\.txt/, 'only this task\'s files');
-  const reviewJson = JSON.parse((await spawnCli(sb, [...ws, '--json', 'review', task])).stdout);
+  const reviewJson = JSON.parse((await cli(sb, [...ws, '--json', 'review', task])).stdout);
   t.match(reviewJson, { task_id: task, files: [{ path: 'a.txt', status: 'modified' }], rolled_back: false });
 
-  const why = JSON.parse((await spawnCli(sb, [...ws, '--json', 'why', 'a.txt'])).stdout);
+  const why = JSON.parse((await cli(sb, [...ws, '--json', 'why', 'a.txt'])).stdout);
   t.match(why, { path: 'a.txt', changes: [{ task_id: task, kind: 'write' }] });
-  const whyOut = await spawnCli(sb, [...ws, 'why', '../outside.txt']);
+  const whyOut = await cli(sb, [...ws, 'why', '../outside.txt']);
   t.equal(whyOut.code, 1);
   t.match(whyOut.stderr, /SC_PATH_OUTSIDE/);
 
-  const unasked = await spawnCli(sb, [...ws, 'rollback', task]);
+  const unasked = await cli(sb, [...ws, 'rollback', task]);
   t.equal(unasked.code, 2, 'without a terminal, rollback needs --yes');
   t.match(unasked.stderr, /add --yes.*\[SC_USAGE\]/);
   t.equal(readFileSync(join(sb.project, 'a.txt'), 'utf8'), 'one\nTWO\n', 'nothing was rolled back');
-  const rolled = await spawnCli(sb, [...ws, '--json', 'rollback', '--yes', task]);
+  const rolled = await cli(sb, [...ws, '--json', 'rollback', '--yes', task]);
   t.equal(rolled.code, 0, rolled.stderr);
   t.same(JSON.parse(rolled.stdout), { task_id: task, restored: ['a.txt'] });
   t.equal(readFileSync(join(sb.project, 'a.txt'), 'utf8'), 'one\ntwo\n');
   t.equal(readFileSync(join(sb.project, 'b.txt'), 'utf8'), 'BEE\n', "the other task's change stays");
-  const again = await spawnCli(sb, [...ws, 'rollback', '--yes', task]);
+  const again = await cli(sb, [...ws, 'rollback', '--yes', task]);
   t.equal(again.code, 1);
   t.match(again.stderr, /SC_ROLLBACK_CONFLICT/, 'a file changed since is a conflict, not a silent overwrite');
-  const unknown = await spawnCli(sb, [...ws, 'review', 'job_nope']);
+  const unknown = await cli(sb, [...ws, 'review', 'job_nope']);
   t.match(unknown.stderr, /SC_TASK_NOT_FOUND/);
 
-  const audit = await spawnCli(sb, [...ws, '--json', 'audit', 'verify']);
+  const audit = await cli(sb, [...ws, '--json', 'audit', 'verify']);
   t.equal(audit.code, 0, 'the decisions are in an intact audit chain');
 });

@@ -40,7 +40,8 @@ t.test('a failing command exits 1 whatever its own status, with the status, reas
   t.match(r.stdout, /out-line/, 'output streams as it runs');
   t.match(r.stderr, /err-line/);
   t.match(r.stdout, /failed: \["npm","test"\]: exited 3 after \d+ ms/);
-  const j = await cli(sb, ['--json', ...ws(sb), 'test', '--yes']);
+  // The same script given as the command: --json reports it the same way, without a second npm start.
+  const j = await cli(sb, ['--json', ...ws(sb), 'test', '--yes', '--', 'sh', '-c', 'echo out-line; echo err-line >&2; exit 3']);
   t.equal(j.code, 1);
   const data = JSON.parse(j.stdout);
   t.match(data, { passed: false, reason: 'exited 3', job: { exit_code: 3 }, output_truncated: false });

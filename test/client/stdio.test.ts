@@ -94,7 +94,7 @@ t.test('hostile peers fail the connection with a stable code and leave no proces
 
 t.test('a discovery that never answers times out within timeout_sec', async (t) => {
   const w = await world();
-  await grant(w, 'slow', peerDef('slow', { timeout_sec: 3 }));
+  await grant(w, 'slow', peerDef('slow', { timeout_sec: 1 }));
   const e = await refusal(w, 'slow');
   t.equal(e.code, 'SC_TIMEOUT', e.message);
   t.same(peerProcesses('slow'), []);

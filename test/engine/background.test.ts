@@ -8,7 +8,7 @@ import { serveEngine } from '../../src/engine/daemon/server.js';
 import { enforce } from '../../src/policy/gate.js';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { openDb } from '../../src/store/db.js';
-import { alive, cli, sandbox, spawnCli, until } from '../fixtures/env.js';
+import { alive, cli, sandbox, until } from '../fixtures/env.js';
 
 t.test('a background process outlives its task until a writing task or engine stop ends it', async (t) => {
   const sb = sandbox('bg');
@@ -37,9 +37,9 @@ t.test('a background process outlives its task until a writing task or engine st
   t.match(readFileSync(pidFile, 'utf8'), /^\d+\n$/, 'it runs in the project');
   await jobs.cancel(writer.id);
   t.ok(alive(entry.pid), 'it outlives the task that started it');
-  const st = JSON.parse((await spawnCli(sb, ['--json', 'engine', 'status'])).stdout);
+  const st = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
   t.match(st.background, [{ id: entry.id, pid: entry.pid, project: sb.project, job_id: writer.id }], 'engine status lists it');
-  t.match((await spawnCli(sb, ['engine', 'status'])).stdout, new RegExp(`${entry.id}\\s+pid ${entry.pid}`));
+  t.match((await cli(sb, ['engine', 'status'])).stdout, new RegExp(`${entry.id}\\s+pid ${entry.pid}`));
 
   await t.rejects(bg.stop(entry.id, reader), { code: 'SC_POLICY_DENIED' }, 'a read-only task cannot stop it');
   t.ok(alive(entry.pid));

@@ -113,11 +113,15 @@ t.test('a crash in the middle of a change leaves the store consistent', async (t
   const sb = sandbox();
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const script = `
-    import { connection } from './test/fixtures/env.ts';
+    import { Engine } from './src/engine/engine.ts';
     import { changeFile } from './src/engine/files.ts';
     import { enforce } from './src/policy/gate.ts';
+    import { shippedPolicy } from './src/policy/load.ts';
+    import { Connection } from './src/server/connection.ts';
     const sb = JSON.parse(process.argv[1]);
-    const c = await connection(sb, { allowWrite: true });
+    // What connection() in test/fixtures/env.ts builds, without loading the whole CLI each round.
+    const engine = new Engine(sb.profile, shippedPolicy(), sb.env);
+    const c = { engine, conn: new Connection({ transport: 'stdio', project: sb.project, allowWrite: true, allowApprovals: false, engine }) };
     const { job } = c.engine.jobs().submitTest(c.conn.owner, sb.project, ['true'], 'workspace', null);
     const big = Buffer.alloc(8 << 20, 97);
     process.stdout.write('ready\\n');

@@ -6,7 +6,7 @@
  * one command and denies another (audited as the host), and close() leaves no process.
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,26 +18,25 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import { ROOT, sandbox } from '../fixtures/env.js';
 import { httpClient, TOKEN } from '../fixtures/http.js';
-import { installPacked, pack } from '../fixtures/install.js';
+import { installedPackage } from '../fixtures/install.js';
 
 const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'sc-lib-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));
-const prefix = join(work, 'prefix');
+// This file's own scripts live in `consumer`, beside a link to the shared install's node_modules
+// (shared with the packaging test and never written to): `shadowcode` resolves from there as from
+// any project that installed it. The declarations are in the package: the shared install emits them
+// as `prepare` does in a checkout.
+const consumer = join(work, 'consumer');
+let prefix = '';
 
 t.before(async () => {
-  // The declarations are emitted by `prepare`; npm test's build leaves them out. They are emitted
-  // into a copy of the package files, so that the checkout's dist/ (which other test files pack
-  // and run at the same time) is never touched.
-  const copy = join(work, 'package');
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] };
-  for (const f of [...pkg.files, 'package.json']) cpSync(join(ROOT, f), join(copy, f), { recursive: true });
-  await run(process.execPath, [join(ROOT, 'scripts', 'types.mjs'), '--out', join(copy, 'dist', 'types')], { cwd: ROOT });
-  const { tgz } = await pack(work, copy);
-  await installPacked(tgz, prefix);
+  ({ prefix } = await installedPackage());
+  mkdirSync(consumer);
+  symlinkSync(join(prefix, 'node_modules'), join(consumer, 'node_modules'), 'dir');
 });
 
-const node = (args: string[]) => run(process.execPath, args, { cwd: prefix });
+const node = (args: string[]) => run(process.execPath, args, { cwd: consumer });
 
 t.test('require and import both resolve to one module with the documented exports', async (t) => {
   const cjs = await node(['-e', "const l = require('shadowcode'); console.log(JSON.stringify(Object.keys(l).sort()))"]);
@@ -53,7 +52,7 @@ t.test('require and import both resolve to one module with the documented export
 
 t.test('the published types compile in a TypeScript consumer, and reject a wrong call', async (t) => {
   writeFileSync(
-    join(prefix, 'consumer.mts'),
+    join(consumer, 'consumer.mts'),
     `import { open, ScError, type Approval, type Decision, type Status, type ErrorCode } from 'shadowcode';
 const sc = await open({
   profile: '/tmp/p',
@@ -74,7 +73,7 @@ try { await sc.close(); } catch (e) { if (e instanceof ScError) console.log(e.co
 `,
   );
   writeFileSync(
-    join(prefix, 'consumer.cts'),
+    join(consumer, 'consumer.cts'),
     `import shadowcode = require('shadowcode');
 const p: Promise<shadowcode.Shadowcode> = shadowcode.open({ profile: '/tmp/p', workspace: '/tmp/w' });
 // @ts-expect-error workspace is required
@@ -83,13 +82,15 @@ void p;
 `,
   );
   writeFileSync(
-    join(prefix, 'tsconfig.json'),
+    join(consumer, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] },
+      // skipLibCheck stays off: our .d.ts files are checked, with @types/node beside them. Only
+      // TypeScript's own lib files go unchecked (skipDefaultLibCheck): they are not ours.
+      compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: false, skipDefaultLibCheck: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] },
       files: ['consumer.mts', 'consumer.cts'],
     }),
   );
-  const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', prefix], { cwd: prefix }).catch((e: { stdout: string }) => e);
+  const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', consumer], { cwd: consumer }).catch((e: { stdout: string }) => e);
   t.equal(tsc.stdout, '', 'tsc --noEmit reports nothing (the @ts-expect-error lines prove the types are not any)');
 });
 
@@ -110,7 +111,7 @@ function liveCommands(marker: string): string[] {
 t.test('an embedded stdio server serves the SDK v1 and v2 clients', async (t) => {
   const sb = sandbox('sc-lib-stdio');
   writeFileSync(
-    join(prefix, 'stdio-host.mjs'),
+    join(consumer, 'stdio-host.mjs'),
     `import { open } from 'shadowcode';
 const [profile, workspace] = process.argv.slice(2);
 const sc = await open({ profile, workspace, env: { PATH: process.env.PATH } });
@@ -119,9 +120,9 @@ await server.closed;
 await sc.close();
 `,
   );
-  const args = [join(prefix, 'stdio-host.mjs'), sb.profile, sb.project];
+  const args = [join(consumer, 'stdio-host.mjs'), sb.profile, sb.project];
   for (const flavor of ['v1', 'v2'] as const) {
-    const transport = flavor === 'v1' ? new V1Transport({ command: process.execPath, args, cwd: prefix, stderr: 'pipe' }) : new StdioClientTransport({ command: process.execPath, args, cwd: prefix, stderr: 'pipe' });
+    const transport = flavor === 'v1' ? new V1Transport({ command: process.execPath, args, cwd: consumer, stderr: 'pipe' }) : new StdioClientTransport({ command: process.execPath, args, cwd: consumer, stderr: 'pipe' });
     const client = flavor === 'v1' ? new V1Client({ name: 'lib-v1', version: '1' }) : new Client({ name: 'lib-v2', version: '2' });
     await client.connect(transport as never);
     const { tools } = await client.listTools();
@@ -144,8 +145,8 @@ t.test('examples/embed.mjs: the HTTP gateway with host approvals, audited as the
   const sb = sandbox('sc-lib-http');
   const bin = join(prefix, 'node_modules', '.bin', 'shadowcode');
   await run(bin, ['--workspace', sb.project, 'trust', '--level', 'workspace'], { env: sb.env });
-  copyFileSync(join(ROOT, 'examples', 'embed.mjs'), join(prefix, 'embed.mjs'));
-  const child = spawn(process.execPath, [join(prefix, 'embed.mjs'), '--profile', sb.profile, '--workspace', sb.project], { cwd: prefix, env: { PATH: process.env.PATH, EMBED_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+  copyFileSync(join(ROOT, 'examples', 'embed.mjs'), join(consumer, 'embed.mjs'));
+  const child = spawn(process.execPath, [join(consumer, 'embed.mjs'), '--profile', sb.profile, '--workspace', sb.project], { cwd: consumer, env: { PATH: process.env.PATH, EMBED_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr.on('data', (d) => (err += d));

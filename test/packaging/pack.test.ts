@@ -1,8 +1,10 @@
 /*
  * The package as a user gets it: `npm pack` of this checkout, installed into a
- * temporary prefix, then the installed `shadowcode` bin run for real.
+ * temporary prefix, then the installed `shadowcode` bin run for real. The pack and the
+ * install are fixtures/install.ts's installedPackage, shared with the library test.
  *
  *   npm pack --ignore-scripts (dist/ from npm test's build) ─► file list and package.json checks
+ *      (the checkout's own list, and the tarball: those files plus the emitted declarations)
  *   ─► the shipped prepare script, run in the unpacked package, leaves it as it is
  *   ─► temp prefix: package.json + a lockfile pinning the tarball and our runtime
  *      dependencies by integrity ─► npm ci --prefer-offline (the lockfile's packages are in
@@ -21,7 +23,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import t from 'tap';
 import { ROOT, sandbox } from '../fixtures/env.js';
-import { installPacked, npm, pack, run } from '../fixtures/install.js';
+import { installedPackage, npm, run } from '../fixtures/install.js';
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
@@ -30,10 +32,13 @@ t.teardown(() => rmSync(work, { recursive: true, force: true }));
 
 t.test('packs, installs into a temporary prefix, and the installed bin serves tools/list', async (t) => {
   t.ok(existsSync(join(ROOT, 'dist')), 'dist/ is built (npm test builds before the suite)');
-  const { tgz, files } = await pack(work);
-  const top = [...new Set(files.map((f) => f.split('/')[0]))].sort();
+  const { tgz, files, checkout, install: installed, prefix } = await installedPackage();
+  const top = [...new Set(checkout.map((f) => f.split('/')[0]))].sort();
   t.same(top, ['CHANGELOG.md', 'LICENSE', 'README.md', 'bin', 'dist', 'docs', 'licenses', 'package.json', 'policy', 'schemas'], 'ships only what runs, its licences and its docs');
-  t.notOk(files.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), 'no TypeScript source (gen/, src/) is shipped, only declarations');
+  t.notOk([...checkout, ...files].some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), 'no TypeScript source (gen/, src/) is shipped, only declarations');
+  const notTypes = (list: string[]) => list.filter((f) => !f.startsWith('dist/types/')).sort();
+  t.same(notTypes(files), notTypes(checkout), 'the tarball under test holds exactly the checkout\'s package files');
+  t.ok(files.some((f) => f.startsWith('dist/types/')) && files.every((f) => checkout.includes(f) || /^dist\/types\/.*\.d\.ts$/.test(f)), 'plus the declarations prepare emits, and nothing else');
   t.match(readFileSync(join(ROOT, 'LICENSE'), 'utf8'), /^MIT License\n/);
 
   // What npm reads from the tarball: no install hook, and only the runtime dependencies the
@@ -56,8 +61,6 @@ t.test('packs, installs into a temporary prefix, and the installed bin serves to
   t.equal(bundleHash(), before, 'prepare in the unpacked package does nothing');
   t.notOk(existsSync(join(pkgDir, 'scripts')) || existsSync(join(pkgDir, 'src')), 'no build inputs are shipped');
 
-  const prefix = join(work, 'prefix');
-  const installed = await installPacked(tgz, prefix);
   t.notMatch(installed.stderr, /npm warn/i, 'npm installs it without a warning');
   const modules = readdirSync(join(prefix, 'node_modules'));
   for (const bundled of ['@modelcontextprotocol', 'zod', 'ajv', 'yaml']) t.notOk(modules.includes(bundled), `${bundled} is not installed: it is in the bundle`);

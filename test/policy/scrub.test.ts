@@ -2,9 +2,12 @@
 // in one bounded pass, including split across the chunks of a stream, in hex
 // and base64, and for secrets that another process stored and this one never
 // revealed. Short values are left alone by design (secrets.scrub_min_chars).
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { ScrubStream, scrub, scrubDeep } from '../../src/policy/scrub.js';
-import { shippedPolicy } from '../../src/policy/load.js';
+import { loadPolicy, shippedPolicy } from '../../src/policy/load.js';
 import { scrubProfileSecrets } from '../../src/store/secrets.js';
 import { registerSecretValue } from '../../src/util/secret-values.js';
 import { sandbox, spawnCli } from '../fixtures/env.js';
@@ -64,14 +67,27 @@ t.test('a stream scrubber catches a value split across chunks and holds back onl
 });
 
 t.test('a text past secrets.scrub_max_chars is cut there, never passed on unscrubbed', async (t) => {
-  const max = shippedPolicy().limits.secrets.scrub_max_chars;
+  // The bound is policy data: a policy whose limits.json sets the least bound its schema allows
+  // shows the cut with a 64 Ki-character text rather than the shipped 16 Mi.
+  const dir = mkdtempSync(join(tmpdir(), 'sc-scrub-policy-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(shippedPolicy().dir, dir, { recursive: true });
+  const limits = JSON.parse(readFileSync(join(dir, 'limits.json'), 'utf8'));
+  limits.secrets.scrub_max_chars = 65536;
+  writeFileSync(join(dir, 'limits.json'), JSON.stringify(limits));
+  const secrets = loadPolicy(dir).limits.secrets;
+  const max = secrets.scrub_max_chars;
+  t.equal(max, 65536, 'a schema-valid policy');
   const v = unique('zq-straddle');
   registerSecretValue(v, 'STRADDLE');
   const big = `${'a'.repeat(max - 5)}${v}${'b'.repeat(100)}`;
-  const out = scrub(big);
+  const out = scrub(big, secrets);
   t.notMatch(out, v.slice(0, 5), 'not even the start of the value that straddles the bound');
   t.match(out, /…\[\d+ more characters withheld: past the scrubber's bound \(secrets\.scrub_max_chars\)\]$/);
   t.ok(out.length <= max + 120);
+  // Without a policy given, the shipped bound applies: the same text is within it, scrubbed whole.
+  t.ok(shippedPolicy().limits.secrets.scrub_max_chars > big.length);
+  t.equal(scrub(big), `${'a'.repeat(max - 5)}[secret:STRADDLE]${'b'.repeat(100)}`);
 });
 
 t.test('scrubDeep walks strings and keys, and leaves other values alone', async (t) => {

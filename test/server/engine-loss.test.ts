@@ -48,7 +48,7 @@ for (const how of ['SIGKILL', 'engine stop'] as const) {
     const next = await call(peer, 'shadow_test', { command: ['sh', '-c', 'echo again > again.txt'] });
     await call(peer, 'shadow_approve', { approval_id: next.approval.id, decision: 'approve' });
     await until(() => existsSync(join(sb.project, 'again.txt')), 30000);
-    const st = JSON.parse((await spawnCli(sb, ['--json', 'engine', 'status'])).stdout);
+    const st = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
     t.equal(st.engine.pid, second.pid);
     t.notOk(st.jobs.some((j: any) => j.id === next.job_id), "the new engine does not list the server's own job");
   });
@@ -64,7 +64,7 @@ t.test("engine stop counts only its own cancelled jobs, not a job of a server's 
   await call(peer, 'shadow_approve', { approval_id: sub.approval.id, decision: 'approve' });
   await until(() => pidsOf(join(sb.project, 'pids')).length === 2, 30000);
   await startEngine(t, sb);
-  const st = JSON.parse((await spawnCli(sb, ['--json', 'engine', 'status'])).stdout);
+  const st = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
   t.same(st.jobs, [], "the engine does not list the server's job");
   const stop = await spawnCli(sb, ['--json', 'engine', 'stop']);
   t.equal(stop.code, 0, stop.stderr);

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
-import { cli, sandbox, sleep, spawnCli, until } from '../fixtures/env.js';
+import { cli, sandbox, sleep, until } from '../fixtures/env.js';
 import { auth, type Gateway, httpClient, type HttpFlavor, JSON_HEADERS, raw, startGateway } from '../fixtures/http.js';
 
 const call = (gw: Gateway, name: string, args: Record<string, unknown>) => {
@@ -45,7 +45,7 @@ t.test('a tool call whose decision cannot be committed never reaches the tool', 
   t.notMatch(r.body, /must not be written|"result"/, 'no tool result in what came back');
   t.equal((holder.prepare('SELECT count(*) AS n FROM memory').get() as { n: number }).n, 0, 'nothing was appended');
   t.notOk(rows().slice(before).some((row) => row.kind === 'decision' && JSON.parse(row.body).action === 'tool:shadow_memory.append'), 'and no decision row claims it');
-  const v = await spawnCli(sb, ['audit', 'verify', '--json']);
+  const v = await cli(sb, ['audit', 'verify', '--json']);
   t.equal(JSON.parse(v.stdout).ok, true);
 });
 
@@ -75,7 +75,7 @@ t.test('the tool answers only after both decision rows commit, in one transactio
   const outcome = mine.find((row) => row.kind === 'http_outcome' && JSON.parse(row.body).decision_id === JSON.parse(req!.body).decision_id)!;
   t.ok(outcome.seq > tool!.seq);
   t.match(JSON.parse(outcome.body), { decision_id: JSON.parse(req!.body).decision_id, status: 200 });
-  const v = await spawnCli(sb, ['audit', 'verify', '--json']);
+  const v = await cli(sb, ['audit', 'verify', '--json']);
   t.equal(JSON.parse(v.stdout).ok, true);
 });
 
@@ -86,7 +86,7 @@ t.test('outcome rows left waiting are written when the gateway stops', async (t)
   await gw.stop();
   const outcomes = rows().filter((row) => row.kind === 'http_outcome');
   t.equal(outcomes.length, 2, 'one outcome per request');
-  const v = await spawnCli(sb, ['audit', 'verify', '--json']);
+  const v = await cli(sb, ['audit', 'verify', '--json']);
   t.equal(JSON.parse(v.stdout).ok, true);
 });
 

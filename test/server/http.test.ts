@@ -20,8 +20,17 @@ async function gateway(t: any, flags: string[] = []) {
 // the connection-cap test waits until its connections are gone. Tests that write,
 // stop the gateway, read its whole stderr or use up the rate limit start their own.
 let readOnly: Awaited<ReturnType<typeof gateway>>;
+// The slow-client cut-off takes 5 s of waiting: its two connections are opened first and
+// checked in their own test, so the tests in between run while the gateway waits them out.
+// They hold two of the 32 connection places; the tests before theirs use a few at most,
+// and the connection-cap test comes after it, once the gateway has closed them.
+let slowCut: Promise<[number, number]>;
 t.before(async () => {
   readOnly = await gateway(t);
+  const { gw } = readOnly;
+  const headers = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\n`);
+  const body = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`);
+  slowCut = Promise.all([headers.closed, body.closed]);
 });
 
 for (const flavor of ['v2-modern', 'v2-legacy', 'v1'] as const) {
@@ -139,10 +148,7 @@ function held(port: number, data: string): Promise<{ socket: Socket; closed: Pro
 }
 
 t.test('slow headers and slow bodies are cut off at 5 s', async (t) => {
-  const { gw } = readOnly;
-  const headers = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\n`);
-  const body = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`);
-  const [a, b] = await Promise.all([headers.closed, body.closed]);
+  const [a, b] = await slowCut;
   t.ok(a >= 4500 && a < 9000, `headers cut after ${a} ms`);
   t.ok(b >= 4500 && b < 9000, `body cut after ${b} ms`);
 });
@@ -221,20 +227,29 @@ t.test('SIGTERM stops the gateway cleanly with exit 0; end of stdin does not', a
 t.test('start-up refusals: non-loopback binds, bad tokens, proxy host shapes', async (t) => {
   const sb = sandbox();
   const run = (args: string[], env: NodeJS.ProcessEnv = { T: 'a'.repeat(40) }) => spawnCli(sb, ['--workspace', sb.project, 'mcp', 'serve', ...args], '', env);
-  for (const bind of ['0.0.0.0:0', '[::]:0', 'localhost:0', '192.168.0.10:0']) {
-    const r = await run(['--http', bind, '--token-env', 'T']);
-    t.equal(r.code, 2, bind);
-    t.match(r.stderr, /\[SC_HTTP_BIND_INVALID\]/, bind);
-  }
-  const short = await run(['--http', '127.0.0.1:0', '--token-env', 'T'], { T: 'too-short' });
+  // Each refusal is its own process; none of them starts anything, so they run side by side.
+  const binds = ['0.0.0.0:0', '[::]:0', 'localhost:0', '192.168.0.10:0'];
+  const [byBind, short, unset, noToken, noHttp, wildcard, json] = await Promise.all([
+    Promise.all(binds.map((bind) => run(['--http', bind, '--token-env', 'T']))),
+    run(['--http', '127.0.0.1:0', '--token-env', 'T'], { T: 'too-short' }),
+    run(['--http', '127.0.0.1:0', '--token-env', 'UNSET_NAME'], {}),
+    run(['--http', '127.0.0.1:0']),
+    run(['--token-env', 'T']),
+    run(['--http', '127.0.0.1:0', '--token-env', 'T', '--allowed-host', '*.example.com']),
+    run(['--json', '--http', '127.0.0.1:0', '--token-env', 'T']),
+  ]);
+  binds.forEach((bind, i) => {
+    t.equal(byBind[i]?.code, 2, bind);
+    t.match(byBind[i]?.stderr, /\[SC_HTTP_BIND_INVALID\]/, bind);
+  });
   t.match(short.stderr, /must be 32-512 bearer-token characters.*\[SC_HTTP_TOKEN_INVALID\]/);
   t.equal(short.code, 2, 'a short token is a bad value');
   t.notMatch(short.stderr, /too-short/, 'the bad token is not echoed');
-  t.match((await run(['--http', '127.0.0.1:0', '--token-env', 'UNSET_NAME'], {})).stderr, /neither set in the environment nor stored/);
-  t.match((await run(['--http', '127.0.0.1:0'])).stderr, /--http needs --token-env/);
-  t.match((await run(['--token-env', 'T'])).stderr, /go with --http/);
-  t.match((await run(['--http', '127.0.0.1:0', '--token-env', 'T', '--allowed-host', '*.example.com'])).stderr, /\[SC_HTTP_HOST_INVALID\]/);
-  t.match((await run(['--json', '--http', '127.0.0.1:0', '--token-env', 'T'])).stdout, /cannot be combined with --json/);
+  t.match(unset.stderr, /neither set in the environment nor stored/);
+  t.match(noToken.stderr, /--http needs --token-env/);
+  t.match(noHttp.stderr, /go with --http/);
+  t.match(wildcard.stderr, /\[SC_HTTP_HOST_INVALID\]/);
+  t.match(json.stdout, /cannot be combined with --json/);
 });
 
 t.test('the token may come from the profile secret store', async (t) => {

@@ -11,11 +11,13 @@
  *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines
  *   startDirect(ticket, req) ─► same decision and row ─► [bwrap …] argv, detached, no supervisor
  *                               (background processes with their own lifetime, a version probe)
- *   startOwnProgram(ticket, …) ─► one of shadowcode's own programs (the SQLite query child,
- *                               the shared engine): our code, which needs the profile; not sandboxed
+ *   startHelper(ticket, req) ─► one of our own helpers (the SQLite query child) in a sandbox of
+ *                               its own: node, its files, exactly the files given; nothing else
+ *   startOwnProgram(ticket, …) ─► the shared engine: our code, which needs the profile; not sandboxed
  */
 import { type ChildProcess, spawn, spawnSync, type StdioOptions } from 'node:child_process';
-import { dirname, join } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Socket } from 'node:net';
 import { ScError } from '../../errors.js';
 import type { Policy } from '../../policy/load.js';
@@ -23,7 +25,8 @@ import { appendAudit } from '../../store/audit.js';
 import type { Db } from '../../store/db.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
-import { commandError, type Confinement, findOnPath, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
+import { holdProtected } from './holds.js';
+import { commandError, type Confinement, findOnPath, helperArgv, pathLookup, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
 
 export { type SandboxLevel, type SandboxSupport, protectedProjectPaths } from './sandbox.js';
 
@@ -95,15 +98,23 @@ export function sandboxStatus(policy: Policy): { level: SandboxLevel; label: 'sa
   return { level: s.level, label: s.level === 'none' ? 'unsandboxed' : 'sandboxed', detail: s.detail, require: policy.sandbox.require };
 }
 
+const sandboxPolicies = new WeakMap<Policy, Policy['sandbox']>();
+
 /**
  * The sandbox settings with the project's read-only paths joined by the literal
  * paths of policy/protected-paths.json's never_write rules (patterns with `*` are
- * left to the file tools: a mount needs a real path).
+ * left to the file tools: a mount needs a real path). Once per loaded policy.
  */
 function sandboxPolicy(policy: Policy): Policy['sandbox'] {
+  let sp = sandboxPolicies.get(policy);
+  if (sp) return sp;
   const literal = (policy.protected_paths?.never_write ?? []).flatMap((r) => r.paths).filter((p) => !p.includes('*') && !p.startsWith('/') && !p.split('/').includes('..'));
-  return { ...policy.sandbox, project_read_only: [...new Set([...policy.sandbox.project_read_only, ...literal])] };
+  sp = { ...policy.sandbox, project_read_only: [...new Set([...policy.sandbox.project_read_only, ...literal])] };
+  sandboxPolicies.set(policy, sp);
+  return sp;
 }
+
+const profileOf = (db: Db) => (db.name && db.name !== ':memory:' ? dirname(db.name) : null);
 
 interface Prepared {
   readonly argv: string[];
@@ -111,28 +122,52 @@ interface Prepared {
   readonly level: SandboxLevel;
   /** Why the command cannot start, found before bwrap would hide it. */
   readonly error: string | null;
+  /** Gives back the placeholders of missing protected paths; call once the process and its sandbox are gone. */
+  readonly release: () => void;
+}
+
+/**
+ * What a sandboxed start of req needs: placeholders for the project's missing
+ * protected paths (held until release), the bwrap command line, the
+ * environment inside and why the command cannot start, if it cannot. The
+ * spawn point's own cost per sandboxed start (bench/spawn.mjs measures it).
+ */
+export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null): Omit<Prepared, 'level'> {
+  const sp = sandboxPolicy(req.policy);
+  // A protected path that does not exist yet gets a placeholder first, so the sandbox can bind it read-only.
+  const hold = req.confine.project ? holdProtected(req.confine.project, sp.project_read_only, profileDir) : null;
+  try {
+    const find = pathLookup(req.env.PATH ?? '');
+    return {
+      argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, find }),
+      env: sandboxEnv(req.env, req.confine.project),
+      error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
+      release: () => hold?.release(),
+    };
+  } catch (err) {
+    hold?.release();
+    throw err;
+  }
 }
 
 /** Decides the sandbox, refuses when it is required and missing, records the spawn. */
 function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   assertTicket(ticket, '*');
   const support = sandboxSupport();
-  const sp = sandboxPolicy(req.policy);
-  if (support.level === 'none' && sp.require) {
+  if (support.level === 'none' && req.policy.sandbox.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
   }
-  const profileDir = req.db.name && req.db.name !== ':memory:' ? dirname(req.db.name) : null;
   const prepared: Prepared =
     support.level === 'bwrap'
-      ? {
-          argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap: support.bwrap as string, trusted: req.trustedArgv, unset: req.policy.environment.deny }),
-          env: sandboxEnv(req.env, req.confine.project),
-          level: 'bwrap',
-          error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? ''),
-        }
-      : { argv: [...req.argv], env: req.env, level: 'none', error: null };
-  // Recorded before the process exists: a spawn the log does not know of cannot happen.
-  appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), project: req.confine.project });
+      ? { ...confinedCommand(req, support.bwrap as string, profileOf(req.db)), level: 'bwrap' }
+      : { argv: [...req.argv], env: req.env, level: 'none', error: null, release: () => {} };
+  try {
+    // Recorded before the process exists: a spawn the log does not know of cannot happen.
+    appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), project: req.confine.project });
+  } catch (err) {
+    prepared.release();
+    throw err;
+  }
   return prepared;
 }
 
@@ -141,7 +176,13 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
   assertTicket(ticket, '*');
   const p = prepare(ticket, req);
   const payload = Buffer.from(JSON.stringify({ argv: p.argv, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.error ? { error: p.error } : {}) })).toString('base64');
-  const sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.js'), payload], { cwd: req.cwd, env: p.env, stdio: [req.stdin, 'pipe', 'pipe', 'pipe'], shell: false });
+  let sup: ChildProcess;
+  try {
+    sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.js'), payload], { cwd: req.cwd, env: p.env, stdio: [req.stdin, 'pipe', 'pipe', 'pipe'], shell: false });
+  } catch (err) {
+    p.release();
+    throw err;
+  }
   const life = sup.stdio[3] as Socket;
   life.on('error', () => {});
   let text = '';
@@ -175,16 +216,113 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
       }
     });
   });
+  // The supervisor reports only after the whole group is gone, and with it the sandbox's mounts.
+  void status.then(releaseQuietly(p));
   return { process: sup, level: p.level, pid, status, stop: () => life.end() };
 }
+
+/** Releases a hold after the process; a failure there leaves a placeholder behind, never an error in the caller's path. */
+const releaseQuietly = (p: Prepared) => () => {
+  try {
+    p.release();
+  } catch {
+    /* left for the next sandbox in this project to clean up */
+  }
+};
 
 /** Starts a process with no supervisor (it keeps its own lifetime), detached as the leader of its own group, sandboxed where possible. */
 export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: StdioOptions }): { child: ChildProcess; level: SandboxLevel } {
   assertTicket(ticket, '*');
   const p = prepare(ticket, req);
-  if (p.error) throw Object.assign(new Error(`spawn ${req.argv[0]} ${p.error}`), { code: p.error });
-  const child = spawn(p.argv[0] as string, p.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: req.stdio, shell: false });
+  let child: ChildProcess;
+  try {
+    if (p.error) throw Object.assign(new Error(`spawn ${req.argv[0]} ${p.error}`), { code: p.error });
+    child = spawn(p.argv[0] as string, p.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: req.stdio, shell: false });
+  } catch (err) {
+    p.release();
+    throw err;
+  }
+  // bwrap exits only after the sandbox's first process, and with it the PID namespace, is gone.
+  child.once('exit', releaseQuietly(p));
+  child.once('error', releaseQuietly(p));
   return { child, level: p.level };
+}
+
+export interface HelperRequest {
+  /** The program in dist/ (node runs it). */
+  readonly program: string;
+  /** What it reads (files or folders), shown read-only; `at` puts it at another path inside. */
+  readonly reads: ReadonlyArray<{ readonly path: string; readonly at?: string }>;
+  /** Files it writes, shown read-write. */
+  readonly writes: readonly string[];
+  readonly policy: Policy;
+  /** The spawn row goes here. */
+  readonly db: Db;
+  readonly stdio: StdioOptions;
+  /** The project the work is for, for the record only: it is not visible inside. */
+  readonly project: string | null;
+}
+
+/**
+ * Starts one of shadowcode's own helper programs (the SQLite query child) in a
+ * sandbox of its own: node, the program's files and exactly the files it is
+ * given; no project, no home, no profile, no network. Without a sandbox it runs
+ * as before, recorded as level none (or refused under sandbox.require).
+ */
+export function startHelper(ticket: GateTicket, req: HelperRequest): { child: ChildProcess; level: SandboxLevel } {
+  assertTicket(ticket, '*');
+  const support = sandboxSupport();
+  const sp = sandboxPolicy(req.policy);
+  const name = basename(req.program, '.js');
+  if (support.level === 'none' && sp.require) {
+    throw new ScError('SC_SANDBOX_UNAVAILABLE', `the ${name} helper was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: 'helper' });
+  }
+  const argv = [process.execPath, req.program];
+  const env = { PATH: process.env.PATH ?? '' };
+  const boxed =
+    support.level === 'bwrap'
+      ? helperArgv({ bwrap: support.bwrap as string, policy: sp, argv, reads: [...helperFiles(req.program), ...req.reads], writes: req.writes, unset: req.policy.environment.deny, home: process.env.HOME })
+      : argv;
+  appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: 'helper', argv0: name, level: support.level, network: false, project: req.project });
+  const child = spawn(boxed[0] as string, boxed.slice(1), { cwd: '/', env, stdio: req.stdio, shell: false });
+  return { child, level: support.level };
+}
+
+const helperFileCache = new Map<string, Array<{ path: string; at: string }>>();
+
+/**
+ * What a helper in dist/ needs to start: the package's package.json (it says
+ * the program is an ES module), the program itself, and the one dependency it
+ * imports with that dependency's own (better-sqlite3 ─► bindings ─►
+ * file-uri-to-path), each shown at the path node looks it up at from the
+ * program (a linked node_modules is shown at its link's path). Found once.
+ */
+function helperFiles(program: string): Array<{ path: string; at: string }> {
+  let files = helperFileCache.get(program);
+  if (files) return files;
+  const root = packageRoot();
+  files = [
+    { path: join(root, 'package.json'), at: join(root, 'package.json') },
+    { path: realpathSync(program), at: program },
+  ];
+  let from = dirname(program);
+  for (const dep of ['better-sqlite3', 'bindings', 'file-uri-to-path']) {
+    const at = lookupPackage(dep, from);
+    if (!at) continue;
+    files.push({ path: realpathSync(at), at });
+    from = at;
+  }
+  helperFileCache.set(program, files);
+  return files;
+}
+
+/** The folder node's resolver finds `name` in, searching node_modules upward from `from` (links not followed). */
+function lookupPackage(name: string, from: string): string | null {
+  for (let d = from; ; d = dirname(d)) {
+    const at = join(d, 'node_modules', name);
+    if (existsSync(join(at, 'package.json'))) return at;
+    if (dirname(d) === d) return null;
+  }
 }
 
 /** Starts one of shadowcode's own programs: trusted code that needs the profile, so it is not sandboxed (and not a spawn of someone else's code). */

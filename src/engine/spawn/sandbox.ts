@@ -61,16 +61,27 @@ export function findOnPath(name: string, path: string): string | null {
   for (const dir of path.split(delimiter)) {
     if (!dir || !isAbsolute(dir)) continue;
     const p = join(dir, name);
+    // No exception for the common miss: a thrown ENOENT per PATH entry was most of a spawn's own cost.
+    if (!statSync(p, { throwIfNoEntry: false })?.isFile()) continue;
     try {
-      if (statSync(p).isFile()) {
-        accessSync(p, constants.X_OK);
-        return p;
-      }
+      accessSync(p, constants.X_OK);
+      return p;
     } catch {
-      /* not here */
+      /* not executable: execvp goes on too */
     }
   }
   return null;
+}
+
+/** One spawn's PATH lookups, each made once (the command error, its install and its interpreter all ask). */
+export type Lookup = (name: string) => string | null;
+export function pathLookup(path: string): Lookup {
+  const seen = new Map<string, string | null>();
+  return (name) => {
+    let hit = seen.get(name);
+    if (hit === undefined) seen.set(name, (hit = findOnPath(name, path)));
+    return hit;
+  };
 }
 
 /** The project paths kept read-only inside the sandbox. One place, so the list can come from another policy file later. */
@@ -94,16 +105,18 @@ function expandHome(p: string, home: string | undefined): string | null {
 }
 
 /** Where a command is found: a path as given (against cwd), a bare name on PATH. */
-function resolveCommand(cmd: string, cwd: string, path: string): string | null {
+function resolveCommand(cmd: string, cwd: string, find: Lookup): string | null {
   if (cmd.includes('/')) return resolve(cwd, cmd);
-  return findOnPath(cmd, path);
+  return find(cmd);
 }
 
+const exists = (p: string) => statSync(p, { throwIfNoEntry: false }) !== undefined;
+
 /** Why a command cannot start (ENOENT, EACCES), as spawn would say it; null when it can. Inside bwrap the reason would be lost in bwrap's own exit. */
-export function commandError(cmd: string, cwd: string, path: string): string | null {
+export function commandError(cmd: string, cwd: string, path: string, find: Lookup = pathLookup(path)): string | null {
   if (!cmd) return 'ENOENT';
   if (!cmd.includes('/')) {
-    if (findOnPath(cmd, path)) return null;
+    if (find(cmd)) return null;
     // Found but not executable still says EACCES, like execvp.
     for (const dir of path.split(delimiter)) if (dir && isAbsolute(dir) && existsSync(join(dir, cmd))) return 'EACCES';
     return 'ENOENT';
@@ -150,7 +163,7 @@ function packageRoot(file: string, home: string | undefined): string {
   const nm = dir.split(sep).indexOf('node_modules');
   if (nm > 0) return dir.split(sep).slice(0, nm + 1).join(sep);
   for (let d = dir; d !== '/' && !(home && within(home, d)); d = dirname(d)) {
-    if (existsSync(join(d, 'package.json'))) return d;
+    if (exists(join(d, 'package.json'))) return d;
   }
   return dir;
 }
@@ -179,13 +192,12 @@ function addPackage(roots: Set<string>, root: string): void {
  * A user's own definition (a server, a runner) also gets the folders of the
  * absolute paths its argv names (the script it runs, a config file).
  */
-export function startupRoots(argv: readonly string[], cwd: string, env: Record<string, string>, policy: SandboxPolicy, trusted: boolean): string[] {
+export function startupRoots(argv: readonly string[], cwd: string, env: Record<string, string>, policy: SandboxPolicy, trusted: boolean, find: Lookup = pathLookup(env.PATH ?? '')): string[] {
   const home = env.HOME;
-  const path = env.PATH ?? '';
   const roots = new Set<string>();
   const addExe = (cmd: string) => {
-    const found = resolveCommand(cmd, cwd, path);
-    if (!found || !existsSync(found)) return null;
+    const found = resolveCommand(cmd, cwd, find);
+    if (!found || !exists(found)) return null;
     roots.add(installRoot(found, home));
     roots.add(installRoot(real(found), home));
     return found;
@@ -195,10 +207,10 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
   const fromUser = trusted || !first.includes('/');
   if (fromUser) addExe(first);
   // A user's own script (a runner entry, a server definition) also needs its package beside it.
-  const own = trusted ? resolveCommand(first, cwd, path) : null;
-  if (own && existsSync(own)) addPackage(roots, packageRoot(real(own), home));
-  const script = resolveCommand(first, cwd, path);
-  if (script && existsSync(script)) {
+  const own = trusted ? resolveCommand(first, cwd, find) : null;
+  if (own && exists(own)) addPackage(roots, packageRoot(real(own), home));
+  const script = resolveCommand(first, cwd, find);
+  if (script && exists(script)) {
     // A script's interpreter must start too: `#!/usr/bin/env node` names it on PATH; an absolute
     // interpreter counts only when the script itself is the user's (a model can write a project script).
     const line = shebang(real(script));
@@ -208,7 +220,7 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
   }
   for (const a of trusted ? argv.slice(1) : []) {
     const value = a.startsWith('/') ? a : /^--?[\w-]+=\//.test(a) ? a.slice(a.indexOf('=') + 1) : null;
-    if (value && existsSync(value)) addPackage(roots, packageRoot(real(value), home));
+    if (value && exists(value)) addPackage(roots, packageRoot(real(value), home));
   }
   for (const p of policy.tool_caches[basename(argv[0] ?? '')] ?? []) {
     const abs = expandHome(p, home);
@@ -218,32 +230,46 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
     const abs = expandHome(p, home);
     if (abs) roots.add(abs);
   }
-  return [...roots].filter((r) => r !== '/' && existsSync(r));
+  return [...roots].filter((r) => r !== '/' && exists(r));
 }
 
-/** The full bwrap command line that runs plan.argv confined. */
-export function sandboxArgv(plan: SandboxPlan): string[] {
-  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all'];
-  if (plan.network) out.push('--share-net');
+/**
+ * The part of every command line that depends only on the policy's system
+ * folders: the namespaces, those folders read-only (a top-level link recreated
+ * as the link), fresh /proc and /dev, a private /tmp. Computed once per policy
+ * list: the system's own layout does not change while shadowcode runs.
+ */
+const systemParts = new WeakMap<readonly string[], { args: readonly string[]; bound: readonly string[] }>();
+function systemPart(dirs: readonly string[]): { args: readonly string[]; bound: readonly string[] } {
+  let part = systemParts.get(dirs);
+  if (part) return part;
+  const args: string[] = [];
   const bound: string[] = [];
-  for (const dir of plan.policy.system_read_only) {
-    let st;
-    try {
-      st = lstatSync(dir);
-    } catch {
-      continue;
-    }
-    if (st.isSymbolicLink()) out.push('--symlink', readlinkSync(dir), dir);
+  for (const dir of dirs) {
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (!st) continue;
+    if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
     else {
-      out.push('--ro-bind', dir, dir);
+      args.push('--ro-bind', dir, dir);
       bound.push(dir);
     }
   }
-  out.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  systemParts.set(dirs, (part = { args, bound }));
+  return part;
+}
+
+/** The full bwrap command line that runs plan.argv confined. */
+export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
+  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all'];
+  if (plan.network) out.push('--share-net');
+  const system = systemPart(plan.policy.system_read_only);
+  out.push(...system.args);
+  const bound: string[] = [...system.bound];
   const home = plan.env.HOME;
   if (home && isAbsolute(home) && home !== '/') out.push('--tmpfs', home);
   const extra = (plan.readable ?? []).filter((r) => isAbsolute(r) && r !== '/' && existsSync(r));
-  for (const root of [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted), ...extra]) {
+  for (const root of [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra]) {
     if (plan.project && within(real(root), plan.project)) continue;
     if (bound.some((b) => within(root, b))) continue;
     out.push('--ro-bind', root, root);
@@ -263,14 +289,11 @@ export function sandboxArgv(plan: SandboxPlan): string[] {
     bound.push(plan.project);
     for (const rel of protectedProjectPaths(plan.policy)) {
       const abs = join(plan.project, rel);
-      let st;
-      try {
-        st = lstatSync(abs);
-      } catch {
-        continue; // absent: nothing to bind (binding would create it in the project)
-      }
+      // Absent here means absent for good: the spawn point made a placeholder for every
+      // protected path that was missing (holds.ts), so what is still missing could not be made.
+      const st = lstatSync(abs, { throwIfNoEntry: false });
       // A link is not followed: its target outside the project is not visible anyway.
-      if (!st.isSymbolicLink()) out.push('--ro-bind', abs, abs);
+      if (st && !st.isSymbolicLink()) out.push('--ro-bind', abs, abs);
     }
   }
   if (plan.profileDir) {
@@ -280,6 +303,37 @@ export function sandboxArgv(plan: SandboxPlan): string[] {
   // Names only (a value in argv would show in the process table); bwrap drops them before exec.
   for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
   out.push('--chdir', plan.cwd, '--', ...plan.argv);
+  return out;
+}
+
+/** What one of shadowcode's own helper programs may see: node, the program's files, and exactly these files. */
+export interface HelperPlan {
+  readonly bwrap: string;
+  readonly policy: SandboxPolicy;
+  /** node and the program file it runs. */
+  readonly argv: readonly string[];
+  /** Files and folders the helper needs, shown read-only at `at` (default: the same path). */
+  readonly reads: ReadonlyArray<{ readonly path: string; readonly at?: string }>;
+  /** Files the helper needs to write, shown read-write at the same path. */
+  readonly writes: readonly string[];
+  readonly unset: readonly string[];
+  /** The user's home: never bound as a whole, even when node is installed right under it. */
+  readonly home: string | undefined;
+}
+
+/**
+ * The bwrap command line for a helper: no project, no home, no profile, no
+ * network; the system folders, node's own install, and what the plan lists.
+ */
+export function helperArgv(plan: HelperPlan): string[] {
+  const system = systemPart(plan.policy.system_read_only);
+  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...system.args];
+  const node = installRoot(real(plan.argv[0] as string), plan.home);
+  if (!system.bound.some((b) => within(node, b))) out.push('--ro-bind', node, node);
+  for (const r of plan.reads) out.push('--ro-bind', r.path, r.at ?? r.path);
+  for (const w of plan.writes) out.push('--bind', w, w);
+  for (const name of plan.unset) out.push('--unsetenv', name);
+  out.push('--chdir', '/', '--', ...plan.argv);
   return out;
 }
 

@@ -20,6 +20,6 @@ export const shadowSqlite: ToolDef<Args> = {
     // The profile's own state.db (and anything else in it) is never read, even when it lies inside the project.
     const guard = (path: string) => void assertPathAllowed(policy, conn.project, path, 'read', conn.engine.profileDir);
     guard(a.path);
-    return runSqlite(ticket, conn.project, a, policy.limits.inspection, guard);
+    return runSqlite(ticket, conn.project, a, policy.limits.inspection, { policy, db: conn.engine.db() }, guard);
   },
 };

@@ -9,7 +9,7 @@ import { MessagesAccumulator } from '../../../src/agent/providers/anthropic.js';
 import { ChatAccumulator } from '../../../src/agent/providers/openai.js';
 import { SseReader } from '../../../src/agent/providers/sse.js';
 import { MAX_KEPT_CALLS } from '../../../src/agent/types.js';
-import { ROOT } from '../../fixtures/env.js';
+import { ROOT, TS_IMPORT } from '../../fixtures/env.js';
 import { startFakeModel } from '../../fixtures/fake-model.js';
 
 const MIB = 1024 * 1024;
@@ -55,7 +55,7 @@ interface Measured {
 
 /** One turn against the fake model, made by a process of its own so only the client's CPU time is counted. */
 function turnInChild(url: string): Promise<Measured> {
-  const child = spawn(process.execPath, ['--import', `file://${ROOT}node_modules/@tapjs/typescript/dist/esm/import.mjs`, join(ROOT, 'test', 'fixtures', 'turn-cpu.ts'), url], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...TS_IMPORT, join(ROOT, 'test', 'fixtures', 'turn-cpu.ts'), url], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));

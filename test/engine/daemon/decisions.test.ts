@@ -8,7 +8,7 @@ import t from 'tap';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { openDb } from '../../../src/store/db.js';
 import { label, type RawPeer, rawPeer, startEngine } from '../../fixtures/engine.js';
-import { alive, cli, pidsOf, recordPid, type Sandbox, sandbox, spawnCli, until } from '../../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, type Sandbox, sandbox, until } from '../../fixtures/env.js';
 
 const policy = shippedPolicy();
 const testJob = (argv: string[]) => ({ kind: 'test', argv, ceiling: 'workspace', task_id: null });
@@ -30,15 +30,15 @@ t.test('an approved job waiting for a run slot is queued, in the approve reply a
   t.teardown(() => owner.sock.destroy());
   for (const n of [1, 2].slice(0, policy.limits.jobs.concurrent_running)) {
     const r = await owner.request({ type: 'submit', project: sb.project, job: testJob(long(`pids-${n}`)) });
-    t.equal((await spawnCli(sb, ['--workspace', sb.project, 'approvals', 'approve', r.data.approval.id])).code, 0);
+    t.equal((await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', r.data.approval.id])).code, 0);
   }
   await until(() => pidsOf(join(sb.project, 'pids-1')).length === 2 && pidsOf(join(sb.project, 'pids-2')).length === 2, 30000);
   const third = await owner.request({ type: 'submit', project: sb.project, job: testJob(['sh', '-c', 'echo ran > third.txt']) });
   t.equal(third.data.job.state, 'waiting_approval', 'before its decision it waits for approval');
-  const approved = await spawnCli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', third.data.approval.id]);
+  const approved = await cli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', third.data.approval.id]);
   t.equal(approved.code, 0, approved.stderr);
   t.match(JSON.parse(approved.stdout), { approval: { state: 'approved' }, job: { id: third.data.job.id, state: 'queued' }, engine: { mode: 'shared', delivered: true } }, 'the approve reply says queued');
-  const status = JSON.parse((await spawnCli(sb, ['--json', 'engine', 'status'])).stdout);
+  const status = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
   t.match(status.jobs.find((j: any) => j.id === third.data.job.id), { state: 'queued' }, 'engine status says queued');
   t.equal(status.jobs.filter((j: any) => j.state === 'running').length, 2);
   t.notOk(existsSync(join(sb.project, 'third.txt')), 'it has not run: no slot is free');
@@ -68,10 +68,10 @@ t.test('an approval made while the engine has no free socket is kept and deliver
     if (held.length > policy.limits.engine.connections) throw new Error('the engine never refused a socket');
   }
 
-  const r = await spawnCli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', sub.data.approval.id]);
+  const r = await cli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', sub.data.approval.id]);
   t.equal(r.code, 0, `the decision is reported as made, not as a failure: ${r.stderr}`);
   t.match(JSON.parse(r.stdout), { approval: { id: sub.data.approval.id, state: 'approved' }, engine: { mode: 'shared', delivered: false, reason: 'SC_ENGINE_BUSY' } });
-  const again = await spawnCli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', sub.data.approval.id]);
+  const again = await cli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', sub.data.approval.id]);
   t.equal(JSON.parse(again.stdout).error.code, 'SC_APPROVAL_NOT_PENDING', 'it is recorded: a second approve is refused');
   t.equal(stateOf(sb, sub.data.job.id), 'queued', 'the store already says queued');
   t.notOk(existsSync(join(sb.project, 'ran.txt')), 'the engine has not heard of it yet');

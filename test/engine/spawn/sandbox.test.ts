@@ -3,7 +3,7 @@
 // secrets, the engine's /proc, a loopback listener or write .git/config; a stdio MCP
 // server runs sandboxed too; without bwrap on PATH everything says "unsandboxed" and
 // sandbox.require refuses. These tests fail, never skip, when bwrap cannot be made.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +14,9 @@ import { openTarget } from '../../../src/client/open.js';
 import { enabledTargets } from '../../../src/client/targets.js';
 import { diagnose } from '../../../src/engine/doctor.js';
 import { decideApproval, pendingApprovals } from '../../../src/engine/jobs.js';
-import { sandboxSupport } from '../../../src/engine/spawn/index.js';
+import { sandboxSupport, supervise } from '../../../src/engine/spawn/index.js';
 import { sandboxArgv, startupRoots } from '../../../src/engine/spawn/sandbox.js';
+import { enforce } from '../../../src/policy/gate.js';
 import { loadPolicy, type Policy, shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { type AgentBench, agentBench, type Scripted, scripted } from '../../fixtures/agent.js';
@@ -171,6 +172,77 @@ t.test('sandbox.require refuses to start a command when no sandbox can be made',
   const ok = await approvedCommand(t, (project) => `touch ${project}/ran`, { policy });
   t.ok(existsSync(join(ok.b.sb.project, 'ran')));
   t.match(ok.spawns, [{ level: 'bwrap' }]);
+});
+
+const PROTECTED = ['.git', '.shadowcode', '.mcp.json', '.claude', '.codex', '.cursor', '.vscode'];
+
+t.test('an approved command cannot create a protected path that does not exist yet, and nothing is left behind', async (t) => {
+  const { result, b } = await approvedCommand(t, (project) =>
+    [
+      `cd ${project}`,
+      `(mkdir -p .claude && echo '{"hooks":{}}' > .claude/settings.json) 2>/dev/null && echo WROTE-CLAUDE || echo NO-CLAUDE`,
+      `git init -q . >/dev/null 2>&1 && echo GIT-INIT || echo NO-GIT-INIT`,
+      `(echo '[core] fsmonitor = evil' > .git/config) 2>/dev/null && echo WROTE-GIT || echo NO-GIT`,
+      `(echo '{}' > .mcp.json) 2>/dev/null && echo WROTE-MCP || echo NO-MCP`,
+      `(rm -rf .claude .vscode && mkdir .vscode && echo x > .vscode/tasks.json) 2>/dev/null && echo WROTE-VSCODE || echo NO-VSCODE`,
+      `(mv .codex elsewhere) 2>/dev/null && echo MOVED-CODEX || echo NO-MOVE`,
+      `echo fine > made.txt && mkdir -p src && echo code > src/a.txt && echo WROTE-PROJECT`,
+    ].join('; '),
+  );
+  for (const word of ['NO-CLAUDE', 'NO-GIT-INIT', 'NO-GIT', 'NO-MCP', 'NO-VSCODE', 'NO-MOVE', 'WROTE-PROJECT']) t.match(result, new RegExp(`^${word}$`, 'm'), `${word}: ${result}`);
+  for (const name of PROTECTED) t.notOk(existsSync(join(b.sb.project, name)), `${name} is not in the project afterwards (no leftover placeholder)`);
+  t.notOk(existsSync(join(b.sb.project, 'elsewhere')));
+  t.equal(readFileSync(join(b.sb.project, 'made.txt'), 'utf8'), 'fine\n', 'a normal write to the project still works');
+  t.equal(readFileSync(join(b.sb.project, 'src', 'a.txt'), 'utf8'), 'code\n');
+  t.same(readdirSync(b.sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'the registry of placeholders is gone again');
+});
+
+/** A sandboxed `sh` under the supervisor in `project`, started through the one spawn point with a real gate ticket. */
+async function boxedShell(b: AgentBench, script: string) {
+  const ticket = await enforce(
+    { policy: b.policy, db: () => b.engine.db() },
+    { action: 'tool:shadow_status', principal: { kind: 'engine', owner: 'test', allow_write: false, allow_approvals: false }, project: { path: b.sb.project, trusted: true, level: 'workspace', network: false } },
+    (tk) => tk,
+  );
+  const s = supervise(ticket, { kind: 'command', argv: ['sh', '-c', script], cwd: b.sb.project, env: { PATH: process.env.PATH ?? '', HOME: b.sb.root }, confine: { project: b.sb.project, network: false }, trustedArgv: false, policy: b.policy, db: b.engine.db(), graceMs: 1000, stdin: 'pipe' });
+  let out = '';
+  s.process.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
+  return { s, out: () => out };
+}
+
+t.test('two sandboxes in one project: the first to end leaves the placeholders the other stands on; the last removes them', async (t) => {
+  const b = await agentBench(() => scripted([]));
+  t.teardown(() => b.close());
+  const project = b.sb.project;
+  // The first waits for a line, then tries to write where a protected path was missing.
+  const first = await boxedShell(b, `read go; (mkdir -p .claude; echo x > .claude/settings.json) 2>/dev/null && echo FIRST-WROTE || echo FIRST-REFUSED`);
+  await first.s.pid;
+  await until(() => existsSync(join(project, '.claude')), 10000);
+  const second = await boxedShell(b, 'echo second > second.txt');
+  await second.s.status;
+  t.equal(readFileSync(join(project, 'second.txt'), 'utf8'), 'second\n', 'the second ran');
+  for (const name of PROTECTED) t.ok(existsSync(join(project, name)), `${name} is still held while the first runs`);
+  first.s.process.stdin!.end('go\n');
+  await first.s.status;
+  t.match(first.out(), /^FIRST-REFUSED$/m, 'the first still could not write .claude/settings.json after the second ended');
+  for (const name of PROTECTED) t.notOk(existsSync(join(project, name)), `${name} is gone once the last sandbox ended`);
+});
+
+t.test('a placeholder someone filled meanwhile, and an empty folder of the user\'s own, are never removed', async (t) => {
+  const b = await agentBench(() => scripted([]));
+  t.teardown(() => b.close());
+  const project = b.sb.project;
+  mkdirSync(join(project, '.vscode')); // the user's own, empty
+  const run = await boxedShell(b, 'read go; echo done');
+  await until(() => existsSync(join(project, '.git')), 10000);
+  // The user runs `git init` in another terminal while the command runs.
+  mkdirSync(join(project, '.git', 'objects'), { recursive: true });
+  writeFileSync(join(project, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  run.s.process.stdin!.end('go\n');
+  await run.s.status;
+  t.equal(readFileSync(join(project, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n', "the user's new .git stays");
+  t.ok(existsSync(join(project, '.vscode')), "the user's empty .vscode stays");
+  t.notOk(existsSync(join(project, '.claude')), 'an untouched placeholder went');
 });
 
 t.test("what a user's own program may see: a linked node_modules only when it is one, and a tool_state entry never the home itself", async (t) => {

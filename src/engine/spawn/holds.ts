@@ -1,0 +1,222 @@
+/*
+ * Protected project paths that do not exist yet. The project is bound
+ * read-write, and bwrap can only mount over a path that exists, so without
+ * this an approved command could create `.claude/settings.json` or
+ * `.git/config` and the user's next git or host would run it. Before the
+ * sandbox starts, each missing protected path gets an empty directory as a
+ * placeholder in the project (also for a file name such as `.mcp.json`: nothing
+ * can be written to it inside, and a snapshot of the project's files does not see
+ * an empty directory), which the sandbox then binds read-only like any protected path
+ * that exists. Once no sandbox in that project needs them, each placeholder is
+ * removed if it is still the very one made here and still empty.
+ *
+ *   holdProtected(project, paths, registry dir)
+ *       ─► this process already holds the project and every path exists: count it, done
+ *       ─► lock ─► drop claims of dead processes ─► claim it for this process
+ *       ─► each missing path: mkdir, record its device and inode
+ *       ─► unlock ─► release()
+ *   release() (once the sandboxed process and everything in it is gone)
+ *       ─► not this process's last sandbox in the project: done
+ *       ─► lock ─► drop this process's claim and dead ones ─► still claimed: leave all
+ *       ─► none left: each recorded placeholder still the same inode ─► rmdir
+ *          (which fails when something was put in it: it stays)
+ *       ─► forget the records ─► unlock
+ *
+ * The registry is one JSON file per project in the profile (0700),
+ * `sandbox-holds.<hash>.json`, beside a lock file, both gone when nothing is
+ * held: the CLI and the shared engine may start sandboxes in the same
+ * project at once, and a placeholder another sandbox still stands on must not
+ * go (removing a mount point in another mount namespace detaches the mount,
+ * and the path would be writable there again).
+ */
+import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScError } from '../../errors.js';
+
+interface Placeholder {
+  readonly path: string;
+  readonly dev: number;
+  readonly ino: number;
+}
+
+interface Registry {
+  project: string;
+  /** Processes with a sandbox in the project now. */
+  claims: Array<{ pid: number }>;
+  made: Placeholder[];
+}
+
+/** A lock older than this was left by a process that died holding it (it is held for a few file operations). */
+const STALE_LOCK_MS = 10_000;
+const LOCK_WAIT_MS = 15_000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+let privateDir: string | null = null;
+/** This process's sandboxes per registry file: only the first takes a claim, only the last gives it back. */
+const local = new Map<string, { count: number }>();
+
+/** Where the registry lives: the profile itself (plain files, gone when nothing is held); without one (an in-memory store) a directory private to this process. */
+function registryDir(profileDir: string | null): string {
+  return profileDir ?? (privateDir ??= mkdtempSync(join(tmpdir(), 'shadowcode-holds-')));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function withLock<T>(lock: string, fn: () => T): T {
+  const until = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      // A file made with O_EXCL: on a busy disk far cheaper than a directory.
+      closeSync(openSync(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const st = lstatSync(lock, { throwIfNoEntry: false });
+      if (st && Date.now() - st.mtimeMs > STALE_LOCK_MS) {
+        try {
+          unlinkSync(lock);
+        } catch {
+          /* another waiter took it first */
+        }
+        continue;
+      }
+      if (Date.now() > until) throw new ScError('SC_SANDBOX_SETUP_FAILED', `the protected paths of the project are locked by another process (${lock}); nothing was started`);
+      Atomics.wait(pause, 0, 0, 2);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    unlinkSync(lock);
+  }
+}
+
+function load(file: string, project: string): Registry {
+  try {
+    const r = JSON.parse(readFileSync(file, 'utf8')) as Registry;
+    if (r.project === project && Array.isArray(r.claims) && Array.isArray(r.made)) return r;
+  } catch {
+    /* none yet, or unreadable: start again (placeholders it named are then left, never wrongly removed) */
+  }
+  return { project, claims: [], made: [] };
+}
+
+function save(file: string, r: Registry): void {
+  if (r.claims.length === 0 && r.made.length === 0) {
+    try {
+      unlinkSync(file);
+    } catch {
+      /* already gone */
+    }
+    return;
+  }
+  // In place, under the lock (every reader takes it too). A torn file after a crash reads as empty:
+  // the placeholders it named are then left in the project, never wrongly removed.
+  writeFileSync(file, JSON.stringify(r), { mode: 0o600 });
+}
+
+/** Makes one missing path (and missing folders above it) an empty folder, recording each made; stops at the first that cannot be made. */
+function makeMissing(project: string, rel: string, made: Placeholder[]): void {
+  const parts = rel.split('/').filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const abs = join(project, ...parts.slice(0, i));
+    try {
+      if (lstatSync(abs, { throwIfNoEntry: false })) continue;
+      mkdirSync(abs, { mode: 0o755 });
+      const st = lstatSync(abs);
+      made.push({ path: abs, dev: st.dev, ino: st.ino });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      // Raced by someone else's create: theirs, bound read-only as it is. Not writable for us (a
+      // read-only project), under a file (.git as a worktree's file), or no project at all (the
+      // start fails on its own): the command cannot make it either.
+      if (['EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'ENOENT'].includes(code)) return;
+      throw new ScError('SC_SANDBOX_SETUP_FAILED', `cannot hold ${abs} read-only for the sandbox: ${code || (err as Error).message}; nothing was started`);
+    }
+  }
+}
+
+/** Removes a placeholder only while it is the one we made and holds nothing. */
+function removeIfUntouched(p: Placeholder): void {
+  const st = lstatSync(p.path, { throwIfNoEntry: false });
+  if (!st || st.dev !== p.dev || st.ino !== p.ino || !st.isDirectory()) return;
+  try {
+    rmdirSync(p.path); // ENOTEMPTY: someone put something in it; it stays
+  } catch {
+    /* not empty, or already gone */
+  }
+}
+
+export interface Hold {
+  /** The placeholders this hold made (absolute paths), for the record. */
+  readonly made: readonly string[];
+  /** Call once the sandboxed process and everything inside it has ended. Idempotent. */
+  release(): void;
+}
+
+/** Makes sure every protected path in the project exists before a sandbox binds it read-only. */
+export function holdProtected(project: string, paths: readonly string[], profileDir: string | null): Hold {
+  const dir = registryDir(profileDir);
+  const key = createHash('sha256').update(project).digest('hex').slice(0, 32);
+  const file = join(dir, `sandbox-holds.${key}.json`);
+  const lock = join(dir, `sandbox-holds.${key}.lock`);
+  const made: Placeholder[] = [];
+  const mine = local.get(file);
+  let failure: unknown = null;
+  // Another sandbox of this process already holds the project: while it runs nothing is removed,
+  // so when every path is there no file needs to change.
+  if (mine && paths.every((rel) => lstatSync(join(project, rel), { throwIfNoEntry: false }))) mine.count++;
+  else {
+    withLock(lock, () => {
+      const r = load(file, project);
+      r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
+      r.claims.push({ pid: process.pid });
+      try {
+        for (const rel of paths) makeMissing(project, rel, made);
+      } catch (err) {
+        failure = err;
+      } finally {
+        // Recorded even if a later path failed, so what was made is still removed.
+        r.made = [...r.made.filter((m) => !made.some((n) => n.path === m.path)), ...made];
+        save(file, r);
+      }
+    });
+    if (mine) mine.count++;
+    else local.set(file, { count: 1 });
+  }
+  let released = false;
+  const hold: Hold = {
+    made: made.map((m) => m.path),
+    release() {
+      if (released) return;
+      released = true;
+      const held = local.get(file);
+      if (held && --held.count > 0) return;
+      local.delete(file);
+      withLock(lock, () => {
+        const r = load(file, project);
+        r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
+        if (r.claims.length === 0) {
+          // Deepest first: a folder made above a placeholder goes after it.
+          for (const p of [...r.made].sort((a, b) => b.path.length - a.path.length)) removeIfUntouched(p);
+          r.made = [];
+        }
+        save(file, r);
+      });
+    },
+  };
+  if (failure) {
+    // Nothing starts: give the claim (and what was made, unless another sandbox needs it) straight back.
+    hold.release();
+    throw failure;
+  }
+  return hold;
+}

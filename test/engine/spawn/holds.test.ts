@@ -1,0 +1,90 @@
+// Placeholders for the project's missing protected paths, across real processes: a
+// placeholder another process's sandbox stands on is never removed under it; a process
+// that died holding one does not keep it forever; nothing of the user's is ever removed.
+import { spawn } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { holdProtected } from '../../../src/engine/spawn/holds.js';
+import { sandbox, TS_IMPORT } from '../../fixtures/env.js';
+
+const NAMES = ['.git', '.mcp.json', '.claude'];
+
+/** Another process holding the project: resolves once it holds; `end()` makes it release and exit. */
+async function holder(project: string, profile: string) {
+  const code = `import { holdProtected } from ${JSON.stringify(new URL('../../../src/engine/spawn/holds.ts', import.meta.url).href)};
+const h = holdProtected(${JSON.stringify(project)}, ${JSON.stringify(NAMES)}, ${JSON.stringify(profile)});
+process.stdout.write('held\\n');
+process.stdin.on('data', () => { h.release(); process.stdout.write('released\\n'); process.exit(0); });`;
+  const child = spawn(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('held\n')) resolve();
+    });
+    child.on('exit', (c) => reject(new Error(`holder exited ${c}`)));
+  });
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  return { child, end: async () => (child.stdin.end('go\n'), await exited), kill: async () => (child.kill('SIGKILL'), await exited) };
+}
+
+function profileDir(sb: { profile: string }) {
+  mkdirSync(sb.profile, { recursive: true, mode: 0o700 });
+  return sb.profile;
+}
+
+t.test('every placeholder is an empty folder, a file name such as .mcp.json too', async (t) => {
+  const sb = sandbox('sc-holds');
+  const h = holdProtected(sb.project, NAMES, profileDir(sb));
+  for (const n of NAMES) t.ok(lstatSync(join(sb.project, n)).isDirectory(), n);
+  h.release();
+});
+
+t.test("another process's hold keeps the placeholders; the last release removes them", async (t) => {
+  const sb = sandbox('sc-holds');
+  const profile = profileDir(sb);
+  const other = await holder(sb.project, profile);
+  t.teardown(() => other.kill().catch(() => {}));
+  for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} placeholder made by the other process`);
+  const mine = holdProtected(sb.project, NAMES, profile);
+  t.same(mine.made, [], 'nothing new to make');
+  mine.release();
+  for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} stays while the other process holds it`);
+  await other.end();
+  // The other process was the last: it removed them on its release.
+  for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} is gone after the last release`);
+});
+
+t.test('a process that died holding the project does not keep the placeholders for ever', async (t) => {
+  const sb = sandbox('sc-holds');
+  const profile = profileDir(sb);
+  const dead = await holder(sb.project, profile);
+  await dead.kill();
+  for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} left behind by the killed process`);
+  const next = holdProtected(sb.project, NAMES, profile);
+  next.release();
+  for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} is cleaned up by the next sandbox in the project`);
+});
+
+t.test("what the user put in a placeholder, or had already, stays", async (t) => {
+  const sb = sandbox('sc-holds');
+  const profile = profileDir(sb);
+  mkdirSync(join(sb.project, '.claude')); // the user's own, empty
+  const h = holdProtected(sb.project, NAMES, profile);
+  t.same(h.made.map((p) => p.slice(sb.project.length + 1)).sort(), ['.git', '.mcp.json'], 'only the missing ones are made');
+  writeFileSync(join(sb.project, '.git', 'HEAD'), 'ref: refs/heads/main\n'); // `git init` on the host meanwhile
+  h.release();
+  t.ok(existsSync(join(sb.project, '.claude')), "the user's empty .claude stays");
+  t.equal(readFileSync(join(sb.project, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n', 'a placeholder someone wrote into stays');
+  t.notOk(existsSync(join(sb.project, '.mcp.json')), 'the untouched placeholder went');
+});
+
+t.test('a placeholder that cannot be made fails the start with SC_SANDBOX_SETUP_FAILED and takes back what was made', async (t) => {
+  const sb = sandbox('sc-holds');
+  const profile = profileDir(sb);
+  const tooLong = 'x'.repeat(300); // ENAMETOOLONG: not a case the command could get past either, but not one to ignore
+  t.throws(() => holdProtected(sb.project, ['.git', tooLong], profile), { code: 'SC_SANDBOX_SETUP_FAILED' });
+  t.notOk(existsSync(join(sb.project, '.git')), 'the placeholder made before the failure is gone');
+  t.same(readdirSync(profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
+});
