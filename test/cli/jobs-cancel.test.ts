@@ -78,3 +78,22 @@ t.test('cancels a job running in the shared engine, from a process that does not
   await cancelsRunningJob(t, sb, peer);
   t.ok(alive(engine.pid), 'the engine keeps running');
 });
+
+t.test('a job whose server was SIGKILLed is settled by the cancel itself, not refused', async (t) => {
+  const sb = sandbox('cancel-dead');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const peer = await connect(sb, 'v1', ['--allow-write']);
+  const sub = await submit(peer, ['sh', '-c', 'echo ran > ran.txt']);
+  const pid = Number(((await peer.callTool({ name: 'shadow_status', arguments: {} })).structuredContent as any).connection.owner.split(':')[1]);
+  process.kill(pid, 'SIGKILL');
+  await until(() => !alive(pid));
+  t.equal(jobOf(sb, sub.job_id).state, 'waiting_approval', 'nothing settled it yet');
+  const r = await cancel(sb, sub.job_id);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.out, { job: { state: 'cancelled' }, ended: true });
+  const after = jobOf(sb, sub.job_id);
+  t.ok(after.kinds.includes('owner_gone'), 'with the reason');
+  t.same(after.approvals, ['cancelled']);
+  const again = await cancel(sb, sub.job_id);
+  t.equal(again.out.error.code, 'SC_JOB_NOT_RUNNING', 'a second cancel finds it ended');
+});

@@ -10,7 +10,8 @@
  * output says the job had not ended yet.
  */
 import { awaitEnd, requestCancel } from '../../engine/cancel-requests.js';
-import { getJob } from '../../engine/job-events.js';
+import { getJob, now } from '../../engine/job-events.js';
+import { sql } from '../../store/db.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
@@ -19,16 +20,22 @@ import type { CommandSpec, Output } from '../spec.js';
 /** What the console and the library run too. */
 export async function cancelJob(ctx: Ctx, id: string): Promise<Output> {
   const project = ctx.requireWorkspace('jobs cancel');
+  const opened = now();
+  // Opening the profile settles the jobs of dead processes: this job may have been one of them just now.
   const db = ctx.db();
   const job = getJob(db, id);
   if (!job || job.project !== project) throw new ScError('SC_JOB_NOT_FOUND', `no job ${JSON.stringify(id)} in ${project}`);
   const l = ctx.policy().limits;
-  await enforce(ctx.gate(), ctx.request('cli:jobs.cancel', { resource: { kind: 'job', id, owner: job.owner, project }, args: { job_id: id } }), () => requestCancel(db, project, id, ctx.owner));
+  const justSettled = job.state === 'cancelled' && sql(db, "SELECT 1 FROM job_events WHERE job_id = ? AND kind = 'owner_gone' AND at >= ?").get(id, opened) !== undefined;
+  await enforce(ctx.gate(), ctx.request('cli:jobs.cancel', { resource: { kind: 'job', id, owner: job.owner, project }, args: { job_id: id } }), () =>
+    justSettled ? job : requestCancel(db, project, id, ctx.owner),
+  );
+  if (justSettled) return { data: { job, ended: true }, text: `job ${id} cancelled (the process that ran it was already gone)` };
   // Long enough for the runner to notice (a poll) and for a process group's TERM grace and KILL.
   const bound = l.jobs.approval_poll_ms * 25 + l.runners.kill_grace_ms * 2;
-  const { job: now, ended } = await awaitEnd(db, id, l.jobs.approval_poll_ms / 2, bound);
-  const text = ended ? `job ${id} ${now.state}` : `cancel of job ${id} requested; it is still ${now.state} and ends as soon as the process running it acts on the request (follow with shadowcode jobs)`;
-  return { data: { job: now, ended }, text };
+  const { job: after, ended } = await awaitEnd(db, id, l.jobs.approval_poll_ms / 2, bound);
+  const text = ended ? `job ${id} ${after.state}` : `cancel of job ${id} requested; it is still ${after.state} and ends as soon as the process running it acts on the request (follow with shadowcode jobs)`;
+  return { data: { job: after, ended }, text };
 }
 
 export const command: CommandSpec = {
