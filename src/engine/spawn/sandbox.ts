@@ -56,13 +56,22 @@ export interface SandboxPlan extends Confinement {
   readonly unset: readonly string[];
 }
 
+/** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
+function statQuiet(p: string): ReturnType<typeof statSync> {
+  try {
+    return statSync(p, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
 /** An executable file of that name in PATH's absolute directories. */
 export function findOnPath(name: string, path: string): string | null {
   for (const dir of path.split(delimiter)) {
     if (!dir || !isAbsolute(dir)) continue;
     const p = join(dir, name);
     // No exception for the common miss: a thrown ENOENT per PATH entry was most of a spawn's own cost.
-    if (!statSync(p, { throwIfNoEntry: false })?.isFile()) continue;
+    if (!statQuiet(p)?.isFile()) continue;
     try {
       accessSync(p, constants.X_OK);
       return p;
@@ -110,7 +119,7 @@ function resolveCommand(cmd: string, cwd: string, find: Lookup): string | null {
   return find(cmd);
 }
 
-const exists = (p: string) => statSync(p, { throwIfNoEntry: false }) !== undefined;
+const exists = (p: string) => statQuiet(p) !== undefined;
 
 /** Why a command cannot start (ENOENT, EACCES), as spawn would say it; null when it can. Inside bwrap the reason would be lost in bwrap's own exit. */
 export function commandError(cmd: string, cwd: string, path: string, find: Lookup = pathLookup(path)): string | null {
