@@ -29,6 +29,7 @@
  * go (removing a mount point in another mount namespace detaches the mount,
  * and the path would be writable there again).
  */
+import { pidRunning } from '../owners.js';
 import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -61,14 +62,7 @@ function registryDir(profileDir: string | null): string {
   return profileDir ?? (privateDir ??= mkdtempSync(join(tmpdir(), 'shadowcode-holds-')));
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+const alive = pidRunning;
 
 function withLock<T>(lock: string, fn: () => T): T {
   const until = Date.now() + LOCK_WAIT_MS;
