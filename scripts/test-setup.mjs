@@ -1,0 +1,41 @@
+/*
+ * What `npm test` does between the build and tap, so that no test process pays for
+ * it on its own:
+ *
+ *   tap's test class built with other plugins than package.json asks for? `tap build`
+ *   every .ts under src/ and test/ ─► test/fixtures/ts-hooks.mjs's transform cache
+ *
+ * Plugins: the suite turns off the ones it does not use (TypeScript through ts-node,
+ * module mocks, snapshots, fixtures...); each adds imports or a module-hook chain to
+ * every test process. tap rebuilds by itself when the lists differ, but only after it
+ * has chosen the test processes' flags, so the first run after `npm ci` would still
+ * pay for them.
+ *
+ * Cache: on a fresh clone every test process would otherwise start esbuild for the
+ * files it imports first; here one process transforms them all.
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TapConfig } from '@tapjs/config';
+import { transformed } from '../test/fixtures/ts-hooks.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+const built = readFileSync(fileURLToPath(import.meta.resolve('@tapjs/test/test-built')), 'utf8').match(/export const signature = `([^`]*)`/)?.[1];
+const config = await TapConfig.load();
+if (built !== config.pluginSignature) {
+  const tapPkg = createRequire(import.meta.url).resolve('tap/package.json');
+  const bin = join(dirname(tapPkg), JSON.parse(readFileSync(tapPkg, 'utf8')).bin.tap);
+  const r = spawnSync(process.execPath, [bin, 'build'], { stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+const sources = ['src', 'test'].flatMap((dir) =>
+  readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    .map((f) => join(ROOT, dir, f)),
+);
+await Promise.all(sources.map((path) => transformed(path)));
