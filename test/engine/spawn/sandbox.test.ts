@@ -198,13 +198,19 @@ t.test('an approved command cannot create a protected path that does not exist y
 });
 
 /** A sandboxed `sh` under the supervisor in `project`, started through the one spawn point with a real gate ticket. */
-async function boxedShell(b: AgentBench, script: string) {
+/** A sandboxed `sh -c script` in the bench's project; stopped at the test's end, so a failed wait leaves nothing running. */
+async function boxedShell(t: any, b: AgentBench, script: string) {
   const ticket = await enforce(
     { policy: b.policy, db: () => b.engine.db() },
     { action: 'tool:shadow_status', principal: { kind: 'engine', owner: 'test', allow_write: false, allow_approvals: false }, project: { path: b.sb.project, trusted: true, level: 'workspace', network: false } },
     (tk) => tk,
   );
   const s = supervise(ticket, { kind: 'command', argv: ['sh', '-c', script], cwd: b.sb.project, env: { PATH: process.env.PATH ?? '', HOME: b.sb.root }, confine: { project: b.sb.project, network: false }, trustedArgv: false, policy: b.policy, db: b.engine.db(), graceMs: 1000, stdin: 'pipe' });
+  t.teardown(async () => {
+    s.process.stdin?.destroy();
+    s.stop();
+    await s.status;
+  });
   let out = '';
   s.process.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
   return { s, out: () => out };
@@ -215,10 +221,10 @@ t.test('two sandboxes in one project: the first to end leaves the placeholders t
   t.teardown(() => b.close());
   const project = b.sb.project;
   // The first waits for a line, then tries to write where a protected path was missing.
-  const first = await boxedShell(b, `read go; (mkdir -p .claude; echo x > .claude/settings.json) 2>/dev/null && echo FIRST-WROTE || echo FIRST-REFUSED`);
+  const first = await boxedShell(t, b, `read go; (mkdir -p .claude; echo x > .claude/settings.json) 2>/dev/null && echo FIRST-WROTE || echo FIRST-REFUSED`);
   await first.s.pid;
   await until(() => existsSync(join(project, '.claude')), 10000);
-  const second = await boxedShell(b, 'echo second > second.txt');
+  const second = await boxedShell(t, b, 'echo second > second.txt');
   await second.s.status;
   t.equal(readFileSync(join(project, 'second.txt'), 'utf8'), 'second\n', 'the second ran');
   for (const name of PROTECTED) t.ok(existsSync(join(project, name)), `${name} is still held while the first runs`);
@@ -233,7 +239,7 @@ t.test('a placeholder someone filled meanwhile, and an empty folder of the user\
   t.teardown(() => b.close());
   const project = b.sb.project;
   mkdirSync(join(project, '.vscode')); // the user's own, empty
-  const run = await boxedShell(b, 'read go; echo done');
+  const run = await boxedShell(t, b, 'read go; echo done');
   await until(() => existsSync(join(project, '.git')), 10000);
   // The user runs `git init` in another terminal while the command runs.
   mkdirSync(join(project, '.git', 'objects'), { recursive: true });
