@@ -197,8 +197,10 @@ t.test('an approved command cannot create a protected path that does not exist y
   t.same(readdirSync(b.sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'the registry of placeholders is gone again');
 });
 
-/** A sandboxed `sh` under the supervisor in `project`, started through the one spawn point with a real gate ticket. */
-/** A sandboxed `sh -c script` in the bench's project; stopped at the test's end, so a failed wait leaves nothing running. */
+/**
+ * A sandboxed `sh -c script` under the supervisor in the bench's project, started through the one spawn
+ * point with a real gate ticket; stopped at the test's end, so a failed wait leaves nothing running.
+ */
 async function boxedShell(t: any, b: AgentBench, script: string) {
   const ticket = await enforce(
     { policy: b.policy, db: () => b.engine.db() },
