@@ -6,7 +6,7 @@
 // One browser for the file; a fresh context (its own cookie) for each subtest.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page, type Route } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { useFakeModel } from '../fixtures/agent-e2e.js';
 import { startConsole, type TestConsole } from '../fixtures/console.js';
@@ -145,6 +145,43 @@ t.test('deny: the command never runs', async (t) => {
   const state = page.locator(`[data-testid="job"][data-id="${run.data.job_id}"] [data-testid="job-state"]`);
   await t.resolves(state.filter({ hasText: /^(succeeded|failed|cancelled)$/ }).waitFor(), 'the task ended');
   t.notOk(existsSync(join(sb.project, 'never.txt')), 'the denied command did not run');
+  t.same(ran, []);
+});
+
+t.test('steps that stream in while a task is being opened are all shown, with the recorded ones before them', async (t) => {
+  const sb = sandbox('console-follow');
+  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  const fake = await startFakeModel({ format: 'openai', script: [step(call('c1', 'run_command', { argv: ['sh', '-c', 'echo followed'] })), step(call('f1', 'finish', { summary: 'all seen' }))] });
+  t.teardown(() => fake.close());
+  useFakeModel(sb, 'openai', fake.url);
+  const c = await startConsole(sb);
+  t.teardown(() => c.close());
+  const { page, ran } = await openPage(t, c);
+  const conn = await connection(sb, { allowWrite: true });
+  t.teardown(() => conn.close());
+  const run = await conn.call('shadow_run', { prompt: 'go', mode: 'build', permission_level: 'workspace' });
+  const id = run.data.job_id as string;
+  const card = page.locator(`[data-testid="approval"][data-job="${id}"]`);
+  await card.waitFor();
+
+  // Hold the read of the recorded steps until the task has gone on and its new steps have streamed in.
+  let held!: (r: Route) => void;
+  const read = new Promise<Route>((resolve) => (held = resolve));
+  await page.route('**/api/job?*', (route) => held(route));
+  await page.locator(`[data-testid="job"][data-id="${id}"]`).click();
+  const route = await read;
+  await card.getByTestId('approve').click();
+  await page.locator(`[data-testid="job"][data-id="${id}"] [data-testid="job-state"]`).filter({ hasText: /^succeeded$/ }).waitFor();
+  await route.continue();
+  await page.unroute('**/api/job?*');
+
+  await page.getByTestId('answer').waitFor();
+  const recorded = await page.evaluate(async (u) => (await (await fetch(u)).json()).events.map((e: { seq: number }) => e.seq), `api/job?project=${encodeURIComponent(sb.project)}&id=${id}`);
+  // Steps recorded after the answer may still be on their way; missing ones never come.
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="step"]').length >= n, recorded.length, { timeout: 20000 }).catch(() => {});
+  const shown = (await page.locator('[data-testid="step"] .kind').allInnerTexts()).map((k) => Number(k.split(' ')[0]));
+  t.same(shown, recorded, 'every recorded step shows once, in order');
+  t.match(await page.locator('[data-testid="step"][data-kind="tool_result"]', { hasText: 'run_command' }).innerText(), /followed/, 'including the result that streamed in meanwhile');
   t.same(ran, []);
 });
 

@@ -46,7 +46,10 @@ const q = (o: Record<string, string>) => new URLSearchParams(o).toString();
 
 // ---- state ----------------------------------------------------------------------------------
 let state: Json = { projects: [] };
-let followed: { project: string; id: string; lastSeq: number } | null = null;
+// While a followed job's recorded steps are being fetched, live steps wait in `early`: shown
+// at once, a live step would raise lastSeq past recorded ones still in flight, and those
+// would then be dropped as already seen.
+let followed: { project: string; id: string; lastSeq: number; early: Json[] | null } | null = null;
 
 function diffView(text: string): HTMLElement {
   const pre = el('pre', { class: 'diff' });
@@ -104,7 +107,7 @@ function jobRow(project: string, j: Json): HTMLElement {
     el('span', { class: 'muted' }, `${j.kind} · ${j.ceiling} · ${j.owner}`),
     el('span', { class: 'muted' }, j.created_at.slice(0, 19).replace('T', ' ')),
   );
-  row.addEventListener('click', () => void follow(project, j.id));
+  row.addEventListener('click', () => void follow(project, j.id).catch((e) => notice((e as Error).message)));
   return row;
 }
 
@@ -179,19 +182,26 @@ function cancelButton(project: string, id: string): HTMLElement {
 }
 
 async function follow(project: string, id: string): Promise<void> {
-  followed = { project, id, lastSeq: 0 };
+  const mine = { project, id, lastSeq: 0, early: [] as Json[] | null };
+  followed = mine;
   const d = $('detail');
   const steps = el('div', { 'data-testid': 'steps' });
   const tools = el('div', { class: 'tools' });
   d.replaceChildren(el('div', { class: 'head' }), tools, el('h3', {}, 'Steps'), steps, el('div', { 'data-testid': 'review' }));
   renderProjects();
-  const data = await call('GET', `job?${q({ project, id })}`);
-  if (followed?.id !== id) return;
+  let data: Json;
+  try {
+    data = await call('GET', `job?${q({ project, id })}`);
+  } catch (err) {
+    release(mine, []);
+    throw err;
+  }
+  if (followed !== mine) return;
   const job = state.projects.flatMap((p: Json) => p.jobs).find((j: Json) => j.id === id) ?? data.job;
   renderJobHead(job);
   const submitted = data.events.find((e: Json) => e.kind === 'submitted')?.body;
   if (submitted) tools.append(el('p', { 'data-testid': 'detail-mode' }, `mode ${submitted.mode ?? '-'} · model ${submitted.model ?? '-'}`));
-  for (const e of data.events) addStep(e);
+  release(mine, data.events);
   if (data.job.kind === 'agent') {
     const review = el('button', { type: 'button', class: 'act', 'data-testid': 'review-open' }, 'Review changes');
     review.addEventListener('click', () => void showReview(project, id));
@@ -199,8 +209,20 @@ async function follow(project: string, id: string): Promise<void> {
   }
 }
 
+/** Ends the wait for recorded steps: those and the live ones that came meanwhile, in order. */
+function release(mine: NonNullable<typeof followed>, recorded: Json[]): void {
+  const early = mine.early ?? [];
+  mine.early = null;
+  if (followed === mine) for (const e of [...recorded, ...early].sort((a: Json, b: Json) => a.seq - b.seq)) addStep(e);
+}
+
 function addStep(e: Json): void {
-  if (!followed || e.seq <= followed.lastSeq) return;
+  if (!followed) return;
+  if (followed.early) {
+    followed.early.push(e);
+    return;
+  }
+  if (e.seq <= followed.lastSeq) return;
   followed.lastSeq = e.seq;
   document.querySelector('[data-testid="steps"]')?.append(stepView(e));
 }
