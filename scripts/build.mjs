@@ -49,10 +49,13 @@ await build({
   // whitespace and syntax are minified; identifiers are kept, so stack traces keep their names.
   minifyWhitespace: true,
   minifySyntax: true,
+  // boot.ts reads the bundle as Latin-1, which is only right for ASCII: anything else is escaped.
+  charset: 'ascii',
   // The source uses import.meta.url (to find the package root); in CommonJS it comes from __filename.
   define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
   banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
+if (readFileSync(new URL('../dist/cli.cjs', import.meta.url)).some((b) => b > 0x7f)) throw new Error('dist/cli.cjs is not ASCII');
 
 // The library: the same code as the CLI, bundled on its own so that a host loads no command parser.
 await build({

@@ -98,7 +98,9 @@ export function boot(): Cli {
       // an accelerator only
     }
   }
-  const source = readFileSync(bundle, 'utf8');
+  // The build keeps the bundle ASCII (scripts/build.mjs checks), so Latin-1 reads it exactly, in a
+  // tenth of the time UTF-8 decoding takes for its 2.7 MB: every command starts here.
+  const source = readFileSync(bundle).toString('latin1');
   const file = dir ? join(dir, `cli-${__SHADOWCODE_BUNDLE_HASH__}-${process.version}-${process.arch}.v8`) : undefined;
   const cached = file ? readCache(file) : undefined;
   const cachedData = cached?.data;
