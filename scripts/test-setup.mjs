@@ -3,6 +3,7 @@
  * it on its own:
  *
  *   tap's test class built with other plugins than package.json asks for? `tap build`
+ *   tap and its plugins ─► one module (test/fixtures/ts-hooks.mjs hands it to `import 'tap'`)
  *   every .ts under src/ and test/ ─► test/fixtures/ts-hooks.mjs's transform cache
  *
  * Plugins: the suite turns off the ones it does not use (TypeScript through ts-node,
@@ -15,12 +16,12 @@
  * files it imports first; here one process transforms them all.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TapConfig } from '@tapjs/config';
-import { transformed } from '../test/fixtures/ts-hooks.mjs';
+import { tapBundlePath, transformed } from '../test/fixtures/ts-hooks.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -31,6 +32,31 @@ if (built !== config.pluginSignature) {
   const bin = join(dirname(tapPkg), JSON.parse(readFileSync(tapPkg, 'utf8')).bin.tap);
   const r = spawnSync(process.execPath, [bin, 'build'], { stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+// After the build above: the bundle's name includes the built plugin list.
+const bundle = tapBundlePath();
+if (bundle && !existsSync(bundle)) {
+  const { build } = await import('esbuild');
+  mkdirSync(dirname(bundle), { recursive: true });
+  const tmp = `${bundle}.${process.pid}.tmp`;
+  try {
+    await build({
+      stdin: { contents: "export * from 'tap';\nexport { default } from 'tap';\n", resolveDir: ROOT, loader: 'js' },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile: tmp,
+      logLevel: 'warning',
+      // Some of tap's dependencies are CommonJS and require() Node's own modules.
+      banner: { js: "import { createRequire as __tapCreateRequire } from 'node:module';\nconst require = __tapCreateRequire(import.meta.url);" },
+    });
+    renameSync(tmp, bundle);
+    for (const old of readdirSync(dirname(bundle))) if (join(dirname(bundle), old) !== bundle) rmSync(join(dirname(bundle), old), { force: true });
+  } finally {
+    rmSync(tmp, { force: true });
+  }
 }
 
 const sources = ['src', 'test'].flatMap((dir) =>
