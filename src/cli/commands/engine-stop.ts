@@ -5,19 +5,10 @@
 import { engineFiles } from '../../engine/daemon/files.js';
 import { controlRequest } from '../../engine/daemon/remote.js';
 import { getJob } from '../../engine/job-events.js';
+import { pidRunning } from '../../engine/owners.js';
 import { ScError } from '../../errors.js';
 import { findShared } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
-
-// Until the pid is gone, not only stopped: then a new engine's pid cannot be mistaken for it.
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 
 export const command: CommandSpec = {
@@ -37,7 +28,9 @@ export const command: CommandSpec = {
     const ids = Array.isArray(data.jobs) ? (data.jobs as string[]) : [];
     const pid = shared.info.pid;
     const end = Date.now() + ctx.policy().limits.engine.stop_deadline_ms;
-    while (alive(pid)) {
+    // Until the process has exited. Its pid is not free before init reaps it (no new engine can be
+    // mistaken for it), but that reaping may come a second or more later: an exited one is done.
+    while (pidRunning(pid)) {
       if (Date.now() > end) throw new ScError('SC_ENGINE_TIMEOUT', `the engine (pid ${pid}) did not exit within ${ctx.policy().limits.engine.stop_deadline_ms} ms`);
       await new Promise((r) => setTimeout(r, 25));
     }
