@@ -9,6 +9,7 @@
  *     reapOrphans ─► each unfinished job whose runner is not running ─► pending approvals
  *                    cancelled, job cancelled, 'owner_gone' (and an answer for a task)
  *     sweepRunDirs ─► <tmp>/shadowcode-run-<pid>-* of processes that are gone, removed
+ *                    (on the process's first open only)
  *   writerOf(db, project) ─► the build task holding the project's one writer slot
  *
  * A zombie (killed, not yet collected by its parent) counts as gone: it runs nothing.
@@ -114,9 +115,20 @@ export function sweepRunDirs(dir = tmpdir()): number {
   return n;
 }
 
-/** What every open of the profile does first: settle what dead processes left behind. */
+let swept = false;
+
+/**
+ * What every open of the profile does first: settle what dead processes left behind. The run
+ * dirs are swept on a process's first open only: listing the temp dir costs in proportion to
+ * everything in it, and a host that opens the profile again and again (the library, the tests)
+ * paid that on every open. A dir of a process killed later is removed by the next process that
+ * opens the profile; the jobs such a process leaves are still settled on every open.
+ */
 export function settleDeadOwners(db: Db): { jobs: number; dirs: number } {
-  return { jobs: reapOrphans(db), dirs: sweepRunDirs() };
+  const jobs = reapOrphans(db);
+  if (swept) return { jobs, dirs: 0 };
+  swept = true;
+  return { jobs, dirs: sweepRunDirs() };
 }
 
 /** Whether a build task of this project (other than `id`) holds the writer slot, in any process. */
