@@ -17,7 +17,9 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import * as nodeModule from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { constants as vmConstants, Script } from 'node:vm';
+import { V8_FLAGS } from './v8-flags.js';
 
 declare const __SHADOWCODE_BUNDLE_HASH__: string;
 
@@ -98,6 +100,9 @@ export function boot(): Cli {
       // an accelerator only
     }
   }
+  // Before the compile: V8 refuses a code cache made under other flags, and the bundle sets these
+  // when it runs, so a cache saved after that only matches a compile that had them too.
+  for (const flag of V8_FLAGS) setFlagsFromString(flag);
   // The build keeps the bundle ASCII (scripts/build.mjs checks), so Latin-1 reads it exactly, in a
   // tenth of the time UTF-8 decoding takes for its 2.7 MB: every command starts here.
   const source = readFileSync(bundle).toString('latin1');

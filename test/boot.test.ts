@@ -48,6 +48,24 @@ t.test('runs the same with a cache as without, and replaces a damaged cache', as
   }
 });
 
+t.test('the next start accepts the cache a gateway saved: it is used, not compiled and written again', async (t) => {
+  // `mcp serve` loads search_text, which sets a V8 flag; V8 refuses a cache made under other flags.
+  const sb = sandbox('sc-boot');
+  const env = { XDG_CACHE_HOME: join(sb.root, 'xdg') };
+  const serve = ['--workspace', sb.project, 'mcp', 'serve'];
+  const first = await spawnCli(sb, serve, '', env);
+  t.equal(first.code, 0, first.stderr);
+  const dir = join(sb.root, 'xdg', 'shadowcode');
+  const file = join(dir, cacheFiles(dir)[0] as string);
+  const saved = statSync(file);
+  for (const argv of [serve, ['--version']]) {
+    const r = await spawnCli(sb, argv, '', env);
+    t.equal(r.code, 0, r.stderr);
+    const now = statSync(file);
+    t.same([now.ino, now.mtimeMs], [saved.ino, saved.mtimeMs], `${argv.at(-1)}: the cache file is the one the first start wrote`);
+  }
+});
+
 t.test('runs when the cache directory cannot be written', async (t) => {
   const sb = sandbox('sc-boot');
   const xdg = join(sb.root, 'xdg');

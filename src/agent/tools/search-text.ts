@@ -17,11 +17,13 @@ import { type IgnoreRule, isIgnored } from '../../engine/gitignore.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { listProjectDir, readProjectFile } from '../../util/safe-read.js';
 import { profileInside } from '../../policy/protected-paths.js';
+import { V8_FLAGS } from '../../v8-flags.js';
 import { guardPath, profileDir } from './change.js';
 import { gitignoreRules } from './ignore.js';
 import { fail, type NativeTool, ok, type ToolEnv } from './types.js';
 
-setFlagsFromString('--enable-experimental-regexp-engine');
+// Also set by the boot module before it compiles the CLI (see src/v8-flags.ts); here for the library.
+for (const flag of V8_FLAGS) setFlagsFromString(flag);
 
 interface Args {
   pattern: string;
