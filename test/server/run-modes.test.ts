@@ -37,28 +37,30 @@ for (const format of ['openai', 'anthropic'] as Format[]) {
     const sent = JSON.stringify(fake.requests[1]?.body);
     t.match(sent, /SC_POLICY_DENIED: task:tool\.write_file denied by task-write-needs-workspace/, 'the model was told which rule refused it');
   });
-
-  t.test(`${format}: plan mode records a plan that shadow://plan returns`, async (t) => {
-    const { c } = await setup(t, format, [finish('1. read keep.txt\n2. change it')], []);
-    const before = JSON.parse((await c.readResource({ uri: 'shadow://plan' })).contents[0]!.text as string);
-    t.equal(before, null);
-    const run = await call(c, 'shadow_run', { prompt: 'plan a change', mode: 'plan' });
-    await nextStop(c, run.job_id);
-    const plan = JSON.parse((await c.readResource({ uri: 'shadow://plan' })).contents[0]!.text as string);
-    t.match(plan, { job_id: run.job_id, plan: { text: '1. read keep.txt\n2. change it' } });
-  });
-
-  t.test(`${format}: review mode cannot write even with --allow-write and permission_level workspace`, async (t) => {
-    const { sb, fake, c } = await setup(t, format, [{ tool_calls: [overwrite], finish: 'tool_calls' }, finish('reviewed')], ['--allow-write']);
-    const run = await call(c, 'shadow_run', { prompt: 'review keep.txt', mode: 'review', permission_level: 'workspace' });
-    t.equal(run.ceiling, 'read_only');
-    await nextStop(c, run.job_id);
-    t.equal(readFileSync(join(sb.project, 'keep.txt'), 'utf8'), 'original\n');
-    const offered = JSON.stringify(fake.requests[0]?.body.tools);
-    t.notMatch(offered, /write_file|edit_file|run_command/, 'review is offered no writing tool');
-    t.match(JSON.stringify(fake.requests[1]?.body), /write_file is not offered in review mode/);
-  });
 }
+
+// Modes are the engine's, whatever the model's wire format: each mode below runs once, in one
+// format each (the write refusal above runs in both, since what the model is told is format-specific).
+t.test('anthropic: plan mode records a plan that shadow://plan returns', async (t) => {
+  const { c } = await setup(t, 'anthropic', [finish('1. read keep.txt\n2. change it')], []);
+  const before = JSON.parse((await c.readResource({ uri: 'shadow://plan' })).contents[0]!.text as string);
+  t.equal(before, null);
+  const run = await call(c, 'shadow_run', { prompt: 'plan a change', mode: 'plan' });
+  await nextStop(c, run.job_id);
+  const plan = JSON.parse((await c.readResource({ uri: 'shadow://plan' })).contents[0]!.text as string);
+  t.match(plan, { job_id: run.job_id, plan: { text: '1. read keep.txt\n2. change it' } });
+});
+
+t.test('openai: review mode cannot write even with --allow-write and permission_level workspace', async (t) => {
+  const { sb, fake, c } = await setup(t, 'openai', [{ tool_calls: [overwrite], finish: 'tool_calls' }, finish('reviewed')], ['--allow-write']);
+  const run = await call(c, 'shadow_run', { prompt: 'review keep.txt', mode: 'review', permission_level: 'workspace' });
+  t.equal(run.ceiling, 'read_only');
+  await nextStop(c, run.job_id);
+  t.equal(readFileSync(join(sb.project, 'keep.txt'), 'utf8'), 'original\n');
+  const offered = JSON.stringify(fake.requests[0]?.body.tools);
+  t.notMatch(offered, /write_file|edit_file|run_command/, 'review is offered no writing tool');
+  t.match(JSON.stringify(fake.requests[1]?.body), /write_file is not offered in review mode/);
+});
 
 t.test('permission_level above what the connection grants is refused at submission', async (t) => {
   const { fake, c } = await setup(t, 'openai', [finish('x')], []);

@@ -3,6 +3,12 @@
 // the task reads a file, edits it and asks to run a command, the client
 // approves it with shadow_approve, the command runs for real, the task
 // finishes, and shadow_review, shadow_why and shadow_rollback work on it.
+//
+// Four runs, not all eight combinations: the model's wire format is the engine's
+// business and the client's SDK and transport the server's, so the runs cover every
+// pair instead (each format over stdio and over HTTP, and with each SDK; each SDK over
+// each transport), as run-mcp.test.ts does. Each run is a gateway, a task and a
+// command, about a CPU-second.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -35,47 +41,52 @@ async function open(t: any, sb: ReturnType<typeof sandbox>, via: Via) {
   return c;
 }
 
-for (const format of ['openai', 'anthropic'] as Format[]) {
-  for (const via of ['stdio-v2', 'stdio-v1', 'http-v2', 'http-v1'] as Via[]) {
-    t.test(`${format} model over ${via}: read, edit, approved command, finish, review, why, rollback`, async (t) => {
-      const sb = sandbox('run');
-      await cli(sb, ['--workspace', sb.project, 'trust']);
-      writeFileSync(join(sb.project, 'greet.txt'), 'hello\n');
-      const fake = await startFakeModel({ format, script: build(5) });
-      t.teardown(() => fake.close());
-      useFakeModel(sb, format, fake.url);
-      const c = await open(t, sb, via);
+const RUNS: Array<[Format, Via]> = [
+  ['openai', 'stdio-v2'],
+  ['anthropic', 'stdio-v1'],
+  ['anthropic', 'http-v2'],
+  ['openai', 'http-v1'],
+];
 
-      const started = await call(c, 'shadow_run', { prompt: 'make the greeting greet the world, then check it', mode: 'build', permission_level: 'workspace' });
-      t.match(started, { job_id: /^job_/, mode: 'build', ceiling: 'workspace', model: 'fake' });
-      const stop = await nextStop(c, started.job_id);
-      t.equal(stop.job.state, 'waiting_approval');
-      const [approval] = stop.approvals;
-      t.same(
-        approval.action,
-        {
-          argv: ['sh', '-c', 'cat greet.txt > seen.txt; echo verified'], cwd: sb.project, changed_files: ['greet.txt'],
-          runs_changed: [{ path: 'greet.txt', reason: 'the command names greet.txt, which this task changed' }],
-          notice: 'This command runs code this task changed: the command names greet.txt, which this task changed. Review those changes before approving.',
-        },
-        'shadow_jobs shows the exact argv and directory, the files the task changed, and that the command reads one',
-      );
-      t.notOk(existsSync(join(sb.project, 'seen.txt')), 'nothing ran before the approval');
-      await call(c, 'shadow_approve', { approval_id: approval.id, decision: 'approve' });
-      const end = await nextStop(c, started.job_id);
-      t.match(end.answer, { state: 'succeeded', summary: 'greet.txt now says hello, world; checked with cat' });
-      t.equal(readFileSync(join(sb.project, 'seen.txt'), 'utf8'), 'hello, world\n', 'the approved command ran for real, after the edit');
-      t.equal(fake.requests.length, 4, 'one model request per step');
-      const kinds = new Set((await call(c, 'shadow_jobs', { action: 'events', job_id: started.job_id, limit: 100 })).events.map((e: any) => e.kind));
-      for (const k of ['model_request', 'tool_call', 'tool_result', 'approval_requested', 'approval_approved', 'checkpoint', 'stdout', 'answer']) t.ok(kinds.has(k), `${k} is an event`);
+for (const [format, via] of RUNS) {
+  t.test(`${format} model over ${via}: read, edit, approved command, finish, review, why, rollback`, async (t) => {
+    const sb = sandbox('run');
+    await cli(sb, ['--workspace', sb.project, 'trust']);
+    writeFileSync(join(sb.project, 'greet.txt'), 'hello\n');
+    const fake = await startFakeModel({ format, script: build(5) });
+    t.teardown(() => fake.close());
+    useFakeModel(sb, format, fake.url);
+    const c = await open(t, sb, via);
 
-      const review = await call(c, 'shadow_review', { task_id: started.job_id });
-      t.match(review.files, [{ path: 'greet.txt', status: 'modified', diff: /-hello\n\+hello, world/ }]);
-      const why = await call(c, 'shadow_why', { path: 'greet.txt' });
-      t.match(JSON.stringify(why), started.job_id, 'the history names the task');
-      const rolled = await call(c, 'shadow_rollback', { task_id: started.job_id, confirm: true });
-      t.same(rolled.restored, ['greet.txt']);
-      t.equal(readFileSync(join(sb.project, 'greet.txt'), 'utf8'), 'hello\n');
-    });
-  }
+    const started = await call(c, 'shadow_run', { prompt: 'make the greeting greet the world, then check it', mode: 'build', permission_level: 'workspace' });
+    t.match(started, { job_id: /^job_/, mode: 'build', ceiling: 'workspace', model: 'fake' });
+    const stop = await nextStop(c, started.job_id);
+    t.equal(stop.job.state, 'waiting_approval');
+    const [approval] = stop.approvals;
+    t.same(
+      approval.action,
+      {
+        argv: ['sh', '-c', 'cat greet.txt > seen.txt; echo verified'], cwd: sb.project, changed_files: ['greet.txt'],
+        runs_changed: [{ path: 'greet.txt', reason: 'the command names greet.txt, which this task changed' }],
+        notice: 'This command runs code this task changed: the command names greet.txt, which this task changed. Review those changes before approving.',
+      },
+      'shadow_jobs shows the exact argv and directory, the files the task changed, and that the command reads one',
+    );
+    t.notOk(existsSync(join(sb.project, 'seen.txt')), 'nothing ran before the approval');
+    await call(c, 'shadow_approve', { approval_id: approval.id, decision: 'approve' });
+    const end = await nextStop(c, started.job_id);
+    t.match(end.answer, { state: 'succeeded', summary: 'greet.txt now says hello, world; checked with cat' });
+    t.equal(readFileSync(join(sb.project, 'seen.txt'), 'utf8'), 'hello, world\n', 'the approved command ran for real, after the edit');
+    t.equal(fake.requests.length, 4, 'one model request per step');
+    const kinds = new Set((await call(c, 'shadow_jobs', { action: 'events', job_id: started.job_id, limit: 100 })).events.map((e: any) => e.kind));
+    for (const k of ['model_request', 'tool_call', 'tool_result', 'approval_requested', 'approval_approved', 'checkpoint', 'stdout', 'answer']) t.ok(kinds.has(k), `${k} is an event`);
+
+    const review = await call(c, 'shadow_review', { task_id: started.job_id });
+    t.match(review.files, [{ path: 'greet.txt', status: 'modified', diff: /-hello\n\+hello, world/ }]);
+    const why = await call(c, 'shadow_why', { path: 'greet.txt' });
+    t.match(JSON.stringify(why), started.job_id, 'the history names the task');
+    const rolled = await call(c, 'shadow_rollback', { task_id: started.job_id, confirm: true });
+    t.same(rolled.restored, ['greet.txt']);
+    t.equal(readFileSync(join(sb.project, 'greet.txt'), 'utf8'), 'hello\n');
+  });
 }
