@@ -34,6 +34,10 @@ async function setup(t: Test) {
   return { sb, gw, holder, rows };
 }
 
+// Each test has its own profile and gateway. The first waits out the gateway's busy timeout
+// (5 s of nothing), so the others run beside it rather than after it.
+t.jobs = 2;
+
 t.test('a tool call whose decision cannot be committed never reaches the tool', async (t) => {
   const { sb, gw, holder, rows } = await setup(t);
   const before = rows().length;
