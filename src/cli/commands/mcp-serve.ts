@@ -4,6 +4,7 @@
  * Stdout carries protocol only (stdio) or nothing (HTTP); logs go to stderr.
  */
 import type { Engine } from '../../engine/engine.js';
+import type { Bind } from '../../server/http-config.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
@@ -37,6 +38,9 @@ export const command: CommandSpec = {
     const http = options.http as string | undefined;
     const allowedHosts = (options['allowed-host'] as string[] | undefined) ?? [];
     if (http === undefined && (options['token-env'] !== undefined || allowedHosts.length)) throw new ScError('SC_USAGE', '--token-env and --allowed-host go with --http');
+    // A refused start-up opens nothing: the bind, the proxy hosts and the token's name are checked
+    // before the profile and its engine are (the token's value may be a stored secret, read after).
+    const gateway = http === undefined ? undefined : await httpSettings(http, options['token-env'] as string | undefined, allowedHosts);
     // Nothing but protocol may reach stdout from here on.
     console.log = console.error;
     console.info = console.error;
@@ -44,7 +48,7 @@ export const command: CommandSpec = {
     const engine = await openEngine(ctx, { kind: http === undefined ? 'stdio' : 'http', owner: `${http === undefined ? 'stdio' : 'http'}:${process.pid}` });
     if (engine.mode === 'shared') ctx.io.stderr.write(`shadowcode: jobs run in the shared engine (pid ${engine.sharedPid})\n`);
     engine.onSharedLost = (message) => ctx.io.stderr.write(`shadowcode: ${message}\n`);
-    if (http !== undefined) return serveHttp(ctx, engine, http, options['token-env'] as string | undefined, allowedHosts, allowWrite, allowApprovals);
+    if (gateway) return serveHttp(ctx, engine, gateway, allowWrite, allowApprovals);
     // Started by hand at a terminal, it would otherwise sit silent: say what it is waiting for.
     if (ctx.io.stdin.isTTY) {
       ctx.io.stderr.write('shadowcode: waiting for an MCP client on stdin (newline-delimited JSON-RPC); a coding tool normally launches this itself, see shadowcode mcp register. Ctrl-D ends it.\n');
@@ -63,11 +67,23 @@ export const command: CommandSpec = {
   },
 };
 
-async function serveHttp(ctx: Ctx, engine: Engine, http: string, tokenEnv: string | undefined, allowedHosts: string[], allowWrite: boolean, allowApprovals: boolean): Promise<Output> {
-  const { parseBind, proxyAllowances, resolveToken } = await import('../../server/http-config.js');
+interface HttpSettings {
+  readonly http: string;
+  readonly bind: Bind;
+  readonly tokenEnv: string;
+  readonly allowedHosts: string[];
+}
+
+async function httpSettings(http: string, tokenEnv: string | undefined, allowedHosts: string[]): Promise<HttpSettings> {
+  const { parseBind, proxyAllowances } = await import('../../server/http-config.js');
   const bind = parseBind(http);
   proxyAllowances(allowedHosts); // refuses wildcards, paths and schemes before anything listens
   if (tokenEnv === undefined) throw new ScError('SC_USAGE', '--http needs --token-env NAME: the gateway always requires a bearer token');
+  return { http, bind, tokenEnv, allowedHosts };
+}
+
+async function serveHttp(ctx: Ctx, engine: Engine, { http, bind, tokenEnv, allowedHosts }: HttpSettings, allowWrite: boolean, allowApprovals: boolean): Promise<Output> {
+  const { resolveToken } = await import('../../server/http-config.js');
   const token = resolveToken(tokenEnv, ctx.io.env, (n) => engine.secrets().reveal(n), engine.policy.limits.tokens);
   const { startHttpGateway } = await import('../../server/http.js');
   const project = ctx.requireWorkspace('mcp serve');
