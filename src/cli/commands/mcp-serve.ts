@@ -84,15 +84,22 @@ async function httpSettings(http: string, tokenEnv: string | undefined, allowedH
 
 async function serveHttp(ctx: Ctx, engine: Engine, { http, bind, tokenEnv, allowedHosts }: HttpSettings, allowWrite: boolean, allowApprovals: boolean): Promise<Output> {
   const { resolveToken } = await import('../../server/http-config.js');
-  const token = resolveToken(tokenEnv, ctx.io.env, (n) => engine.secrets().reveal(n), engine.policy.limits.tokens);
   const { startHttpGateway } = await import('../../server/http.js');
   const project = ctx.requireWorkspace('mcp serve');
   const log = (line: string) => ctx.io.stderr.write(`${line}\n`);
-  const gw = await enforce(
-    { policy: engine.policy, db: () => engine.db() },
-    ctx.request('cli:serve.http', { args: { bind: http, allowed_hosts: allowedHosts, allow_write: allowWrite, allow_approvals: allowApprovals, token_env: tokenEnv } }),
-    (t) => startHttpGateway(t, { engine, project, allowWrite, allowApprovals, bind, allowedHosts, token, log }),
-  );
+  let gw: Awaited<ReturnType<typeof startHttpGateway>>;
+  try {
+    const token = resolveToken(tokenEnv, ctx.io.env, (n) => engine.secrets().reveal(n), engine.policy.limits.tokens);
+    gw = await enforce(
+      { policy: engine.policy, db: () => engine.db() },
+      ctx.request('cli:serve.http', { args: { bind: http, allowed_hosts: allowedHosts, allow_write: allowWrite, allow_approvals: allowApprovals, token_env: tokenEnv } }),
+      (t) => startHttpGateway(t, { engine, project, allowWrite, allowApprovals, bind, allowedHosts, token, log }),
+    );
+  } catch (e) {
+    // A gateway that never listened leaves no engine behind (its database, its ownership socket).
+    await engine.shutdown();
+    throw e;
+  }
   log(`shadowcode: gateway ready at ${gw.url} for ${project} (${allowWrite ? 'write' : 'read-only'}${allowApprovals ? ', approvals' : ''})`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
