@@ -25,7 +25,7 @@ t.test('writes the code cache under XDG_CACHE_HOME, owner-only, and not in the p
 
 t.test('falls back to ~/.cache/shadowcode without XDG_CACHE_HOME', async (t) => {
   const sb = sandbox('sc-boot');
-  const r = await spawnCli(sb, ['--version']);
+  const r = await spawnCli(sb, ['--version'], '', { XDG_CACHE_HOME: undefined });
   t.equal(r.code, 0, r.stderr);
   t.equal(cacheFiles(join(sb.root, '.cache', 'shadowcode')).length, 1);
 });
