@@ -1,7 +1,9 @@
 // `shadowcode jobs cancel ID` from another process, with real processes: a job running in
 // an `mcp serve` process's own engine, or in the shared engine, is stopped by the process
 // running it (its whole process group), its pending approvals are cancelled, and a job
-// that already ended is refused.
+// that already ended is refused. The first cancel of each test runs as a new process, as a
+// user's would; the ones after it run in this process, which is not the job's runner
+// either: request and answer go through the store all the same.
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { openDb } from '../../src/store/db.js';
@@ -25,15 +27,20 @@ const jobOf = (sb: Sandbox, id: string) => {
 };
 
 const submit = async (peer: Peer, argv: string[]) => (await peer.callTool({ name: 'shadow_test', arguments: { command: argv } })).structuredContent as unknown as { job_id: string; approval: { id: string } };
-const cancel = async (sb: Sandbox, id: string) => {
-  const r = await spawnCli(sb, ['--workspace', sb.project, '--json', 'jobs', 'cancel', id]);
+/** `jobs cancel ID` as a new process (with the suite's code cache: its HOME has none) or, `here`, in this one. */
+const cancel = async (sb: Sandbox, id: string, here = false) => {
+  const argv = ['--workspace', sb.project, '--json', 'jobs', 'cancel', id];
+  const r = here ? await cli(sb, argv) : await spawnCli(sb, argv);
   return { code: r.code, out: JSON.parse(r.stdout), stderr: r.stderr };
 };
 
 async function cancelsRunningJob(t: Test, sb: Sandbox, peer: Peer) {
   const sub = await submit(peer, long);
   t.equal((await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', sub.approval.id])).code, 0);
-  await until(() => pidsOf(join(sb.project, 'pids')).length === 2 && pidsOf(join(sb.project, 'pids')).every(alive), 20000);
+  await until(() => {
+    const pids = pidsOf(join(sb.project, 'pids'));
+    return pids.length === 2 && pids.every(alive);
+  }, 20000);
   const pids = pidsOf(join(sb.project, 'pids'));
   t.equal(jobOf(sb, sub.job_id).state, 'running');
 
@@ -46,7 +53,7 @@ async function cancelsRunningJob(t: Test, sb: Sandbox, peer: Peer) {
   t.ok(after.kinds.includes('cancel_requested'), 'the request is in the job log');
   t.ok(after.audit.some((b) => b.includes(sub.job_id)), 'the cancel is audited as a cli action');
 
-  const again = await cancel(sb, sub.job_id);
+  const again = await cancel(sb, sub.job_id, true);
   t.equal(again.code, 1, 'a job that ended is refused');
   t.equal(again.out.error.code, 'SC_JOB_NOT_RUNNING');
 }
@@ -60,12 +67,12 @@ t.test("cancels a job running in an mcp serve process's own engine, from another
 
   // A job still waiting for its approval: cancelled, and its approval with it.
   const waiting = await submit(peer, ['sh', '-c', 'echo ran > ran.txt']);
-  const r = await cancel(sb, waiting.job_id);
+  const r = await cancel(sb, waiting.job_id, true);
   t.equal(r.code, 0, r.stderr);
   t.equal(r.out.job.state, 'cancelled');
   t.same(jobOf(sb, waiting.job_id).approvals, ['cancelled'], 'its pending approval is cancelled');
 
-  const unknown = await cancel(sb, 'job_nosuchjob');
+  const unknown = await cancel(sb, 'job_nosuchjob', true);
   t.equal(unknown.out.error.code, 'SC_JOB_NOT_FOUND');
 });
 
@@ -94,6 +101,6 @@ t.test('a job whose server was SIGKILLed is settled by the cancel itself, not re
   const after = jobOf(sb, sub.job_id);
   t.ok(after.kinds.includes('owner_gone'), 'with the reason');
   t.same(after.approvals, ['cancelled']);
-  const again = await cancel(sb, sub.job_id);
+  const again = await cancel(sb, sub.job_id, true);
   t.equal(again.out.error.code, 'SC_JOB_NOT_RUNNING', 'a second cancel finds it ended');
 });

@@ -1,13 +1,15 @@
 // A server whose shared engine dies (SIGKILL) or is stopped, with real processes: it
 // notices at once, records its jobs there as cancelled, never reports the gone pid,
 // and runs new jobs in its own engine. engine stop counts only the jobs it cancelled:
-// a job of a server that runs its own engine is neither listed nor counted.
+// a job of a server that runs its own engine is neither listed nor counted. The engines
+// and servers are real processes; `engine stop` and `engine status` are only their
+// clients over the socket and the store, and run in this process.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { call } from '../fixtures/agent-e2e.js';
 import { startEngine } from '../fixtures/engine.js';
-import { alive, cli, pidsOf, recordPid, sandbox, spawnCli, until } from '../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, sandbox, until } from '../fixtures/env.js';
 import { connect } from '../fixtures/mcp.js';
 
 const long = (file: string) => ['sh', '-c', `sleep 60 & ${recordPid('$!', file)}; ${recordPid('$$', file)}; wait`];
@@ -27,7 +29,7 @@ for (const how of ['SIGKILL', 'engine stop'] as const) {
     t.equal((await call(peer, 'shadow_jobs', { action: 'events', job_id: sub.job_id, limit: 1 })).job.state, 'running');
 
     if (how === 'SIGKILL') engine.child.kill('SIGKILL');
-    else t.equal((await spawnCli(sb, ['engine', 'stop'])).code, 0);
+    else t.equal((await cli(sb, ['engine', 'stop'])).code, 0);
     await engine.exited;
     // Noticed through the closed ownership socket, without the client asking anything first.
     await until(() => /shared engine \(pid \d+\) is gone/.test(peer.stderr()), 15000);
@@ -66,7 +68,7 @@ t.test("engine stop counts only its own cancelled jobs, not a job of a server's 
   await startEngine(t, sb);
   const st = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
   t.same(st.jobs, [], "the engine does not list the server's job");
-  const stop = await spawnCli(sb, ['--json', 'engine', 'stop']);
+  const stop = await cli(sb, ['--json', 'engine', 'stop']);
   t.equal(stop.code, 0, stop.stderr);
   t.match(JSON.parse(stop.stdout), { stopped: true, cancelled_jobs: 0 }, 'nothing it did not cancel is counted');
   t.equal((await call(peer, 'shadow_jobs', { action: 'events', job_id: sub.job_id, limit: 1 })).job.state, 'running', "the server's job still runs");

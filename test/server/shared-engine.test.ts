@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { getJob } from '../../src/engine/jobs.js';
 import { openDb } from '../../src/store/db.js';
-import { alive, cli, pidsOf, recordPid, sandbox, sleep, until } from '../fixtures/env.js';
-import { startEngine } from '../fixtures/engine.js';
+import { alive, cli, pidsOf, recordPid, type Sandbox, sandbox, sleep, until } from '../fixtures/env.js';
+import { type EngineProc, startEngine } from '../fixtures/engine.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
 import { connect, type Peer } from '../fixtures/mcp.js';
 
@@ -26,10 +26,26 @@ function groupMembers(pgid: number): number[] {
   return ps.split('\n').map((l) => l.trim().split(/\s+/).map(Number)).filter(([, g]) => g === pgid).map(([p]) => p as number);
 }
 
+/** The processes of group `pgid` that still run: an exited orphan waiting for init to reap it counts as gone (see alive). */
+const runningIn = (pgid: number) => groupMembers(pgid).filter(alive);
+
 /** The process group of `pid`, from the process table. */
 function groupOf(pid: number): number {
   return Number(spawnSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim());
 }
+
+// The approval test and the HTTP gateway test share a trusted profile, its engine and a
+// stdio server (the gateway test's other owner): each looks only at jobs of its own. The
+// first test counts every owner and job of its engine, so it has one to itself.
+let shared: { sb: Sandbox; engine: EngineProc; stdio: Peer };
+t.before(async () => {
+  const sb = sandbox('shared');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const engine = await startEngine(t, sb);
+  const stdio = await connect(sb, 'v2-legacy', ['--allow-write']);
+  t.teardown(() => stdio.close());
+  shared = { sb, engine, stdio };
+});
 
 t.test('two stdio servers share one engine; SIGKILL of one cancels only its work', async (t) => {
   const sb = sandbox('shared');
@@ -64,7 +80,8 @@ t.test('two stdio servers share one engine; SIGKILL of one cancels only its work
   const serverPid = Number((await a.callTool({ name: 'shadow_status', arguments: {} })).structuredContent.connection.owner.split(':')[1]);
   process.kill(serverPid, 'SIGKILL');
 
-  await until(() => shells.every((g) => groupMembers(g).length === 0), 10000);
+  // Polled with ps: a process the snapshot above missed would count too.
+  await until(() => shells.every((g) => runningIn(g).length === 0), 10000);
   t.notOk(members.some(alive), "every process of the killed server's commands is gone");
   await until(() => existsSync(join(sb.project, 'b-finished')), 10000);
   // The file is written before the command's exit is recorded.
@@ -78,11 +95,7 @@ t.test('two stdio servers share one engine; SIGKILL of one cancels only its work
 });
 
 t.test('an approval from the CLI reaches the job through the engine at once', async (t) => {
-  const sb = sandbox('shared');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
-  await startEngine(t, sb);
-  const c = await connect(sb, 'v2-legacy', ['--allow-write']);
-  t.teardown(() => c.close());
+  const { sb, stdio: c } = shared;
   const sub = (await c.callTool({ name: 'shadow_test', arguments: { command: ['sh', '-c', 'echo hi > approved-ran'] } })).structuredContent;
   const r = await cli(sb, ['--json', '--workspace', sb.project, 'approvals', 'approve', sub.approval.id]);
   t.equal(r.code, 0, r.stderr);
@@ -93,9 +106,7 @@ t.test('an approval from the CLI reaches the job through the engine at once', as
 });
 
 t.test('an HTTP gateway is one owner on the shared engine; stopping it cancels its job only', async (t) => {
-  const sb = sandbox('shared');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
-  const engine = await startEngine(t, sb);
+  const { sb, engine, stdio } = shared;
   const gw = await startGateway(sb, ['--allow-write', '--allow-approvals']);
   t.teardown(() => gw.child.kill('SIGKILL'));
   const c = await httpClient(gw.url, 'v2-modern');
@@ -104,8 +115,6 @@ t.test('an HTTP gateway is one owner on the shared engine; stopping it cancels i
   const job = await submitApproved(c as unknown as Peer, long(9));
   await until(() => pidsOf(join(sb.project, 'pids-9')).length === 2);
   const pids = pidsOf(join(sb.project, 'pids-9'));
-  const stdio = await connect(sb, 'v1', ['--allow-write']);
-  t.teardown(() => stdio.close());
   const other = (await stdio.callTool({ name: 'shadow_test', arguments: { command: ['true'] } })).structuredContent.job_id;
   t.equal(await gw.stop(), 0, 'SIGTERM stops the gateway after its cleanup');
   const db = openDb(sb.profile, 5000);
