@@ -8,12 +8,29 @@ import { StdioClientTransport as V1Transport } from '@modelcontextprotocol/sdk/c
 import { parse as parseToml } from 'smol-toml';
 import t from 'tap';
 import { isValid } from '../../src/schema/validate.js';
-import { cli, ROOT, sandbox, spawnCli } from '../fixtures/env.js';
+import { cli, ROOT, type Sandbox, sandbox, spawnCli } from '../fixtures/env.js';
+
+/**
+ * A sandbox with a trusted project, shared by the tests that launch what they register: both
+ * register the same launch command, so the server one of them starts answers for the other too.
+ */
+let launchSandbox: Promise<Sandbox> | undefined;
+function launchable(): Promise<Sandbox> {
+  launchSandbox ??= (async () => {
+    const sb = sandbox();
+    await cli(sb, ['--workspace', sb.project, 'trust']);
+    return sb;
+  })();
+  return launchSandbox;
+}
 
 t.test('each format, spawned exactly as registered, completes a handshake and tools/list', async (t) => {
-  const sb = sandbox();
+  const sb = await launchable();
   for (const client of ['generic', 'codex', 'claude', 'cursor'] as const) {
-    const r = await spawnCli(sb, ['--workspace', sb.project, '--profile', sb.profile, 'mcp', 'register', '--client', client, '--name', `sc-${client}`]);
+    const argv = ['--workspace', sb.project, '--profile', sb.profile, 'mcp', 'register', '--client', client, '--name', `sc-${client}`];
+    // The built CLI, as a user runs it, prints the first entry: its own path comes from the bundle. The
+    // other formats are the same entry rendered differently, which the CLI in this process prints alike.
+    const r = client === 'generic' ? await spawnCli(sb, argv) : await cli(sb, argv);
     t.equal(r.code, 0, r.stderr);
     t.equal(r.stderr.split('\n')[1], `# The entry selects the profile in use, ${sb.profile}, with --profile: it is not the default profile.`);
     t.match(r.stderr, /^# Merge this sc-\w+ entry into .*; keep your other servers\.\n# The entry selects[^\n]*\n/);
@@ -27,35 +44,37 @@ t.test('each format, spawned exactly as registered, completes a handshake and to
     const flavor = client === 'codex' ? 'v1' : 'v2';
     const seen = await launched(flavor, entry.command, entry.args, env);
     t.equal(seen.tools, 17, `${client}: tools/list over the ${flavor} client`);
-    if (flavor === 'v2') t.equal(seen.profile, sb.profile);
+    t.equal(seen.profile, sb.profile);
   }
 });
 
 /**
- * What a client sees when it launches `command args` with `env`: its tools/list count and, over
- * the v2 client, the profile shadow_status names. Entries that launch the same command the same
- * way (generic, claude and cursor differ only around it: their args are checked equal above) are
- * one launch: starting that same process again would prove nothing more.
+ * What a client sees when it launches `command args` with `env`: its tools/list count, and the
+ * profile and project trust shadow_status names. Entries that launch the same command the same
+ * way (generic, claude and cursor differ only around it; the profile test's entries are the same
+ * command again: their args are checked equal) are one launch: starting that same process again
+ * would prove nothing more.
  */
-const launches = new Map<string, Promise<{ tools: number; profile?: string }>>();
+const launches = new Map<string, Promise<{ tools: number; profile: string; trusted: boolean }>>();
 function launched(flavor: 'v1' | 'v2', command: string, args: string[], env: Record<string, string>) {
   const key = JSON.stringify([flavor, command, args, env]);
   let seen = launches.get(key);
   if (!seen) {
     seen = (async () => {
+      let c: { listTools(): Promise<{ tools: unknown[] }>; callTool(p: unknown): Promise<any>; close(): Promise<void> };
       if (flavor === 'v1') {
-        const c = new V1Client({ name: 'as-codex', version: '1' });
-        await c.connect(new V1Transport({ command, args, env }));
-        const tools = (await c.listTools()).tools.length;
-        await c.close();
-        return { tools };
+        const v1 = new V1Client({ name: 'as-codex', version: '1' });
+        await v1.connect(new V1Transport({ command, args, env }));
+        c = v1 as never;
+      } else {
+        const v2 = new Client({ name: 'as-v2-host', version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
+        await v2.connect(new StdioClientTransport({ command, args, env }), { timeout: 15000 });
+        c = v2 as never;
       }
-      const c = new Client({ name: 'as-v2-host', version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
-      await c.connect(new StdioClientTransport({ command, args, env }), { timeout: 15000 });
       const tools = (await c.listTools()).tools.length;
-      const s = await c.callTool({ name: 'shadow_status', arguments: {} });
+      const s = (await c.callTool({ name: 'shadow_status', arguments: {} })).structuredContent;
       await c.close();
-      return { tools, profile: (s.structuredContent as any).engine.profile as string };
+      return { tools, profile: s.engine.profile as string, trusted: s.project.trusted as boolean };
     })();
     launches.set(key, seen);
   }
@@ -63,9 +82,8 @@ function launched(flavor: 'v1' | 'v2', command: string, args: string[], env: Rec
 }
 
 t.test('a profile chosen by SHADOWCODE_HOME travels in the entry as --profile DIR, and the launched server uses it', async (t) => {
-  const sb = sandbox();
+  const sb = await launchable();
   t.ok(sb.env.SHADOWCODE_HOME, 'the profile comes from SHADOWCODE_HOME only');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
   for (const client of ['codex', 'claude'] as const) {
     const r = await cli(sb, ['--workspace', sb.project, 'mcp', 'register', '--client', client]);
     t.equal(r.code, 0, r.stderr);
@@ -74,22 +92,9 @@ t.test('a profile chosen by SHADOWCODE_HOME travels in the entry as --profile DI
     t.same(entry.args, [join(ROOT, 'bin', 'shadowcode.js'), '--workspace', sb.project, '--profile', sb.profile, 'mcp', 'serve']);
     // Spawned exactly as printed, by a client whose environment has no SHADOWCODE_HOME.
     const env = { PATH: process.env.PATH ?? '', HOME: sb.root };
-    const c =
-      client === 'codex'
-        ? await (async () => {
-            const v1 = new V1Client({ name: 'as-codex', version: '1' });
-            await v1.connect(new V1Transport({ command: entry.command, args: entry.args, env }));
-            return v1 as unknown as { callTool(p: unknown): Promise<any>; close(): Promise<void> };
-          })()
-        : await (async () => {
-            const v2 = new Client({ name: 'as-claude', version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
-            await v2.connect(new StdioClientTransport({ command: entry.command, args: entry.args, env }), { timeout: 15000 });
-            return v2 as unknown as { callTool(p: unknown): Promise<any>; close(): Promise<void> };
-          })();
-    const s = (await c.callTool({ name: 'shadow_status', arguments: {} })).structuredContent;
-    await c.close();
-    t.equal(s.engine.profile, sb.profile, `${client}: the registered profile is the one in use`);
-    t.equal(s.project.trusted, true, `${client}: so the project trusted there shows trusted`);
+    const s = await launched(client === 'codex' ? 'v1' : 'v2', entry.command, entry.args, env);
+    t.equal(s.profile, sb.profile, `${client}: the registered profile is the one in use`);
+    t.equal(s.trusted, true, `${client}: so the project trusted there shows trusted`);
   }
   const json = JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'mcp', 'register'])).stdout);
   t.equal(json.profile, sb.profile, '--json names it too');

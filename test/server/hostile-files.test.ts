@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import t, { type Test } from 'tap';
 import { shippedPolicy } from '../../src/policy/load.js';
-import { cli, connection, type Sandbox, sandbox } from '../fixtures/env.js';
+import { cli, connection, type Sandbox, sandbox, withCodeCache } from '../fixtures/env.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
 import { serveArgs } from '../fixtures/mcp.js';
 
@@ -54,7 +54,8 @@ async function exercise(t: Test, c: { callTool(p: { name: string; arguments?: Re
 for (const h of HOSTILE) {
   t.test(`${h.name}: refused over stdio; SIGTERM still stops the server`, async (t) => {
     const sb = await trusted(h.plant);
-    const transport = new StdioClientTransport({ command: process.execPath, args: serveArgs(sb, ['--allow-write']), env: sb.env as Record<string, string>, stderr: 'pipe' });
+    // With the shared code cache, as the gateway below and the other tests' servers start.
+    const transport = new StdioClientTransport({ command: process.execPath, args: serveArgs(sb, ['--allow-write']), env: withCodeCache(sb.env) as Record<string, string>, stderr: 'pipe' });
     let stderr = '';
     transport.stderr?.on('data', (d: Buffer) => (stderr += d));
     const c = new Client({ name: 'hostile', version: '1' });

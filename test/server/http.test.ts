@@ -7,10 +7,11 @@ import t from 'tap';
 import { cli, sandbox, spawnCli } from '../fixtures/env.js';
 import { auth, type Gateway, httpClient, INIT_BODY, JSON_HEADERS, raw, startGateway, TOKEN } from '../fixtures/http.js';
 
-async function gateway(t: any, flags: string[] = []) {
+async function gateway(t: any, flags: string[] = [], token: 'env' | 'stored' = 'env') {
   const sb = sandbox();
   await cli(sb, ['--workspace', sb.project, 'trust']);
-  const gw = await startGateway(sb, flags);
+  if (token === 'stored') await cli(sb, ['secret', 'set', 'SHADOW_MCP_HTTP_TOKEN'], TOKEN);
+  const gw = await startGateway(sb, flags, token === 'stored' ? {} : undefined);
   t.teardown(() => gw.stop());
   return { sb, gw };
 }
@@ -19,6 +20,8 @@ async function gateway(t: any, flags: string[] = []) {
 // of them changes what another sees. Together they stay far below the rate limit, and
 // the connection-cap test waits until its connections are gone. Tests that write,
 // stop the gateway, read its whole stderr or use up the rate limit start their own.
+// Its token is in the profile's secret store, not in its environment: the secret-store test
+// asks that of it, and to the others it makes no difference where the token came from.
 let readOnly: Awaited<ReturnType<typeof gateway>>;
 // The slow-client cut-off takes 5 s of waiting: its two connections are opened first and
 // checked in their own test, so the tests in between run while the gateway waits them out.
@@ -26,7 +29,7 @@ let readOnly: Awaited<ReturnType<typeof gateway>>;
 // and the connection-cap test comes after it, once the gateway has closed them.
 let slowCut: Promise<[number, number]>;
 t.before(async () => {
-  readOnly = await gateway(t);
+  readOnly = await gateway(t, [], 'stored');
   const { gw } = readOnly;
   const headers = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\n`);
   const body = await held(gw.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`);
@@ -226,18 +229,26 @@ t.test('SIGTERM stops the gateway cleanly with exit 0; end of stdin does not', a
 
 t.test('start-up refusals: non-loopback binds, bad tokens, proxy host shapes', async (t) => {
   const sb = sandbox();
-  const run = (args: string[], env: NodeJS.ProcessEnv = { T: 'a'.repeat(40) }) => spawnCli(sb, ['--workspace', sb.project, 'mcp', 'serve', ...args], '', env);
-  // Each refusal is its own process; none of them starts anything, so they run side by side.
+  const argv = (args: string[]) => ['--workspace', sb.project, 'mcp', 'serve', ...args];
+  // Each is refused before anything listens, so the CLI in this process gives the same code, stdout
+  // and stderr as a process would; one bind refusal is still a real process, as a user sees it exit.
   const binds = ['0.0.0.0:0', '[::]:0', 'localhost:0', '192.168.0.10:0'];
-  const [byBind, short, unset, noToken, noHttp, wildcard, json] = await Promise.all([
-    Promise.all(binds.map((bind) => run(['--http', bind, '--token-env', 'T']))),
-    run(['--http', '127.0.0.1:0', '--token-env', 'T'], { T: 'too-short' }),
-    run(['--http', '127.0.0.1:0', '--token-env', 'UNSET_NAME'], {}),
-    run(['--http', '127.0.0.1:0']),
-    run(['--token-env', 'T']),
-    run(['--http', '127.0.0.1:0', '--token-env', 'T', '--allowed-host', '*.example.com']),
-    run(['--json', '--http', '127.0.0.1:0', '--token-env', 'T']),
-  ]);
+  const [first, ...others] = binds;
+  const real = spawnCli(sb, argv(['--http', first as string, '--token-env', 'T']), '', { T: 'a'.repeat(40) });
+  // `mcp serve` points console.log at stderr before it reads --http (a server's stdout is protocol
+  // only); in this process that would outlive the refusals.
+  const { log, info } = console;
+  t.teardown(() => Object.assign(console, { log, info }));
+  const run = (args: string[], env: NodeJS.ProcessEnv = { T: 'a'.repeat(40) }) => cli({ ...sb, env: { ...sb.env, ...env } }, argv(args));
+  const inProcess = [];
+  for (const bind of others) inProcess.push(await run(['--http', bind, '--token-env', 'T']));
+  const short = await run(['--http', '127.0.0.1:0', '--token-env', 'T'], { T: 'too-short' });
+  const unset = await run(['--http', '127.0.0.1:0', '--token-env', 'UNSET_NAME'], {});
+  const noToken = await run(['--http', '127.0.0.1:0']);
+  const noHttp = await run(['--token-env', 'T']);
+  const wildcard = await run(['--http', '127.0.0.1:0', '--token-env', 'T', '--allowed-host', '*.example.com']);
+  const json = await run(['--json', '--http', '127.0.0.1:0', '--token-env', 'T']);
+  const byBind = [await real, ...inProcess];
   binds.forEach((bind, i) => {
     t.equal(byBind[i]?.code, 2, bind);
     t.match(byBind[i]?.stderr, /\[SC_HTTP_BIND_INVALID\]/, bind);
@@ -253,10 +264,7 @@ t.test('start-up refusals: non-loopback binds, bad tokens, proxy host shapes', a
 });
 
 t.test('the token may come from the profile secret store', async (t) => {
-  const sb = sandbox();
-  await cli(sb, ['secret', 'set', 'SHADOW_MCP_HTTP_TOKEN'], TOKEN);
-  const gw = await startGateway(sb, [], {});
-  t.teardown(() => gw.stop());
+  const { gw } = readOnly;
   t.equal((await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY })).status, 200);
 });
 

@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { BIN, cli, sandbox, spawnCli } from '../fixtures/env.js';
+import { BIN, cli, sandbox, spawnCli, withCodeCache } from '../fixtures/env.js';
 
 const temps = (dir: string) => readdirSync(dir).filter((n) => /secrets\.json\..*\.tmp$/.test(n));
 
@@ -20,7 +20,9 @@ function deadPid(): number {
 
 t.test('stale temp files of a dead writer are swept when the store opens, so a removed secret is gone', async (t) => {
   const sb = sandbox('secret-kill');
-  t.equal((await spawnCli(sb, ['secret', 'set', 'OLD_TOKEN'], 'canary-old-9d8c7b')).code, 0);
+  // The secret is set in this process: that is only set-up. The open and the write below stay real
+  // processes, since the sweep takes this process's own pid for one with no write in flight.
+  t.equal((await cli(sb, ['secret', 'set', 'OLD_TOKEN'], 'canary-old-9d8c7b')).code, 0);
   const pid = deadPid();
   // What a writer killed before its rename leaves behind: a full copy of the store, in both naming schemes.
   const copy = readFileSync(join(sb.profile, 'secrets.json'));
@@ -39,12 +41,14 @@ t.test('stale temp files of a dead writer are swept when the store opens, so a r
 
 t.test('a real SIGKILL during secret set leaves the store whole and no temp file after the next open', async (t) => {
   const sb = sandbox('secret-kill-real');
-  t.equal((await spawnCli(sb, ['secret', 'set', 'KEEP'], 'canary-keep-4e5f6a')).code, 0);
+  t.equal((await cli(sb, ['secret', 'set', 'KEEP'], 'canary-keep-4e5f6a')).code, 0);
   // Kills at spread-out moments of a real `secret set` with a large value: some land before the
   // write, some during it, some after. Whatever the timing, the same invariant must hold.
   const delays = [0, 40, 80, 120, 160, 220, 300, 400];
   for (const [i, delay] of delays.entries()) {
-    const child = spawn(process.execPath, [BIN, 'secret', 'set', `BIG_${i}`], { env: sb.env, stdio: ['pipe', 'ignore', 'ignore'] });
+    // From a code cache, as a user's CLI starts once it has run: with KEEP set in this process, no
+    // earlier CLI process in the sandbox leaves one, and compiling first would move every kill earlier.
+    const child = spawn(process.execPath, [BIN, 'secret', 'set', `BIG_${i}`], { env: withCodeCache(sb.env), stdio: ['pipe', 'ignore', 'ignore'] });
     child.stdin.on('error', () => {});
     child.stdin.end('v'.repeat(60000));
     const exited = new Promise((r) => child.on('close', r));
@@ -59,6 +63,6 @@ t.test('a real SIGKILL during secret set leaves the store whole and no temp file
     t.same(temps(sb.profile), [], `after a kill at ${delay} ms no temp file is left`);
     JSON.parse(readFileSync(join(sb.profile, 'secrets.json'), 'utf8'));
   }
-  t.equal((await spawnCli(sb, ['secret', 'remove', 'KEEP'])).code, 0);
+  t.equal((await cli(sb, ['secret', 'remove', 'KEEP'])).code, 0);
   t.same(holders(sb.profile, 'canary-keep-4e5f6a'), [], 'and a removed value is then gone from disk');
 });
