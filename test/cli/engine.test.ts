@@ -6,7 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { isValid } from '../../src/schema/validate.js';
-import { alive, BIN, cli, sandbox, type Sandbox, spawnCli, until } from '../fixtures/env.js';
+import { alive, BIN, cli, type Ran, sandbox, type Sandbox, spawnCli, until, withCodeCache } from '../fixtures/env.js';
 import { startEngine } from '../fixtures/engine.js';
 import { processesWith } from '../fixtures/mcp-client.js';
 
@@ -17,8 +17,9 @@ function reap(t: Test, pid: number) {
   });
 }
 
-async function start(t: Test, sb: Sandbox) {
-  const r = await spawnCli(sb, ['--json', 'engine', 'start']);
+/** `engine start`, a real process unless `run` says otherwise. */
+async function start(t: Test, sb: Sandbox, run: (sb: Sandbox, argv: string[]) => Promise<Ran> = spawnCli) {
+  const r = await run(sb, ['--json', 'engine', 'start']);
   const data = JSON.parse(r.stdout);
   if (data.engine?.pid) reap(t, data.engine.pid);
   return { r, data };
@@ -38,7 +39,8 @@ t.test('engine start runs one engine in the background; a second start reports i
   t.equal(statSync(join(sb.profile, 'engine.sock')).mode & 0o777, 0o600, 'the socket is 0600');
   t.equal(statSync(sb.profile).mode & 0o777, 0o700, 'in a 0700 profile directory');
   t.equal(statSync(join(sb.profile, 'engine.token')).mode & 0o777, 0o600, 'the token file is 0600');
-  const second = await start(t, sb);
+  // Only a question to the running engine: in this process (the racing starts below ask it as processes).
+  const second = await start(t, sb, cli);
   t.equal(second.r.code, 0);
   t.match(second.data, { started: false, engine: { pid: first.data.engine.pid } });
   const st = await cli(sb, ['--json', 'engine', 'status']);
@@ -90,7 +92,7 @@ t.test('engine stop cancels running jobs and leaves no process', async (t) => {
   // Pids inside the sandbox are its own PID namespace's: the host's process table is searched by a marker instead.
   const mark = `engine-stop-${process.pid}-${Date.now()}`;
   const started = join(sb.project, 'started');
-  const testRun = spawn(process.execPath, [BIN, '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', `sh -c 'sleep 60; : ${mark}-child' & echo started > started; wait`], { env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const testRun = spawn(process.execPath, [BIN, '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', `sh -c 'sleep 60; : ${mark}-child' & echo started > started; wait`], { env: withCodeCache(sb.env), stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => testRun.kill('SIGKILL'));
   const done = new Promise<number | null>((r) => testRun.on('close', (c) => r(c)));
   await until(() => existsSync(started) && processesWith(`${mark}-child`).length >= 1);

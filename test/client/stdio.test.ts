@@ -6,8 +6,9 @@ import t from 'tap';
 import { openTarget } from '../../src/client/open.js';
 import { enabledTargets } from '../../src/client/targets.js';
 import { activeConnections } from '../../src/client/connection.js';
+import type { StdioTransport } from '../../src/client/stdio.js';
 import type { GateRequest } from '../../src/policy/gate.js';
-import { alive, sleep, until } from '../fixtures/env.js';
+import { alive, until } from '../fixtures/env.js';
 import { type ClientWorld, EVERYTHING, grant as enable, peerDef, peerProcesses, processesWith, world } from '../fixtures/mcp-client.js';
 
 const request = (w: ClientWorld): Omit<GateRequest, 'action' | 'resource' | 'args'> => ({
@@ -116,7 +117,11 @@ t.test('a stderr flood is drained and capped; the connection keeps working', asy
   const w = await world();
   await grant(w, 'noisy', peerDef('stderr-flood'));
   const o = await open(w, 'noisy');
-  await sleep(300);
+  // Had we stopped reading, the server would block once its stderr pipe (64 KiB) filled:
+  // wait until far more than that has gone through the 16 KiB capture.
+  const ring = (o.conn as unknown as { transport: StdioTransport }).transport.stderr;
+  await until(() => ring.droppedBytes > 1024 * 1024);
+  t.ok(ring.heldBytes <= w.policy.limits.stdio_client.stderr_capture_bytes, 'the capture keeps only its cap');
   const res = await o.conn.call(await ticketFor(w), 'echo', { text: 'still here' }, new AbortController().signal);
   t.match(JSON.stringify(res), /still here/);
   await o.conn.close();

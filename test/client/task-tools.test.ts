@@ -26,6 +26,23 @@ function source(w: ClientWorld, ctx: ReturnType<typeof taskCtx>, settings?: Task
   return s;
 }
 
+// One trusted project with the logged peer granted (and its catalog pinned at mcp enable), for
+// the subtests that only call it: each task opens its own connection, and each subtest reads
+// only the lines its own task added to the peer's log.
+let peerWorld: ClientWorld;
+// One with a stored secret given to the peer through env_refs, for the two canary subtests.
+let secretWorld: { w: ClientWorld; canary: string };
+t.before(async () => {
+  peerWorld = await world();
+  await grant(peerWorld, 'peer', logged(peerWorld));
+  const w = await world();
+  const canary = `canary-${Math.random().toString(36).slice(2)}-value`;
+  const set = await cli(w.sb, ['secret', 'set', 'PEER_TOKEN'], `${canary}\n`);
+  t.equal(set.code, 0, set.stderr);
+  await grant(w, 'peer', peerDef('ok', { env_refs: { TOKEN: 'PEER_TOKEN' } }));
+  secretWorld = { w, canary };
+});
+
 t.test('a build task offers server-everything as mcp__everything__*, and an approved call returns its real output', async (t) => {
   const w = await world();
   const marker = `task-tools-${process.pid}`;
@@ -51,8 +68,8 @@ t.test('a build task offers server-everything as mcp__everything__*, and an appr
 });
 
 t.test('a denied call sends nothing to the server', async (t) => {
-  const w = await world();
-  await grant(w, 'peer', logged(w));
+  const w = peerWorld;
+  const before = sent(w).length;
   const ctx = taskCtx(w, { decide: () => 'denied' });
   const s = source(w, ctx);
   await s.tools();
@@ -61,13 +78,13 @@ t.test('a denied call sends nothing to the server', async (t) => {
   t.match(r.content, /^SC_APPROVAL_DENIED: .*nothing was sent/);
   t.equal(ctx.approvals.length, 1, 'the approval was asked');
   await s.close();
-  t.notOk(sent(w).some((l) => l.startsWith('tools/call')), 'no tools/call reached the server');
-  t.ok(sent(w).includes('tools/list'), 'the catalog was read');
+  t.notOk(sent(w).slice(before).some((l) => l.startsWith('tools/call')), 'no tools/call reached the server');
+  t.ok(sent(w).slice(before).includes('tools/list'), 'the catalog was read');
 });
 
 t.test('unknown tools and arguments that fail the schema are refused before any approval or send', async (t) => {
-  const w = await world();
-  await grant(w, 'peer', logged(w));
+  const w = peerWorld;
+  const before = sent(w).length;
   const ctx = taskCtx(w);
   const s = source(w, ctx);
   await s.tools();
@@ -79,12 +96,12 @@ t.test('unknown tools and arguments that fail the schema are refused before any 
   await t.rejects(s.call('mcp__peer__echo', { text: 'x'.repeat(600 * 1024) }, ctx), { code: 'SC_TOOL_ARGS_INVALID', message: /past the 524288/ });
   t.equal(ctx.approvals.length, 0, 'no approval was asked');
   await s.close();
-  t.notOk(sent(w).some((l) => l.startsWith('tools/call')), 'no tools/call reached the server');
+  t.notOk(sent(w).slice(before).some((l) => l.startsWith('tools/call')), 'no tools/call reached the server');
 });
 
 t.test('a remote isError result and structured content pass through, marked as an error for the model', async (t) => {
-  const w = await world();
-  await grant(w, 'peer', logged(w));
+  const w = peerWorld;
+  const before = sent(w).length;
   const ctx = taskCtx(w);
   const s = source(w, ctx);
   await s.tools();
@@ -92,7 +109,7 @@ t.test('a remote isError result and structured content pass through, marked as a
   t.equal(r.is_error, true);
   t.same(JSON.parse(r.content), { content: [{ type: 'text', text: 'it failed' }], structuredContent: { why: 'asked' } });
   await s.close();
-  t.same(sent(w).filter((l) => l.startsWith('tools/call')), ['tools/call echo'], 'sent once, never retried');
+  t.same(sent(w).slice(before).filter((l) => l.startsWith('tools/call')), ['tools/call echo'], 'sent once, never retried');
 });
 
 t.test('plan and review tasks, read-only ceilings and untrusted projects open no connection', async (t) => {
@@ -220,11 +237,7 @@ t.test('a definition file changed while the approval waited fails the call; noth
 });
 
 t.test('a secret canary in env_refs reaches the server and appears in no event, row or error', async (t) => {
-  const w = await world();
-  const canary = `canary-${Math.random().toString(36).slice(2)}-value`;
-  const set = await cli(w.sb, ['secret', 'set', 'PEER_TOKEN'], `${canary}\n`);
-  t.equal(set.code, 0, set.stderr);
-  await grant(w, 'peer', peerDef('ok', { env_refs: { TOKEN: 'PEER_TOKEN' } }));
+  const { w, canary } = secretWorld;
   const ctx = taskCtx(w);
   const s = source(w, ctx);
   await s.tools();
@@ -317,10 +330,7 @@ t.test('a readOnlyHint annotation never skips the approval', async (t) => {
 });
 
 t.test('through the loop, a secret the server echoes back reaches neither the model nor the events', async (t) => {
-  const w = await world();
-  const canary = `canary-${Math.random().toString(36).slice(2)}-loop`;
-  t.equal((await cli(w.sb, ['secret', 'set', 'PEER_TOKEN'], `${canary}\n`)).code, 0);
-  await grant(w, 'peer', peerDef('ok', { env_refs: { TOKEN: 'PEER_TOKEN' } }));
+  const { w, canary } = secretWorld;
   const model = scripted([{ calls: [{ name: 'mcp__peer__env', arguments: { name: 'TOKEN' } }] }, { calls: [{ name: 'finish', arguments: { summary: 'looked' } }] }]);
   const loop = new NativeLoop(model, { policy: w.policy, db: () => w.db, gateEnv: w.gateEnv, env: w.env, toolSource: (c) => openTaskTools(deps(w), c) });
   const ctx = taskCtx(w);

@@ -3,21 +3,34 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { cli, ROOT, sandbox } from '../fixtures/env.js';
+import { cli, ROOT, type Sandbox, sandbox } from '../fixtures/env.js';
 import { hostViolations } from '../fixtures/host-rules.js';
-import { connect, FLAVORS, structured } from '../fixtures/mcp.js';
+import { connect, type Flavor, FLAVORS, type Peer, structured } from '../fixtures/mcp.js';
 
 const TOOL_NAMES = [
   'shadow_status', 'shadow_models', 'shadow_sessions', 'shadow_tools', 'shadow_understand', 'shadow_doctor', 'shadow_memory', 'shadow_sqlite', 'shadow_goal',
   'shadow_run', 'shadow_jobs', 'shadow_approve', 'shadow_test', 'shadow_review', 'shadow_why', 'shadow_checkpoint', 'shadow_rollback',
 ];
 
+/** A server with --allow-write in a trusted project. */
+async function trusted(flavor: Flavor): Promise<{ sb: Sandbox; c: Peer }> {
+  const sb = sandbox();
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  return { sb, c: await connect(sb, flavor, ['--allow-write']) };
+}
+
+// One v2-modern server, started once, for its discovery test and for the refused calls, which
+// change nothing (that test compares the notes and goals with what was there before it).
+let modern: { sb: Sandbox; c: Peer };
+t.before(async () => {
+  modern = await trusted('v2-modern');
+});
+t.teardown(() => modern.c.close());
+
 for (const flavor of FLAVORS) {
   t.test(`${flavor}: discovery, every tool, resources and prompts`, async (t) => {
-    const sb = sandbox();
-    await cli(sb, ['--workspace', sb.project, 'trust']);
-    const c = await connect(sb, flavor, ['--allow-write']);
-    t.teardown(() => c.close());
+    const { sb, c } = flavor === 'v2-modern' ? modern : await trusted(flavor);
+    if (c !== modern.c) t.teardown(() => c.close());
     t.equal(c.era, flavor === 'v2-modern' ? 'modern' : 'legacy', 'negotiated era');
 
     const { tools } = await c.listTools();
@@ -87,10 +100,10 @@ t.test('an unknown tool and invalid arguments are errors that say so', async (t)
 });
 
 t.test('a call the full schema refuses is still refused, though the served schema cannot say why', async (t) => {
-  const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
-  const c = await connect(sb, 'v2-modern', ['--allow-write']);
-  t.teardown(() => c.close());
+  const { c } = modern;
+  const memory = async () => structured(await c.callTool({ name: 'shadow_memory', arguments: { action: 'read' } })).content;
+  const goals = async () => structured(await c.callTool({ name: 'shadow_goal', arguments: { action: 'list' } })).goals;
+  const before = { memory: await memory(), goals: await goals() };
   const served = new Map((await c.listTools()).tools.map((x) => [x.name, x.inputSchema as any]));
   const refused: Array<[string, Record<string, unknown>, RegExp]> = [
     ['shadow_memory', { action: 'append' }, /must have required property 'text'/],
@@ -108,6 +121,6 @@ t.test('a call the full schema refuses is still refused, though the served schem
     t.match(r.content[0].text, /^SC_TOOL_ARGS_INVALID: /);
     t.match(r.content[0].text, why);
   }
-  t.equal(structured(await c.callTool({ name: 'shadow_memory', arguments: { action: 'read' } })).content, '', 'nothing was written');
-  t.same(structured(await c.callTool({ name: 'shadow_goal', arguments: { action: 'list' } })).goals, [], 'no goal was touched');
+  t.equal(await memory(), before.memory, 'nothing was written');
+  t.same(await goals(), before.goals, 'no goal was touched');
 });

@@ -29,11 +29,14 @@ function message(body: string): any {
   return JSON.parse(data ? (data[1] as string) : body);
 }
 
+// One certificate for every proxy in this file: making an RSA key is a third of a CPU-second.
+let tls: { key: string; cert: string };
+
 async function setup(t: any, allowed: string) {
+  tls ??= certificate('mcp.example.com');
   const sb = sandbox();
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const gw = await startGateway(sb, ['--allowed-host', allowed]);
-  const tls = certificate('mcp.example.com');
   const proxy = createHttps(tls, (req, res) => {
     // Like an nginx location with proxy_set_header Host $host: the Host header is kept.
     const up = httpRequest({ host: '127.0.0.1', port: gw.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
@@ -62,8 +65,16 @@ async function setup(t: any, allowed: string) {
   return { gw, via };
 }
 
+// One gateway and proxy for mcp.example.com, started once, for the tests that only send it
+// requests: each request is answered on its own (no session, no state a request leaves behind),
+// and all of them together stay far below the rate limit.
+let example: Awaited<ReturnType<typeof setup>>;
+t.before(async () => {
+  example = await setup(t, 'mcp.example.com');
+});
+
 t.test('a request through the proxy with the allowed Host and the token is served', async (t) => {
-  const { via } = await setup(t, 'mcp.example.com');
+  const { via } = example;
   const r = await via({ host: 'mcp.example.com', ...auth() });
   t.equal(r.status, 200);
   t.match(message(r.body), { result: { serverInfo: { name: 'shadowcode' } } });
@@ -72,14 +83,14 @@ t.test('a request through the proxy with the allowed Host and the token is serve
 });
 
 t.test('with proxy hosts, the token stays mandatory and only those hosts are accepted', async (t) => {
-  const { via, gw } = await setup(t, 'mcp.example.com');
+  const { via, gw } = example;
   t.equal((await via({ host: 'mcp.example.com' })).status, 401, 'read-only still needs the token');
   t.equal((await via({ host: 'other.example.com', ...auth() })).status, 403);
   t.equal((await raw(gw.port, { headers: { ...JSON_HEADERS, ...auth() }, body: INIT_BODY })).status, 403, 'the loopback Host is no longer accepted');
 });
 
 t.test('only the exact matching https Origin is accepted, default port normalised', async (t) => {
-  const { via } = await setup(t, 'mcp.example.com');
+  const { via } = example;
   const h = { host: 'mcp.example.com', ...auth() };
   t.equal((await via({ ...h, origin: 'https://mcp.example.com' })).status, 200);
   t.equal((await via({ ...h, origin: 'https://mcp.example.com:443' })).status, 200);
