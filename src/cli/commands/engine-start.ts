@@ -17,10 +17,24 @@ import type { CommandSpec, Output } from '../spec.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+type Shared = NonNullable<Awaited<ReturnType<typeof findShared>>>;
+
+const running = (shared: Shared): Output => ({
+  data: { started: false, engine: shared.info, socket: shared.files.sock },
+  text: `an engine is already running for this profile: pid ${shared.info.pid} on ${shared.files.sock}`,
+});
+
 async function already(ctx: Ctx): Promise<Output | null> {
   const shared = await findShared(ctx);
-  if (!shared) return null;
-  return { data: { started: false, engine: shared.info, socket: shared.files.sock }, text: `an engine is already running for this profile: pid ${shared.info.pid} on ${shared.files.sock}` };
+  return shared ? running(shared) : null;
+}
+
+/** The profile's engine, or null while there is none or it does not answer yet (it may still be starting). */
+function answering(ctx: Ctx): Promise<Shared | null> {
+  return findShared(ctx).catch((err: unknown) => {
+    if ((err as ScError).code === 'SC_ENGINE_UNAVAILABLE' || (err as ScError).code === 'SC_ENGINE_TIMEOUT') return null;
+    throw err;
+  });
 }
 
 export const command: CommandSpec = {
@@ -38,19 +52,24 @@ export const command: CommandSpec = {
     const policy = ctx.policy();
     if (options.foreground === true) {
       const log = (line: string) => ctx.io.stderr.write(`${line}\n`);
-      const running = await enforce(ctx.gate(), ctx.request('cli:engine.serve', { args: { foreground: true } }), (t) => serveEngine(t, { profileDir: ctx.profile.dir, policy, env: ctx.io.env, log, prepare: attachAgentRuntime }));
-      if (!running) {
-        const other = await already(ctx);
-        if (other) return other;
-        throw new ScError('SC_ENGINE_START_FAILED', 'another engine holds the profile lock but does not answer on its socket yet; try again');
+      const engine = await enforce(ctx.gate(), ctx.request('cli:engine.serve', { args: { foreground: true } }), (t) => serveEngine(t, { profileDir: ctx.profile.dir, policy, env: ctx.io.env, log, prepare: attachAgentRuntime }));
+      if (!engine) {
+        // Another engine holds the lock. Racing starts lose to one that may not answer yet: wait for it, within the start deadline.
+        const end = Date.now() + policy.limits.engine.start_deadline_ms;
+        for (;;) {
+          const other = await answering(ctx);
+          if (other) return running(other);
+          if (Date.now() >= end) throw new ScError('SC_ENGINE_START_FAILED', `another engine holds the profile lock but did not answer on its socket within ${policy.limits.engine.start_deadline_ms} ms; try again`);
+          await sleep(50);
+        }
       }
-      const onSignal = (s: NodeJS.Signals) => void running.stop(s);
+      const onSignal = (s: NodeJS.Signals) => void engine.stop(s);
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
-      await running.stopped;
+      await engine.stopped;
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      return { data: { started: true, stopped: true, engine: running.info }, text: '' };
+      return { data: { started: true, stopped: true, engine: engine.info }, text: '' };
     }
     const have = await already(ctx);
     if (have) return have;
@@ -60,10 +79,7 @@ export const command: CommandSpec = {
     const end = Date.now() + policy.limits.engine.start_deadline_ms;
     while (Date.now() < end) {
       await sleep(50);
-      const shared = await findShared(ctx).catch((err: unknown) => {
-        if ((err as ScError).code === 'SC_ENGINE_UNAVAILABLE' || (err as ScError).code === 'SC_ENGINE_TIMEOUT') return null;
-        throw err;
-      });
+      const shared = await answering(ctx);
       if (shared) {
         const mine = shared.info.pid === launched.pid;
         return {
@@ -72,8 +88,8 @@ export const command: CommandSpec = {
         };
       }
       if (exited !== undefined) {
-        const other = await already(ctx);
-        if (other) return other;
+        const other = await answering(ctx);
+        if (other) return running(other);
         throw new ScError('SC_ENGINE_START_FAILED', `the engine exited with status ${exited} before it answered; see ${files.log}`);
       }
     }
