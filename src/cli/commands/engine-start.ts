@@ -19,14 +19,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Shared = NonNullable<Awaited<ReturnType<typeof findShared>>>;
 
-const running = (shared: Shared): Output => ({
+const alreadyRunning = (shared: Shared): Output => ({
   data: { started: false, engine: shared.info, socket: shared.files.sock },
   text: `an engine is already running for this profile: pid ${shared.info.pid} on ${shared.files.sock}`,
 });
 
 async function already(ctx: Ctx): Promise<Output | null> {
   const shared = await findShared(ctx);
-  return shared ? running(shared) : null;
+  return shared ? alreadyRunning(shared) : null;
 }
 
 /** The profile's engine, or null while there is none or it does not answer yet (it may still be starting). */
@@ -58,7 +58,7 @@ export const command: CommandSpec = {
         const end = Date.now() + policy.limits.engine.start_deadline_ms;
         for (;;) {
           const other = await answering(ctx);
-          if (other) return running(other);
+          if (other) return alreadyRunning(other);
           if (Date.now() >= end) throw new ScError('SC_ENGINE_START_FAILED', `another engine holds the profile lock but did not answer on its socket within ${policy.limits.engine.start_deadline_ms} ms; try again`);
           await sleep(50);
         }
@@ -89,7 +89,7 @@ export const command: CommandSpec = {
       }
       if (exited !== undefined) {
         const other = await answering(ctx);
-        if (other) return running(other);
+        if (other) return alreadyRunning(other);
         throw new ScError('SC_ENGINE_START_FAILED', `the engine exited with status ${exited} before it answered; see ${files.log}`);
       }
     }
