@@ -3,12 +3,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { parse as parseToml } from 'smol-toml';
 import t from 'tap';
 import { isValid } from '../../src/schema/validate.js';
 import { cli, ROOT, type Sandbox, sandbox, spawnCli } from '../fixtures/env.js';
+import { v1 } from '../fixtures/sdk-v1.js';
 
 /**
  * A sandbox with a trusted project, shared by the tests that launch what they register: both
@@ -63,9 +62,10 @@ function launched(flavor: 'v1' | 'v2', command: string, args: string[], env: Rec
     seen = (async () => {
       let c: { listTools(): Promise<{ tools: unknown[] }>; callTool(p: unknown): Promise<any>; close(): Promise<void> };
       if (flavor === 'v1') {
-        const v1 = new V1Client({ name: 'as-codex', version: '1' });
-        await v1.connect(new V1Transport({ command, args, env }));
-        c = v1 as never;
+        const { Client: V1Client, StdioClientTransport: V1Transport } = v1();
+        const v1Peer = new V1Client({ name: 'as-codex', version: '1' });
+        await v1Peer.connect(new V1Transport({ command, args, env }));
+        c = v1Peer as never;
       } else {
         const v2 = new Client({ name: 'as-v2-host', version: '1' }, { versionNegotiation: { mode: 'auto' } as never });
         await v2.connect(new StdioClientTransport({ command, args, env }), { timeout: 15000 });

@@ -12,13 +12,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { ROOT, sandbox } from '../fixtures/env.js';
 import { httpClient, TOKEN } from '../fixtures/http.js';
 import { installedPackage } from '../fixtures/install.js';
+import { v1 } from '../fixtures/sdk-v1.js';
 
 const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'sc-lib-'));
@@ -122,6 +121,7 @@ await sc.close();
   );
   const args = [join(consumer, 'stdio-host.mjs'), sb.profile, sb.project];
   for (const flavor of ['v1', 'v2'] as const) {
+    const { Client: V1Client, StdioClientTransport: V1Transport } = v1();
     const transport = flavor === 'v1' ? new V1Transport({ command: process.execPath, args, cwd: consumer, stderr: 'pipe' }) : new StdioClientTransport({ command: process.execPath, args, cwd: consumer, stderr: 'pipe' });
     const client = flavor === 'v1' ? new V1Client({ name: 'lib-v1', version: '1' }) : new Client({ name: 'lib-v2', version: '2' });
     await client.connect(transport as never);

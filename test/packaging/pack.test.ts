@@ -19,11 +19,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import t from 'tap';
 import { ROOT, sandbox } from '../fixtures/env.js';
 import { installedPackage, npm, run } from '../fixtures/install.js';
+import { v1 } from '../fixtures/sdk-v1.js';
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
@@ -70,6 +69,7 @@ t.test('packs, installs into a temporary prefix, and the installed bin serves to
   const env = { ...sb.env } as Record<string, string>;
   t.equal((await run(bin, ['--version'], { env })).stdout, `${pkg.version}\n`);
 
+  const { Client, StdioClientTransport } = v1();
   const transport = new StdioClientTransport({ command: bin, args: ['--workspace', sb.project, 'mcp', 'serve'], env, stderr: 'pipe' });
   const client = new Client({ name: 'pack-check', version: '1.0.0' });
   t.teardown(() => client.close());
