@@ -4,8 +4,15 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import t, { type Test } from 'tap';
+import { command as engineStart } from '../../src/cli/commands/engine-start.js';
+import { Ctx } from '../../src/cli/context.js';
+import { engineFiles } from '../../src/engine/daemon/files.js';
+import { acquireEngineLock } from '../../src/engine/daemon/lock.js';
+import { shippedPolicy } from '../../src/policy/load.js';
 import { isValid } from '../../src/schema/validate.js';
+import { ensureProfileDir } from '../../src/store/profile.js';
 import { alive, BIN, cli, type Ran, sandbox, type Sandbox, spawnCli, until, withCodeCache } from '../fixtures/env.js';
 import { startEngine } from '../fixtures/engine.js';
 import { processesWith } from '../fixtures/mcp-client.js';
@@ -83,6 +90,28 @@ t.test('racing starts leave exactly one engine', async (t) => {
   t.same(enginesOf(sb), [...pids], 'one engine process for the profile');
   await cli(sb, ['engine', 'stop']);
   await until(() => enginesOf(sb).length === 0);
+});
+
+t.test('a start that loses the lock to an engine that never answers fails once the start deadline passes', async (t) => {
+  const sb = sandbox('eng');
+  ensureProfileDir(sb.profile);
+  // The holder: this test process, which takes the lock and never opens a socket.
+  const lock = acquireEngineLock(engineFiles(sb.profile).lock);
+  t.ok(lock, 'the test holds the profile lock');
+  t.teardown(() => lock?.release());
+  // The deadline through the policy a host passes in, rather than waiting out the shipped 10 s.
+  const shipped = shippedPolicy();
+  const policy = { ...shipped, limits: { ...shipped.limits, engine: { ...shipped.limits.engine, start_deadline_ms: 300 } } };
+  const sink = new PassThrough().resume();
+  const ctx = new Ctx({ stdin: new PassThrough(), stdout: sink, stderr: sink, env: sb.env, cwd: sb.root }, { json: true, help: false, version: false }, { policy, owner: 'cli' });
+  const began = Date.now();
+  await t.rejects(engineStart.run(ctx, { options: { foreground: true }, args: [] }), {
+    code: 'SC_ENGINE_START_FAILED',
+    message: /another engine holds the profile lock but did not answer on its socket within 300 ms; try again/,
+  });
+  t.ok(Date.now() - began >= 300, 'it waited for the holder to answer until the deadline');
+  t.notOk(existsSync(join(sb.profile, 'engine.sock')), 'the losing start left no socket');
+  t.same(enginesOf(sb), [], 'and no engine process');
 });
 
 t.test('engine stop cancels running jobs and leaves no process', async (t) => {
