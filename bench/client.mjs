@@ -3,7 +3,7 @@
 // SDK v2 Client calling the same server-everything over stdio (bench/client-bench.ts,
 // bundled here with esbuild so it runs on plain Node). Target: ≤ 1.15× the direct call.
 // Writes bench/results/client.json. Not a test: no assertions; `npm run build` first
-// (the relay's stdio transport starts dist/supervisor.js).
+// (the relay's stdio transport starts dist/supervisor.cjs).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';

@@ -70,7 +70,7 @@ export async function runSqlite(ticket: GateTicket, project: string, req: Sqlite
     max_rows: Math.min(req.max_rows ?? limits.sqlite_rows, limits.sqlite_rows),
     max_bytes: limits.sqlite_bytes,
   };
-  const { child } = startHelper(ticket, { program: join(packageRoot(), 'dist', 'sqlite-child.js'), ...databaseFiles(file), policy: ctx.policy, db: ctx.db, stdio: ['pipe', 'pipe', 'pipe'], project });
+  const { child } = startHelper(ticket, { program: join(packageRoot(), 'dist', 'sqlite-child.cjs'), ...databaseFiles(file), policy: ctx.policy, db: ctx.db, stdio: ['pipe', 'pipe', 'pipe'], project });
   let out = '';
   let err = '';
   let tooBig = false;

@@ -7,7 +7,7 @@
  *                       `true`? (probed once per PATH, cached) ─► 'bwrap' | 'none' + why
  *   supervise(ticket, req)  ─► sandbox? (none + sandbox.require: SC_SANDBOX_UNAVAILABLE, nothing starts)
  *        ─► audit row 'spawn' {decision_id, kind, argv0, level, network}
- *        ─► node dist/supervisor.js ─► [bwrap …] argv (own process group)
+ *        ─► node dist/supervisor.cjs ─► [bwrap …] argv (own process group)
  *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines
  *   startDirect(ticket, req) ─► same decision and row ─► [bwrap …] argv, detached, no supervisor
  *                               (background processes with their own lifetime, a version probe)
@@ -178,7 +178,7 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
   const payload = Buffer.from(JSON.stringify({ argv: p.argv, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.error ? { error: p.error } : {}) })).toString('base64');
   let sup: ChildProcess;
   try {
-    sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.js'), payload], { cwd: req.cwd, env: p.env, stdio: [req.stdin, 'pipe', 'pipe', 'pipe'], shell: false });
+    sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.cjs'), payload], { cwd: req.cwd, env: p.env, stdio: [req.stdin, 'pipe', 'pipe', 'pipe'], shell: false });
   } catch (err) {
     p.release();
     throw err;
@@ -273,7 +273,7 @@ export function startHelper(ticket: GateTicket, req: HelperRequest): { child: Ch
   assertTicket(ticket, '*');
   const support = sandboxSupport();
   const sp = sandboxPolicy(req.policy);
-  const name = basename(req.program, '.js');
+  const name = basename(req.program).replace(/\.c?js$/, '');
   if (support.level === 'none' && sp.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `the ${name} helper was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: 'helper' });
   }

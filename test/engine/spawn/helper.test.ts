@@ -75,7 +75,7 @@ t.test('the real query child cannot be pointed at the profile: a job naming secr
   const { sb, file, ...c } = await setup(t);
   const ticket = await ticketFor(c, sb);
   for (const target of [join(sb.profile, 'secrets.json'), join(sb.profile, 'state.db')]) {
-    const { child } = startHelper(ticket, { program: join(ROOT, 'dist', 'sqlite-child.js'), ...databaseFiles(file), policy: c.engine.policy, db: c.engine.db(), stdio: ['pipe', 'pipe', 'pipe'], project: sb.project });
+    const { child } = startHelper(ticket, { program: join(ROOT, 'dist', 'sqlite-child.cjs'), ...databaseFiles(file), policy: c.engine.policy, db: c.engine.db(), stdio: ['pipe', 'pipe', 'pipe'], project: sb.project });
     const r = await run(child, JSON.stringify({ path: target, action: 'tables', max_rows: 10, max_bytes: 10000 }));
     t.equal(r.code, 0, r.err);
     const [first, result] = [r.out.slice(0, r.out.indexOf('\n')), JSON.parse(r.out.slice(r.out.indexOf('\n') + 1))];
