@@ -82,10 +82,20 @@ class Automaton {
   }
 }
 
-let cache: { key: string; auto: Automaton | null } | undefined;
+let cache: { key: string; min: number; auto: Automaton | null } | undefined;
 
+/**
+ * The policy's bounds. When the policy itself cannot be loaded (the error being reported may
+ * be that one), every known value is matched whatever its length and no text is cut short:
+ * scrubbing too much of an error message is the safe side.
+ */
 function limits(): { min: number; max: number } {
-  const l = shippedPolicy().limits.secrets;
+  let l: Limits['secrets'];
+  try {
+    l = shippedPolicy().limits.secrets;
+  } catch {
+    return { min: 1, max: Number.POSITIVE_INFINITY };
+  }
   return { min: l.scrub_min_chars, max: l.scrub_max_chars };
 }
 
@@ -110,8 +120,8 @@ function forms(value: string, min: number): string[] {
 
 function matcher(): Automaton | null {
   const snap = secretSnapshot();
-  if (cache?.key === snap.key) return cache.auto;
   const { min } = limits();
+  if (cache?.key === snap.key && cache.min === min) return cache.auto;
   const byText = new Map<string, string>();
   for (const [name, value] of snap.entries()) {
     if (value.length < min) continue;
@@ -120,7 +130,7 @@ function matcher(): Automaton | null {
   // A raw value wins its name over an encoded form that happens to be the same text.
   for (const [name, value] of snap.entries()) if (value.length >= min) byText.set(value, name);
   const auto = byText.size ? new Automaton([...byText].map(([text, name]) => ({ text, name }))) : null;
-  cache = { key: snap.key, auto };
+  cache = { key: snap.key, min, auto };
   return auto;
 }
 
@@ -190,8 +200,8 @@ function withheld(n: number): string {
  * The text with every known secret value (and its hex/base64 form) replaced by [secret:NAME].
  * The bound is the shipped policy's unless a loaded policy's secrets limits are given.
  */
-export function scrub(text: string, secrets: Limits['secrets'] = shippedPolicy().limits.secrets): string {
-  return scrubWith(matcher(), secrets.scrub_max_chars, text);
+export function scrub(text: string, secrets?: Limits['secrets']): string {
+  return scrubWith(matcher(), secrets?.scrub_max_chars ?? limits().max, text);
 }
 
 function scrubWith(auto: Automaton | null, max: number, text: string): string {
