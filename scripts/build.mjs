@@ -13,17 +13,29 @@
 // better-sqlite3 stays external (a native addon) and is required only when a
 // database first opens.
 import { createHash } from 'node:crypto';
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+
+// The shipped policy files that pass their schema, by the sha256 of their bytes: the bundle
+// (src/policy/load.ts) skips checking those exact bytes again at every start. A file that fails
+// is left out, so a start reports it as it would without this.
+const validators = await import('../gen/validators/index.js');
+const verifiedPolicy = {};
+for (const file of readdirSync(new URL('../policy/', import.meta.url)).filter((f) => f.endsWith('.json')).sort()) {
+  const validate = validators[`validate${file.slice(0, -'.json'.length).replace(/(^|-)([a-z])/g, (_, _dash, c) => c.toUpperCase())}`];
+  const bytes = readFileSync(new URL(`../policy/${file}`, import.meta.url));
+  if (typeof validate === 'function' && validate(JSON.parse(bytes.toString('utf8')))) verifiedPolicy[file] = createHash('sha256').update(bytes).digest('hex');
+}
+
 const common = {
   bundle: true,
   platform: 'node',
   target: 'node20',
   external: ['better-sqlite3'],
-  define: { __SHADOWCODE_VERSION__: JSON.stringify(pkg.version) },
+  define: { __SHADOWCODE_VERSION__: JSON.stringify(pkg.version), __SHADOWCODE_VERIFIED_POLICY__: JSON.stringify(verifiedPolicy) },
   legalComments: 'none',
   sourcemap: false,
   logLevel: 'warning',

@@ -1,9 +1,11 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { loadPolicy, shippedPolicy } from '../../src/policy/load.js';
-import { ROOT } from '../fixtures/env.js';
+import { loadPolicy, shippedPolicy, verifiedAtBuild } from '../../src/policy/load.js';
+import { ROOT, sandbox } from '../fixtures/env.js';
 
 function policyCopy(t: Test, edit: (dir: string) => void): string {
   const dir = mkdtempSync(join(tmpdir(), 'sc-policy-'));
@@ -51,4 +53,43 @@ t.test('a broken policy file is a startup error naming the file and the path', a
   rejects(t, policyCopy(t, (d) => editJson(d, 'permissions.json', (v) => (v.rules[0].effect = 'maybe'))), /policy\/permissions\.json at \/rules\/0\/effect: must be one of "permit", "forbid"/, 'unknown effect');
   rejects(t, policyCopy(t, (d) => editJson(d, 'limits.json', (v) => (v.tokens.min_length = 600))), /policy\/limits\.json at \/tokens: minimum 600 exceeds maximum 512/, 'min above max');
   rejects(t, policyCopy(t, (d) => editJson(d, 'environment.json', (v) => v.allow.push('BAD NAME'))), /policy\/environment\.json at \/allow\/\d+: must match pattern/, 'bad variable name');
+});
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+t.test('a file the build verified is trusted only for exactly the bytes it verified', async (t) => {
+  const text = readFileSync(join(ROOT, 'policy', 'limits.json'), 'utf8');
+  const verified = { 'limits.json': sha256(text) };
+  t.ok(verifiedAtBuild('limits.json', text, verified), 'the same bytes');
+  t.notOk(verifiedAtBuild('limits.json', text.replace('1048576', '1048577'), verified), 'one digit changed');
+  t.notOk(verifiedAtBuild('limits.json', `${text} `, verified), 'only whitespace added');
+  t.notOk(verifiedAtBuild('sandbox.json', text, verified), 'another file with these bytes');
+  t.notOk(verifiedAtBuild('limits.json', text), 'from source no file is verified, so every file is checked');
+});
+
+t.test('the built CLI skips checks only for the shipped bytes: an edited file is still refused', async (t) => {
+  const bundle = readFileSync(join(ROOT, 'dist', 'cli.cjs'), 'latin1');
+  for (const file of readdirSync(join(ROOT, 'policy')).filter((f) => f.endsWith('.json'))) {
+    t.ok(bundle.includes(`"${file}":"${sha256(readFileSync(join(ROOT, 'policy', file), 'utf8'))}"`), `the build verified policy/${file}`);
+  }
+  // A copy of the package whose policy can be edited: the CLI reads policy/ beside dist/.
+  const pkg = mkdtempSync(join(tmpdir(), 'sc-pkg-'));
+  t.teardown(() => rmSync(pkg, { recursive: true, force: true }));
+  for (const part of ['bin', 'dist', 'policy', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'));
+  const sb = sandbox('policy');
+  const status = (...flags: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(process.execPath, [join(pkg, 'bin', 'shadowcode.js'), ...flags, 'status'], { env: sb.env }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr })),
+    );
+  const shipped = await status('--json');
+  t.equal(shipped.code, 0, 'the shipped policy loads');
+  editJson(join(pkg, 'policy'), 'limits.json', (v) => (v.tokens.max_length = 'long'));
+  const edited = await status('--json');
+  t.not(edited.code, 0);
+  t.match(JSON.parse(edited.stdout), { error: { code: 'SC_POLICY_INVALID', message: 'policy/limits.json at /tokens/max_length: must be integer' } });
+  // The error is reported as one line, although reporting it scrubs with bounds from that same policy.
+  const text = await status();
+  t.not(text.code, 0);
+  t.equal(text.stderr, 'shadowcode: policy/limits.json at /tokens/max_length: must be integer [SC_POLICY_INVALID]\n');
 });
