@@ -10,12 +10,14 @@
  *   policy/protected-paths.json ┘
  *
  * A broken file is one SC_POLICY_INVALID naming the file and the JSON path, at
- * start-up, before anything is served. A built bundle carries the sha256 of each
- * shipped file that passed its schema when it was built (scripts/build.mjs): the
- * same bytes meet the same validators, so their check is not run again. That is
- * about a tenth of every command's start-up; any edit, however small, is checked. The hash is over canonical JSON, so it
+ * start-up, before anything is served. The hash is over canonical JSON, so it
  * changes exactly when what the policy says changes, and it is stamped on every
  * audited decision.
+ *
+ * A built bundle carries the sha256 of each shipped file that passed its schema when
+ * it was built (scripts/build.mjs): the same bytes meet the same validators, so their
+ * check is not run again. That is about a tenth of a command's start-up; any edit,
+ * however small, is checked.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
