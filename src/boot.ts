@@ -13,12 +13,13 @@
  * source or the engine. Writes are atomic (temp file + rename) and length-framed,
  * so a torn file is discarded rather than fed to V8.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { constants as vmConstants, Script } from 'node:vm';
+import { makeDirs } from './util/make-dirs.js';
 import { V8_FLAGS } from './v8-flags.js';
 
 declare const __SHADOWCODE_BUNDLE_HASH__: string;
@@ -64,7 +65,7 @@ function readCache(file: string): Cached | undefined {
 function writeCache(dir: string, file: string, data: Buffer, warm: boolean): void {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
     const head = Buffer.alloc(12);
     head.write(MAGIC, 0, 'latin1');
     head.writeUInt32LE(data.length, 4);

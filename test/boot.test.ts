@@ -88,6 +88,10 @@ t.test('runs when the cache directory cannot be written', async (t) => {
   const r2 = await spawnCli(sb, ['--version'], '', { XDG_CACHE_HOME: blocked });
   t.equal(r2.code, 0, r2.stderr);
   t.equal(r2.stderr, '');
+  // A cache directory below /proc, where Node's own recursive mkdir never returns: the command still ends.
+  const r3 = await spawnCli(sb, ['--version'], '', { XDG_CACHE_HOME: `/proc/${process.pid}/sc-cache` });
+  t.equal(r3.code, 0, r3.stderr);
+  t.equal(r3.stderr, '');
 });
 
 t.test('a CLI command that needs no database does not load the SQLite driver', async (t) => {

@@ -18,6 +18,7 @@ import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { ScError } from '../errors.js';
+import { makeDirs } from '../util/make-dirs.js';
 
 export const PROFILE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -63,7 +64,7 @@ function realDir(path: string): string {
 
 export function ensureProfileDir(dir: string): void {
   try {
-    mkdirSync(dirname(dir), { recursive: true });
+    makeDirs(dirname(dir));
     mkdirSync(dir, { mode: 0o700 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {

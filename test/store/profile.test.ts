@@ -37,6 +37,11 @@ t.test('a new profile directory is created 0700', async (t) => {
   t.equal(statSync(sb.profile).mode & 0o777, 0o700);
 });
 
+t.test('a profile that cannot be created is refused with the reason, wherever it is asked for', async (t) => {
+  // Below /proc, Node's recursive mkdir never returns; the profile is refused instead.
+  t.throws(() => ensureProfileDir(`/proc/${process.pid}/sc-not-here/profile`), { code: 'SC_PROFILE_INVALID', message: /^cannot create profile directory .*: ENOENT$/ });
+});
+
 t.test('a profile directory other users can reach is refused', async (t) => {
   const sb = sandbox();
   mkdirSync(sb.profile);
