@@ -37,7 +37,7 @@ t.test('a new profile directory is created 0700', async (t) => {
   t.equal(statSync(sb.profile).mode & 0o777, 0o700);
 });
 
-t.test('a profile that cannot be created is refused with the reason, wherever it is asked for', async (t) => {
+t.test('a profile directory that cannot be made is refused with the reason, not retried for ever', async (t) => {
   // Below /proc, Node's recursive mkdir never returns; the profile is refused instead.
   t.throws(() => ensureProfileDir(`/proc/${process.pid}/sc-not-here/profile`), { code: 'SC_PROFILE_INVALID', message: /^cannot create profile directory .*: ENOENT$/ });
 });
