@@ -14,15 +14,17 @@
  *
  * A zombie (killed, not yet collected by its parent) counts as gone: it runs nothing.
  */
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Db, sql } from '../store/db.js';
 import { cancelPending } from './approvals.js';
 import { ACTIVE, addEvent, setState } from './job-events.js';
 
-/** Whether process `pid` exists and is not a zombie. */
-export function pidRunning(pid: number): boolean {
+const readStat = (pid: number): string => readFileSync(`/proc/${pid}/stat`, 'latin1');
+
+/** Whether process `pid` exists and is not a zombie. `stat` reads /proc/<pid>/stat (a test replaces it). */
+export function pidRunning(pid: number, stat: (pid: number) => string = readStat): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
@@ -31,9 +33,13 @@ export function pidRunning(pid: number): boolean {
   }
   try {
     // Linux: the state follows the parenthesised command name, which may itself hold ") ".
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return !/^Z/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
+    const text = stat(pid);
+    return !/^Z/.test(text.slice(text.lastIndexOf(')') + 2));
+  } catch (err) {
+    // A zombie collected by its parent between the two probes has no /proc entry any more: it is
+    // gone. Counting it as running once left a dead engine's job unsettled while the server
+    // reported the engine gone.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && existsSync('/proc/self/stat')) return false;
     return true; // no /proc here: the signal probe is all there is
   }
 }

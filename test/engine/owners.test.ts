@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { pidRunning } from '../../src/engine/owners.js';
 import { openDb } from '../../src/store/db.js';
 import { useFakeModel } from '../fixtures/agent-e2e.js';
 import { BIN, cli, type Sandbox, sandbox, spawnCli, until, withCodeCache } from '../fixtures/env.js';
@@ -82,6 +83,28 @@ async function afterDeath(t: Test, sb: Sandbox, approval: string, job: string, r
   t.same(after.approvals, ['cancelled'], 'its approval is cancelled, not approved');
   t.notOk(existsSync(join(sb.project, 'ran.txt')), 'nothing ran');
 }
+
+t.test('a process is running until it is a zombie or gone, even when it is collected between the probes', async (t) => {
+  t.ok(pidRunning(process.pid), 'this process');
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const exited = new Promise((r) => child.on('exit', r));
+  const pid = child.pid as number;
+  t.ok(pidRunning(pid), 'a live child');
+  child.kill('SIGKILL');
+  // Killed: a zombie until Node collects it, then gone; neither is running.
+  await until(() => !pidRunning(pid));
+  await exited;
+  t.notOk(pidRunning(pid), 'collected: gone');
+  // The signal probe still finds the process, and then its /proc entry is gone: its parent just collected it.
+  const reapedBetween = () => {
+    throw Object.assign(new Error('ENOENT: no such file or directory'), { code: 'ENOENT' });
+  };
+  t.notOk(pidRunning(process.pid, reapedBetween), 'gone between the two probes counts as gone');
+  const unreadable = () => {
+    throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+  };
+  t.ok(pidRunning(process.pid, unreadable), 'an unreadable entry leaves the signal probe to decide');
+});
 
 t.test('a SIGKILLed run: the next command that opens the profile settles its task', async (t) => {
   const sb = sandbox('own-kill');
