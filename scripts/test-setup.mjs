@@ -23,6 +23,8 @@ import { fileURLToPath } from 'node:url';
 import { TapConfig } from '@tapjs/config';
 import { tapBundlePath, transformed } from '../test/fixtures/ts-hooks.mjs';
 
+const cjs = createRequire(import.meta.url)('../test/fixtures/ts-require.cjs');
+
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const built = readFileSync(fileURLToPath(import.meta.resolve('@tapjs/test/test-built')), 'utf8').match(/export const signature = `([^`]*)`/)?.[1];
@@ -34,34 +36,46 @@ if (built !== config.pluginSignature) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
-// After the build above: the bundle's name includes the built plugin list.
-const bundle = tapBundlePath();
-if (bundle && !existsSync(bundle)) {
+// After the build above: each bundle's name includes the built plugin list.
+const bundles = [
+  // For a test process's ESM (ts-hooks.mjs): everything tap exports.
+  { path: tapBundlePath(), format: 'esm', contents: "export * from 'tap';\nexport { default } from 'tap';\n",
+    // Some of tap's dependencies are CommonJS and require() Node's own modules.
+    banner: "import { createRequire as __tapCreateRequire } from 'node:module';\nconst require = __tapCreateRequire(import.meta.url);" },
+  // For a test file run as CommonJS (ts-require.cjs): `t`, which `import t from 'tap'` receives.
+  { path: cjs.tapBundlePath(), format: 'cjs', contents: "module.exports = require('tap').t;\n" },
+];
+for (const { path: bundle, format, contents, banner } of bundles) {
+  if (!bundle || existsSync(bundle)) continue;
   const { build } = await import('esbuild');
   mkdirSync(dirname(bundle), { recursive: true });
   const tmp = `${bundle}.${process.pid}.tmp`;
   try {
     await build({
-      stdin: { contents: "export * from 'tap';\nexport { default } from 'tap';\n", resolveDir: ROOT, loader: 'js' },
+      stdin: { contents, resolveDir: ROOT, loader: 'js' },
       bundle: true,
       platform: 'node',
-      format: 'esm',
+      format,
       target: 'node20',
       outfile: tmp,
       logLevel: 'warning',
-      // Some of tap's dependencies are CommonJS and require() Node's own modules.
-      banner: { js: "import { createRequire as __tapCreateRequire } from 'node:module';\nconst require = __tapCreateRequire(import.meta.url);" },
+      ...(banner ? { banner: { js: banner } } : {}),
     });
     renameSync(tmp, bundle);
-    for (const old of readdirSync(dirname(bundle))) if (join(dirname(bundle), old) !== bundle) rmSync(join(dirname(bundle), old), { force: true });
   } finally {
     rmSync(tmp, { force: true });
   }
 }
+// Bundles for another tap or other plugins.
+const current = new Set(bundles.map((b) => b.path));
+const dir = bundles[0].path && dirname(bundles[0].path);
+if (dir && existsSync(dir)) for (const old of readdirSync(dir)) if (!current.has(join(dir, old))) rmSync(join(dir, old), { force: true });
 
 const sources = ['src', 'test'].flatMap((dir) =>
   readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
     .map((f) => join(ROOT, dir, f)),
 );
-await Promise.all(sources.map((path) => transformed(path)));
+// Each file as a test process loads it (CommonJS; a file with top-level await cannot be, and
+// runs as ESM), and as ESM for the children that import our sources from an ES module.
+await Promise.all(sources.flatMap((path) => [cjs.transformedAsync(path).catch(() => undefined), transformed(path)]));
