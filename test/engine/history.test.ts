@@ -10,7 +10,7 @@ import { enforce } from '../../src/policy/gate.js';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { getProject } from '../../src/store/projects.js';
 import { sha256 } from '../../src/util/canonical-json.js';
-import { cli, connection, ROOT, sandbox, TS_IMPORT } from '../fixtures/env.js';
+import { cli, connection, ROOT, sandbox, TS_REQUIRE } from '../fixtures/env.js';
 
 /** A task that changes files, as the agent runtime will: through the gate, then the file API. */
 async function task(c: Awaited<ReturnType<typeof connection>>, project: string, edits: Array<[string, string | null]>, why = 'edit') {
@@ -113,11 +113,11 @@ t.test('a crash in the middle of a change leaves the store consistent', async (t
   const sb = sandbox();
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const script = `
-    import { Engine } from './src/engine/engine.ts';
-    import { changeFile } from './src/engine/files.ts';
-    import { enforce } from './src/policy/gate.ts';
-    import { shippedPolicy } from './src/policy/load.ts';
-    import { Connection } from './src/server/connection.ts';
+    const { Engine } = require('./src/engine/engine.ts');
+    const { changeFile } = require('./src/engine/files.ts');
+    const { enforce } = require('./src/policy/gate.ts');
+    const { shippedPolicy } = require('./src/policy/load.ts');
+    const { Connection } = require('./src/server/connection.ts');
     const sb = JSON.parse(process.argv[1]);
     // What connection() in test/fixtures/env.ts builds, without loading the whole CLI each round.
     const engine = new Engine(sb.profile, shippedPolicy(), sb.env);
@@ -125,11 +125,13 @@ t.test('a crash in the middle of a change leaves the store consistent', async (t
     const { job } = c.engine.jobs().submitTest(c.conn.owner, sb.project, ['true'], 'workspace', null);
     const big = Buffer.alloc(8 << 20, 97);
     process.stdout.write('ready\\n');
-    for (let i = 0; ; i++) {
-      await enforce(c.conn.gate(), { action: 'file:write', principal: { kind: 'engine', owner: c.conn.owner, allow_write: true, allow_approvals: false }, project: { path: sb.project, trusted: true, level: 'workspace' }, requested_level: 'workspace', resource: { kind: 'job', id: job.id, owner: c.conn.owner, project: sb.project } },
-        (tk) => changeFile(tk, c.engine.db(), sb.project, job.id, 'f' + (i % 3) + '.bin', Buffer.concat([big, Buffer.from(String(i))]), 'loop ' + i, 16 << 20));
-      process.stdout.write('applied\\n');
-    }
+    (async () => {
+      for (let i = 0; ; i++) {
+        await enforce(c.conn.gate(), { action: 'file:write', principal: { kind: 'engine', owner: c.conn.owner, allow_write: true, allow_approvals: false }, project: { path: sb.project, trusted: true, level: 'workspace' }, requested_level: 'workspace', resource: { kind: 'job', id: job.id, owner: c.conn.owner, project: sb.project } },
+          (tk) => changeFile(tk, c.engine.db(), sb.project, job.id, 'f' + (i % 3) + '.bin', Buffer.concat([big, Buffer.from(String(i))]), 'loop ' + i, 16 << 20));
+        process.stdout.write('applied\\n');
+      }
+    })();
   `;
   // A timed-out run must not leave an endless writer behind.
   let live: ReturnType<typeof spawn> | null = null;
@@ -137,7 +139,7 @@ t.test('a crash in the middle of a change leaves the store consistent', async (t
     live?.kill('SIGKILL');
   });
   for (let round = 0; round < 4; round++) {
-    const child = spawn(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', script, JSON.stringify(sb)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...TS_REQUIRE, '-e', script, JSON.stringify(sb)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     live = child;
     // Killed at a different point of a later change each round, once one change is through (however slow the machine).
     let out = '';

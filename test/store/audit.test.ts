@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { appendAudit, appendAuditRows, deferAudit, deferredAuditRows, flushAudit, readAudit, verifyAudit } from '../../src/store/audit.js';
 import { openDb } from '../../src/store/db.js';
 import { ensureProfileDir } from '../../src/store/profile.js';
-import { ROOT, sandbox, TS_IMPORT, until } from '../fixtures/env.js';
+import { ROOT, sandbox, TS_REQUIRE, until } from '../fixtures/env.js';
 
 function fresh(t: Test) {
   const sb = sandbox('sc-audit');
@@ -105,21 +105,22 @@ t.test('two processes appending at once keep one unbroken chain', async (t) => {
   const { sb, db } = fresh(t);
   // Each writer also defers rows, as the HTTP gateway does with outcomes: they join the chain with its next commit.
   const script = `
-    import { openDb } from './src/store/db.ts';
-    import { appendAudit, deferAudit, flushAudit } from './src/store/audit.ts';
+    const { openDb } = require('./src/store/db.ts');
+    const { appendAudit, deferAudit, flushAudit } = require('./src/store/audit.ts');
     const db = openDb(process.argv[1], 10000);
     // Both writers start their loops together: each says it is ready, then waits for the go.
     process.stdout.write('ready\\n');
-    await new Promise((r) => process.stdin.once('data', r));
-    for (let i = 0; i < 100; i++) {
-      appendAudit(db, 'decision', { w: process.argv[2], i });
-      if (i % 2) deferAudit(db, 'http_outcome', { w: process.argv[2], i }, { flush_ms: 60000, rows: 7 });
-    }
-    flushAudit(db);
-    db.close();
+    process.stdin.once('data', () => {
+      for (let i = 0; i < 100; i++) {
+        appendAudit(db, 'decision', { w: process.argv[2], i });
+        if (i % 2) deferAudit(db, 'http_outcome', { w: process.argv[2], i }, { flush_ms: 60000, rows: 7 });
+      }
+      flushAudit(db);
+      db.close();
+    });
   `;
   const writers = ['a', 'b'].map((who) => {
-    const c = spawn(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', script, sb.profile, who], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    const c = spawn(process.execPath, [...TS_REQUIRE, '-e', script, sb.profile, who], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
     const ready = new Promise<void>((resolve, reject) => {
       c.stdout.once('data', () => resolve());
       c.once('close', (code) => reject(new Error(`writer ${who} exited ${code} before it was ready`)));

@@ -4,19 +4,20 @@
 import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { holdProtected } from '../../../src/engine/spawn/holds.js';
-import { sandbox, TS_IMPORT } from '../../fixtures/env.js';
+import { sandbox, TS_REQUIRE } from '../../fixtures/env.js';
 
 const NAMES = ['.git', '.mcp.json', '.claude'];
 
 /** Another process holding the project: resolves once it holds; `end()` makes it release and exit. */
 async function holder(project: string, profile: string) {
-  const code = `import { holdProtected } from ${JSON.stringify(new URL('../../../src/engine/spawn/holds.ts', import.meta.url).href)};
+  const code = `const { holdProtected } = require(${JSON.stringify(fileURLToPath(new URL('../../../src/engine/spawn/holds.ts', import.meta.url)))});
 const h = holdProtected(${JSON.stringify(project)}, ${JSON.stringify(NAMES)}, ${JSON.stringify(profile)});
 process.stdout.write('held\\n');
 process.stdin.on('data', () => { h.release(); process.stdout.write('released\\n'); process.exit(0); });`;
-  const child = spawn(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...TS_REQUIRE, '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (d) => {
