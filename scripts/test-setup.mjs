@@ -3,8 +3,9 @@
  * it on its own:
  *
  *   tap's test class built with other plugins than package.json asks for? `tap build`
- *   tap and its plugins ─► one module (test/fixtures/ts-hooks.mjs hands it to `import 'tap'`)
- *   every .ts under src/ and test/ ─► test/fixtures/ts-hooks.mjs's transform cache
+ *   tap and its plugins ─► one ES module (ts-hooks.mjs hands it to `import 'tap'`)
+ *                        ─► one CommonJS module of `t` (ts-require.cjs hands it to `require('tap')`)
+ *   every .ts under src/ and test/ ─► the transform caches of both, CommonJS and ESM (test/fixtures/)
  *
  * Plugins: the suite turns off the ones it does not use (TypeScript through ts-node,
  * module mocks, snapshots, fixtures...); each adds imports or a module-hook chain to
