@@ -6,6 +6,7 @@
  *   tap and its plugins ─► one ES module (ts-hooks.mjs hands it to `import 'tap'`)
  *                        ─► one CommonJS module of `t` (ts-require.cjs hands it to `require('tap')`)
  *   every .ts under src/ and test/ ─► the transform caches of both, CommonJS and ESM (test/fixtures/)
+ *   every .js under gen/           ─► the CommonJS cache (a test process loads gen/ as CommonJS)
  *
  * Plugins: the suite turns off the ones it does not use (TypeScript through ts-node,
  * module mocks, snapshots, fixtures...); each adds imports or a module-hook chain to
@@ -77,6 +78,13 @@ const sources = ['src', 'test'].flatMap((dir) =>
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
     .map((f) => join(ROOT, dir, f)),
 );
+// gen/'s ES modules, which a test process loads as CommonJS too.
+const generated = readdirSync(join(ROOT, 'gen'), { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.js'))
+  .map((f) => join(ROOT, 'gen', f));
 // Each file as a test process loads it (CommonJS; a file with top-level await cannot be, and
 // runs as ESM), and as ESM for the children that import our sources from an ES module.
-await Promise.all(sources.flatMap((path) => [cjs.transformedAsync(path).catch(() => undefined), transformed(path)]));
+await Promise.all([
+  ...sources.flatMap((path) => [cjs.transformedAsync(path).catch(() => undefined), transformed(path)]),
+  ...generated.map((path) => cjs.transformedAsync(path).catch(() => undefined)),
+]);

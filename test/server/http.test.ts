@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import t from 'tap';
 import { cli, sandbox, spawnCli } from '../fixtures/env.js';
 import { auth, type Gateway, httpClient, INIT_BODY, JSON_HEADERS, raw, startGateway, TOKEN } from '../fixtures/http.js';
@@ -296,7 +297,6 @@ t.test('mcp register --url output connects to the running gateway for each clien
 t.test('stderr carries only our own lines, from start to stop and on a failed start; modern answers are plain JSON', async (t) => {
   const { gw, sb } = await gateway(t);
   t.equal(gw.stderr(), `shadowcode: gateway ready at ${gw.url} for ${sb.project} (read-only)\n`, 'the ready line and nothing before it');
-  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   const types: string[] = [];
   const recording = async (url: any, init: any) => {
     const r = await fetch(url, init);
