@@ -3,6 +3,7 @@
  * it on its own:
  *
  *   tap's test class built with other plugins than package.json asks for? `tap build`
+ *     (scripts/tap-plugins.mjs; `prepare` already did it at npm ci, unless the list changed since)
  *   tap and its plugins ─► one ES module (ts-hooks.mjs hands it to `import 'tap'`)
  *                        ─► one CommonJS module of `t` (ts-require.cjs hands it to `require('tap')`)
  *   every .ts under src/ and test/ ─► the transform caches of both, CommonJS and ESM (test/fixtures/)
@@ -10,32 +11,28 @@
  *
  * Plugins: the suite turns off the ones it does not use (TypeScript through ts-node,
  * module mocks, snapshots, fixtures...); each adds imports or a module-hook chain to
- * every test process. tap rebuilds by itself when the lists differ, but only after it
- * has chosen the test processes' flags, so the first run after `npm ci` would still
- * pay for them.
+ * every test process.
  *
  * Cache: on a fresh clone every test process would otherwise start esbuild for the
  * files it imports first; here one process transforms them all.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TapConfig } from '@tapjs/config';
 import { tapBundlePath, transformed } from '../test/fixtures/ts-hooks.mjs';
+import { ensureTapBuilt } from './tap-plugins.mjs';
 
 const cjs = createRequire(import.meta.url)('../test/fixtures/ts-require.cjs');
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-const built = readFileSync(fileURLToPath(import.meta.resolve('@tapjs/test/test-built')), 'utf8').match(/export const signature = `([^`]*)`/)?.[1];
-const config = await TapConfig.load();
-if (built !== config.pluginSignature) {
-  const tapPkg = createRequire(import.meta.url).resolve('tap/package.json');
-  const bin = join(dirname(tapPkg), JSON.parse(readFileSync(tapPkg, 'utf8')).bin.tap);
-  const r = spawnSync(process.execPath, [bin, 'build'], { stdio: 'inherit' });
-  if (r.status !== 0) process.exit(r.status ?? 1);
+// Normally done by `prepare` at npm ci; again here for a plugin list changed since.
+try {
+  await ensureTapBuilt();
+} catch (err) {
+  console.error(`test-setup: ${err.message}`);
+  process.exit(1);
 }
 
 // After the build above: each bundle's name includes the built plugin list.

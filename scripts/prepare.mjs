@@ -1,0 +1,19 @@
+// npm's `prepare` in a checkout (npm ci, npm install, npm link, npm pack): the bundle in
+// dist/, the library's declarations in dist/types, and tap built for this suite's plugins
+// when tap is installed (it is a devDependency: absent with --omit=dev). The packed
+// package has no scripts/, and package.json's prepare then does nothing.
+import { createRequire } from 'node:module';
+
+await import('./build.mjs');
+await import('./types.mjs');
+let tap = false;
+try {
+  createRequire(import.meta.url).resolve('tap/package.json');
+  tap = true;
+} catch {
+  // no devDependencies: nothing to build for the tests
+}
+if (tap) {
+  const { ensureTapBuilt } = await import('./tap-plugins.mjs');
+  await ensureTapBuilt();
+}
