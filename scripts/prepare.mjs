@@ -14,6 +14,11 @@ try {
   // no devDependencies: nothing to build for the tests
 }
 if (tap) {
-  const { ensureTapBuilt } = await import('./tap-plugins.mjs');
-  await ensureTapBuilt();
+  // Only the test runner's preparation: a failure here must not fail the install.
+  try {
+    const { ensureTapBuilt } = await import('./tap-plugins.mjs');
+    await ensureTapBuilt();
+  } catch (err) {
+    console.error(`prepare: tap was not built for this suite's plugins (${err.message}); npm test builds it`);
+  }
 }
