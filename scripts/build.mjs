@@ -12,12 +12,29 @@
 //
 // better-sqlite3 stays external (a native addon) and is required only when a
 // database first opens.
+//
+// A build that would write what dist/ already holds is skipped (`npm test` builds first, and
+// `npm ci` has just built): see build-stamp.mjs. `--force` builds regardless.
 import { createHash } from 'node:crypto';
 import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { build } from 'esbuild';
+import { build as esbuild } from 'esbuild';
+import { clearStamp, isCurrent, writeStamp } from './build-stamp.mjs';
 
+if (!process.argv.includes('--force') && isCurrent()) {
+  console.log('dist/ is up to date (node scripts/build.mjs --force rebuilds it)');
+  process.exit(0);
+}
+clearStamp();
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+
+// Every esbuild run reports what it read, and the stamp records those files.
+const inputs = new Set();
+async function build(options) {
+  const result = await esbuild({ ...options, metafile: true });
+  for (const input of Object.keys(result.metafile.inputs)) inputs.add(input);
+  return result;
+}
 
 // The shipped policy files that pass their schema, by the sha256 of their bytes: the bundle
 // (src/policy/load.ts) skips checking those exact bytes again at every start. A file that fails
@@ -98,3 +115,5 @@ await build({
   format: 'cjs',
   define: { __SHADOWCODE_BUNDLE_HASH__: JSON.stringify(hash) },
 });
+
+writeStamp([...inputs]);
