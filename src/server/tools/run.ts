@@ -8,7 +8,6 @@
  * The task's ceiling is the ticket's: min(connection flags, project trust level,
  * permission_level). Plan and review tasks are read_only whatever was asked.
  */
-import { attachAgentRuntime, resolveModelEntry } from '../../agent/task.js';
 import type { Level } from '../../ticket.js';
 import type { ToolDef } from './types.js';
 
@@ -25,6 +24,9 @@ export const shadowRun: ToolDef<Args> = {
   action: () => 'tool:shadow_run',
   requestedLevel: (a) => a.permission_level ?? 'read_only',
   async run(conn, a, ticket) {
+    // The agent's runtime (model providers, their HTTP and TLS stacks) loads with the first
+    // task: a gateway that never delegates one does not pay for it at every start.
+    const { attachAgentRuntime, resolveModelEntry } = await import('../../agent/task.js');
     const engine = conn.engine;
     const entry = resolveModelEntry(engine.freshSettings(), a.model);
     attachAgentRuntime(engine);
