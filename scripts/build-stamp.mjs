@@ -7,7 +7,7 @@
 //
 // The inputs are every file esbuild read (its metafile: our sources, gen/, the bundled packages),
 // plus what the build reads on its own (policy/, the console page's static files, package.json),
-// the lockfile, this script and build.mjs, the esbuild and Node versions, and the names of every
+// tsconfig.json (esbuild follows some of its options), the lockfile, this script and build.mjs, the esbuild and Node versions, and the names of every
 // file under src/ (a new file can change how an import resolves without changing any input).
 // dist/types is not the build's (scripts/types.mjs writes it) and is left out of the outputs.
 // Any doubt (no stamp, a missing or unreadable file, another esbuild) means: build.
@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 
 const CHECKOUT = fileURLToPath(new URL('..', import.meta.url));
 const stampFile = (root) => join(root, 'node_modules', '.cache', 'shadowcode-build', 'stamp.json');
-const ALWAYS = ['package.json', 'package-lock.json', 'scripts/build.mjs', 'scripts/build-stamp.mjs'];
+const ALWAYS = ['package.json', 'package-lock.json', 'tsconfig.json', 'scripts/build.mjs', 'scripts/build-stamp.mjs'];
 
 /** Every file below `dir` (relative to the checkout, sorted), skipping `skip` (relative names of folders). */
 function files(root, dir, skip = []) {

@@ -18,6 +18,7 @@ function checkout(): string {
   };
   put('package.json', '{"name":"x","version":"1.0.0"}');
   put('package-lock.json', '{}');
+  put('tsconfig.json', '{}');
   put('scripts/build.mjs', '// build\n');
   put('scripts/build-stamp.mjs', '// stamp\n');
   put('src/cli/main.ts', 'export const a = 1;\n');
@@ -55,6 +56,7 @@ const changes: Array<[string, (root: string) => void]> = [
   ['an edited generated validator', (root) => appendFileSync(join(root, 'gen/validators/index.js'), '//\n')],
   ['an edited static file of the console page', (root) => writeFileSync(join(root, 'src/console/page/style.css'), 'p {}\n')],
   ['a new version in package.json (it is built in)', (root) => writeFileSync(join(root, 'package.json'), '{"name":"x","version":"1.0.1"}')],
+  ['an edited tsconfig.json (esbuild reads some of its options)', (root) => writeFileSync(join(root, 'tsconfig.json'), '{"compilerOptions":{}}')],
   ['an edited lockfile', (root) => writeFileSync(join(root, 'package-lock.json'), '{"lockfileVersion":3}')],
   ['an edited build script', (root) => appendFileSync(join(root, 'scripts/build.mjs'), '//\n')],
   ['an input that is gone', (root) => rmSync(join(root, 'node_modules/dep/index.js'))],
