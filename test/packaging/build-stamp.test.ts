@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import * as stamp from '../../scripts/build-stamp.mjs';
+import { ROOT } from '../fixtures/env.js';
 
 function checkout(): string {
   const root = mkdtempSync(join(tmpdir(), 'sc-stamp-'));
@@ -105,3 +106,12 @@ t.test('a stamp that is not JSON means build', async (t) => {
   t.notOk(stamp.isCurrent(root));
 });
 
+
+t.test("this checkout's build recorded what esbuild read, and dist/ is current", async (t) => {
+  // npm test builds (or finds dist/ current) before tap starts, so the stamp is there.
+  const recorded = JSON.parse(readFileSync(join(ROOT, 'node_modules/.cache/shadowcode-build/stamp.json'), 'utf8')) as { inputs: string[]; outputs: Record<string, string> };
+  for (const input of ['src/cli/main.ts', 'src/engine/spawn/supervisor.ts', 'src/console/page/app.ts', 'src/boot.ts']) t.ok(recorded.inputs.includes(input), `${input} is an input`);
+  t.ok(recorded.inputs.some((i) => i.startsWith('node_modules/@modelcontextprotocol/server/')), 'the bundled SDK is an input');
+  t.same(Object.keys(recorded.outputs).filter((o) => o.endsWith('.cjs')).sort(), ['dist/boot.cjs', 'dist/cli.cjs', 'dist/lib.cjs', 'dist/sqlite-child.cjs', 'dist/supervisor.cjs']);
+  t.ok(stamp.isCurrent(ROOT), 'dist/ is what the build wrote');
+});
