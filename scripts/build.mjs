@@ -20,100 +20,102 @@ import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from '
 import { build as esbuild } from 'esbuild';
 import { clearStamp, isCurrent, writeStamp } from './build-stamp.mjs';
 
-if (!process.argv.includes('--force') && isCurrent()) {
-  console.log('dist/ is up to date (node scripts/build.mjs --force rebuilds it)');
-  process.exit(0);
+// Not process.exit() when dist/ is current: prepare.mjs imports this and goes on with the declarations.
+if (!process.argv.includes('--force') && isCurrent()) console.log('dist/ is up to date (node scripts/build.mjs --force rebuilds it)');
+else await buildDist();
+
+async function buildDist() {
+  clearStamp();
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+
+  // Every esbuild run reports what it read, and the stamp records those files.
+  const inputs = new Set();
+  async function build(options) {
+    const result = await esbuild({ ...options, metafile: true });
+    for (const input of Object.keys(result.metafile.inputs)) inputs.add(input);
+    return result;
+  }
+
+  // The shipped policy files that pass their schema, by the sha256 of their bytes: the bundle
+  // (src/policy/load.ts) skips checking those exact bytes again at every start. A file that fails
+  // is left out, so a start reports it as it would without this.
+  const validators = await import('../gen/validators/index.js');
+  const verifiedPolicy = {};
+  for (const file of readdirSync(new URL('../policy/', import.meta.url)).filter((f) => f.endsWith('.json')).sort()) {
+    const validate = validators[`validate${file.slice(0, -'.json'.length).replace(/(^|-)([a-z])/g, (_, _dash, c) => c.toUpperCase())}`];
+    const bytes = readFileSync(new URL(`../policy/${file}`, import.meta.url));
+    if (typeof validate === 'function' && validate(JSON.parse(bytes.toString('utf8')))) verifiedPolicy[file] = createHash('sha256').update(bytes).digest('hex');
+  }
+
+  const common = {
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    external: ['better-sqlite3'],
+    define: { __SHADOWCODE_VERSION__: JSON.stringify(pkg.version), __SHADOWCODE_VERIFIED_POLICY__: JSON.stringify(verifiedPolicy) },
+    legalComments: 'none',
+    sourcemap: false,
+    logLevel: 'warning',
+  };
+
+  await build({ ...common, entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', supervisor: 'src/engine/spawn/supervisor.ts' }, outdir: 'dist', outExtension: { '.js': '.cjs' }, format: 'cjs' });
+  await build({
+    ...common,
+    entryPoints: { 'mcp-relay': 'src/agent/runners/mcp-relay.ts' },
+    outdir: 'dist',
+    format: 'esm',
+    // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
+    banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
+  });
+
+  // The console's page runs in the browser: no Node built-ins, served from the package (no CDN).
+  await build({ entryPoints: { app: 'src/console/page/app.ts' }, outdir: 'dist/console', bundle: true, platform: 'browser', format: 'iife', target: 'es2022', minify: true, legalComments: 'none', logLevel: 'warning' });
+  for (const f of ['index.html', 'style.css', 'icon.svg']) copyFileSync(new URL(`../src/console/page/${f}`, import.meta.url), new URL(`../dist/console/${f}`, import.meta.url));
+
+  await build({
+    ...common,
+    entryPoints: { cli: 'src/cli/main.ts' },
+    outfile: 'dist/cli.cjs',
+    format: 'cjs',
+    // Every launch holds the source (twice, with the module wrapper) and parses its top level:
+    // whitespace and syntax are minified; identifiers are kept, so stack traces keep their names.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    // boot.ts reads the bundle as Latin-1, which is only right for ASCII: anything else is escaped.
+    charset: 'ascii',
+    // The source uses import.meta.url (to find the package root); in CommonJS it comes from __filename.
+    define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
+    banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  });
+  if (readFileSync(new URL('../dist/cli.cjs', import.meta.url)).some((b) => b > 0x7f)) throw new Error('dist/cli.cjs is not ASCII');
+
+  // The library: the same code as the CLI, bundled on its own so that a host loads no command parser.
+  await build({
+    ...common,
+    entryPoints: { lib: 'src/lib/index.ts' },
+    outfile: 'dist/lib.cjs',
+    format: 'cjs',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
+    banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  });
+  const { createRequire } = await import('node:module');
+  const names = Object.keys(createRequire(import.meta.url)('../dist/lib.cjs')).sort();
+  writeFileSync(
+    new URL('../dist/lib.mjs', import.meta.url),
+    `// The ESM face of dist/lib.cjs: the same module instance, so both forms share one state.\nimport lib from './lib.cjs';\nexport const { ${names.join(', ')} } = lib;\nexport default lib;\n`,
+  );
+
+  const hash = createHash('sha256').update(readFileSync(new URL('../dist/cli.cjs', import.meta.url))).digest('hex').slice(0, 16);
+  await build({
+    ...common,
+    entryPoints: { boot: 'src/boot.ts' },
+    outfile: 'dist/boot.cjs',
+    format: 'cjs',
+    define: { __SHADOWCODE_BUNDLE_HASH__: JSON.stringify(hash) },
+  });
+
+  writeStamp([...inputs]);
 }
-clearStamp();
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-
-// Every esbuild run reports what it read, and the stamp records those files.
-const inputs = new Set();
-async function build(options) {
-  const result = await esbuild({ ...options, metafile: true });
-  for (const input of Object.keys(result.metafile.inputs)) inputs.add(input);
-  return result;
-}
-
-// The shipped policy files that pass their schema, by the sha256 of their bytes: the bundle
-// (src/policy/load.ts) skips checking those exact bytes again at every start. A file that fails
-// is left out, so a start reports it as it would without this.
-const validators = await import('../gen/validators/index.js');
-const verifiedPolicy = {};
-for (const file of readdirSync(new URL('../policy/', import.meta.url)).filter((f) => f.endsWith('.json')).sort()) {
-  const validate = validators[`validate${file.slice(0, -'.json'.length).replace(/(^|-)([a-z])/g, (_, _dash, c) => c.toUpperCase())}`];
-  const bytes = readFileSync(new URL(`../policy/${file}`, import.meta.url));
-  if (typeof validate === 'function' && validate(JSON.parse(bytes.toString('utf8')))) verifiedPolicy[file] = createHash('sha256').update(bytes).digest('hex');
-}
-
-const common = {
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  external: ['better-sqlite3'],
-  define: { __SHADOWCODE_VERSION__: JSON.stringify(pkg.version), __SHADOWCODE_VERIFIED_POLICY__: JSON.stringify(verifiedPolicy) },
-  legalComments: 'none',
-  sourcemap: false,
-  logLevel: 'warning',
-};
-
-await build({ ...common, entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', supervisor: 'src/engine/spawn/supervisor.ts' }, outdir: 'dist', outExtension: { '.js': '.cjs' }, format: 'cjs' });
-await build({
-  ...common,
-  entryPoints: { 'mcp-relay': 'src/agent/runners/mcp-relay.ts' },
-  outdir: 'dist',
-  format: 'esm',
-  // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
-  banner: { js: "import { createRequire as __scCreateRequire } from 'node:module'; const require = __scCreateRequire(import.meta.url);" },
-});
-
-// The console's page runs in the browser: no Node built-ins, served from the package (no CDN).
-await build({ entryPoints: { app: 'src/console/page/app.ts' }, outdir: 'dist/console', bundle: true, platform: 'browser', format: 'iife', target: 'es2022', minify: true, legalComments: 'none', logLevel: 'warning' });
-for (const f of ['index.html', 'style.css', 'icon.svg']) copyFileSync(new URL(`../src/console/page/${f}`, import.meta.url), new URL(`../dist/console/${f}`, import.meta.url));
-
-await build({
-  ...common,
-  entryPoints: { cli: 'src/cli/main.ts' },
-  outfile: 'dist/cli.cjs',
-  format: 'cjs',
-  // Every launch holds the source (twice, with the module wrapper) and parses its top level:
-  // whitespace and syntax are minified; identifiers are kept, so stack traces keep their names.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  // boot.ts reads the bundle as Latin-1, which is only right for ASCII: anything else is escaped.
-  charset: 'ascii',
-  // The source uses import.meta.url (to find the package root); in CommonJS it comes from __filename.
-  define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
-  banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
-});
-if (readFileSync(new URL('../dist/cli.cjs', import.meta.url)).some((b) => b > 0x7f)) throw new Error('dist/cli.cjs is not ASCII');
-
-// The library: the same code as the CLI, bundled on its own so that a host loads no command parser.
-await build({
-  ...common,
-  entryPoints: { lib: 'src/lib/index.ts' },
-  outfile: 'dist/lib.cjs',
-  format: 'cjs',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
-  banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
-});
-const { createRequire } = await import('node:module');
-const names = Object.keys(createRequire(import.meta.url)('../dist/lib.cjs')).sort();
-writeFileSync(
-  new URL('../dist/lib.mjs', import.meta.url),
-  `// The ESM face of dist/lib.cjs: the same module instance, so both forms share one state.\nimport lib from './lib.cjs';\nexport const { ${names.join(', ')} } = lib;\nexport default lib;\n`,
-);
-
-const hash = createHash('sha256').update(readFileSync(new URL('../dist/cli.cjs', import.meta.url))).digest('hex').slice(0, 16);
-await build({
-  ...common,
-  entryPoints: { boot: 'src/boot.ts' },
-  outfile: 'dist/boot.cjs',
-  format: 'cjs',
-  define: { __SHADOWCODE_BUNDLE_HASH__: JSON.stringify(hash) },
-});
-
-writeStamp([...inputs]);

@@ -4,6 +4,7 @@
  * The checks run on a small stand-in checkout (the stamp's logic does not depend on what esbuild
  * builds); the real build writes and reads the same stamp on every `npm test`.
  */
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,4 +115,12 @@ t.test("this checkout's build recorded what esbuild read, and dist/ is current",
   t.ok(recorded.inputs.some((i) => i.startsWith('node_modules/@modelcontextprotocol/server/')), 'the bundled SDK is an input');
   t.same(Object.keys(recorded.outputs).filter((o) => o.endsWith('.cjs')).sort(), ['dist/boot.cjs', 'dist/cli.cjs', 'dist/lib.cjs', 'dist/sqlite-child.cjs', 'dist/supervisor.cjs']);
   t.ok(stamp.isCurrent(ROOT), 'dist/ is what the build wrote');
+});
+
+t.test('a build skipped for a current dist/ lets its importer go on (prepare emits the declarations next)', async (t) => {
+  // prepare.mjs imports build.mjs, then types.mjs: a skip that ended the process would leave a
+  // packed or linked checkout without its declarations. dist/ is current during the run (above).
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', "await import('./scripts/build.mjs'); console.log('importer goes on')"], { cwd: ROOT, encoding: 'utf8' });
+  t.match(out, /dist\/ is up to date/);
+  t.match(out, /importer goes on/);
 });
