@@ -28,6 +28,9 @@ import { pidRunning, reapOrphans, settleDeadOwners } from './owners.js';
 
 export type EngineMode = 'temporary' | 'shared' | 'daemon';
 
+/** How often a shared engine that outlived a closed socket is probed, once the first moments have passed. */
+const LOST_WATCH_MS = 500;
+
 export class Engine {
   private _db: Db | undefined;
   private _secrets: SecretStore | undefined;
@@ -36,6 +39,8 @@ export class Engine {
   private _background: Background | undefined;
   private remote: RemoteEngine | undefined;
   private _lost: { pid: number; at: string; settled: number } | null = null;
+  /** The shared engine whose pid is being watched after one of its sockets closed. */
+  private watching: RemoteEngine | undefined;
   /** Told once when the shared engine this one forwarded to is found gone (a server logs it). */
   onSharedLost: ((message: string) => void) | undefined;
 
@@ -82,10 +87,25 @@ export class Engine {
     );
   }
 
-  /** The socket closed: the engine is dying or gone, or closed just this socket. A dying one leaves within moments. */
+  /**
+   * The socket closed: the engine is dying or gone, or closed just this socket. A dying
+   * one usually leaves within moments, so the pid is probed often at first; after that
+   * it is still watched, less often, for as long as this engine is the one in use. A
+   * watch that gave up once left a server that said nothing of an engine slow to exit
+   * until a client next asked it something.
+   */
   private async confirmLost(remote: RemoteEngine): Promise<void> {
-    const end = Date.now() + this.policy.limits.ownership.kill_grace_ms * 10;
-    while (this.remote === remote && pidRunning(remote.info.pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    if (this.watching === remote) return;
+    this.watching = remote;
+    const fast = Date.now() + this.policy.limits.ownership.kill_grace_ms * 10;
+    try {
+      while (this.remote === remote && pidRunning(remote.info.pid)) {
+        // Unreferenced: the watch never keeps a process alive on its own.
+        await new Promise((r) => setTimeout(r, Date.now() < fast ? 20 : LOST_WATCH_MS).unref());
+      }
+    } finally {
+      if (this.watching === remote) this.watching = undefined;
+    }
     if (this.remote === remote) this.checkShared();
   }
 
