@@ -1,26 +1,31 @@
 /*
  * The running console's record in the profile, and its one-time codes.
  *
- *   console starts ─► console.json (0600): {pid, url, codes: [{digest, expires_at}]}
- *   shadowcode console --code ─► a fresh code's digest appended ─► the URL printed with it
- *   first visit with ?code= ─► its digest found, unexpired ─► removed (spent) ─► a cookie
+ *   console starts ─► console.json (0600): {pid, url}; console-codes/ (0700) emptied
+ *   console starts, or shadowcode console --code ─► console-codes/<sha256 of the code>
+ *       holding its expiry ─► the URL printed with the code
+ *   first visit with ?code= ─► that file read, then unlinked (spent) ─► a cookie
  *
- * Only digests are stored: the file never holds a usable code. Writes go through a
- * temporary file and a rename, so a reader never sees half a record.
+ * Only digests are stored: no file holds a usable code. One file a code, so minting
+ * never rewrites what another process may be spending: a shared list, read and written
+ * back by two processes at once, could bring a spent code back to life or lose a new
+ * one. Unlinking succeeds once, so a code is spent once. Every file is written through
+ * a temporary file and a rename, so a reader never sees half of one.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScError } from '../errors.js';
 import { sha256 } from '../util/canonical-json.js';
+import { makeDirs } from '../util/make-dirs.js';
 
 export interface ConsoleRecord {
   readonly pid: number;
   readonly url: string;
-  readonly codes: Array<{ digest: string; expires_at: number }>;
 }
 
 const fileOf = (profileDir: string) => join(profileDir, 'console.json');
+const codesOf = (profileDir: string) => join(profileDir, 'console-codes');
 
 /** The record of a console that still runs, or undefined. */
 export function readRecord(profileDir: string): ConsoleRecord | undefined {
@@ -40,47 +45,74 @@ export function readRecord(profileDir: string): ConsoleRecord | undefined {
   return rec;
 }
 
-function write(profileDir: string, rec: ConsoleRecord): void {
-  const tmp = `${fileOf(profileDir)}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(rec)}\n`, { mode: 0o600 });
-  renameSync(tmp, fileOf(profileDir));
+function writeAtomic(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  renameSync(tmp, file);
 }
 
-const live = (codes: ConsoleRecord['codes']) => codes.filter((c) => c.expires_at > Date.now());
+/** Drops the codes that have expired; a file that cannot be read is left to the next start. */
+function sweep(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    if (!/^[0-9a-f]{64}$/.test(name)) continue;
+    try {
+      if (Number(readFileSync(join(dir, name), 'utf8')) <= Date.now()) unlinkSync(join(dir, name));
+    } catch {
+      /* spent or swept meanwhile */
+    }
+  }
+}
 
-/** A new code for the console described by `rec`; only its digest is kept. */
-function mint(profileDir: string, rec: ConsoleRecord, ttlMs: number): { code: string; url: string } {
+/** A new code for the console whose codes live in `dir`; only its digest is kept. */
+function mint(dir: string, url: string, ttlMs: number): { code: string; url: string } {
   const code = randomBytes(24).toString('base64url');
-  write(profileDir, { ...rec, codes: [...live(rec.codes), { digest: sha256(code), expires_at: Date.now() + ttlMs }] });
-  return { code, url: `${rec.url}?code=${code}` };
+  sweep(dir);
+  writeAtomic(join(dir, sha256(code)), `${Date.now() + ttlMs}\n`);
+  return { code, url: `${url}?code=${code}` };
 }
 
-/** Written by the console when it starts listening: its first code. */
+/** Written by the console when it starts listening: its record and its first code. Codes of an earlier console are dropped. */
 export function startRecord(profileDir: string, url: string, ttlMs: number): { code: string; url: string } {
-  return mint(profileDir, { pid: process.pid, url, codes: [] }, ttlMs);
+  const dir = codesOf(profileDir);
+  rmSync(dir, { recursive: true, force: true });
+  makeDirs(dir, 0o700);
+  writeAtomic(fileOf(profileDir), `${JSON.stringify({ pid: process.pid, url } satisfies ConsoleRecord)}\n`);
+  return mint(dir, url, ttlMs);
 }
 
 /** `shadowcode console --code`: a code for a second browser, against the console already running. */
 export function mintCode(profileDir: string, ttlMs: number): { code: string; url: string } {
+  const notRunning = () => new ScError('SC_CONSOLE_NOT_RUNNING', 'no console is running for this profile; start one with shadowcode console');
   const rec = readRecord(profileDir);
-  if (!rec) throw new ScError('SC_CONSOLE_NOT_RUNNING', 'no console is running for this profile; start one with shadowcode console');
-  return mint(profileDir, rec, ttlMs);
+  if (!rec) throw notRunning();
+  try {
+    return mint(codesOf(profileDir), rec.url, ttlMs);
+  } catch (err) {
+    // The console stopped (and took its codes folder) between the record's read and the write.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notRunning();
+    throw err;
+  }
 }
 
 /** True once per code: an unknown, expired or already spent code is false. */
 export function spendCode(profileDir: string, code: string): boolean {
   const rec = readRecord(profileDir);
   if (!rec || rec.pid !== process.pid) return false;
-  const d = sha256(code);
-  const codes = live(rec.codes);
-  const i = codes.findIndex((c) => c.digest === d);
-  if (i < 0) return false;
-  codes.splice(i, 1);
-  write(profileDir, { ...rec, codes });
-  return true;
+  // A hex digest names the file, whatever the visitor sent.
+  const file = join(codesOf(profileDir), sha256(code));
+  let expires: number;
+  try {
+    expires = Number(readFileSync(file, 'utf8'));
+    unlinkSync(file);
+  } catch {
+    return false; // unknown, or spent already
+  }
+  return expires > Date.now();
 }
 
 export function removeRecord(profileDir: string): void {
   const rec = readRecord(profileDir);
-  if (rec?.pid === process.pid) rmSync(fileOf(profileDir), { force: true });
+  if (rec?.pid !== process.pid) return;
+  rmSync(fileOf(profileDir), { force: true });
+  rmSync(codesOf(profileDir), { recursive: true, force: true });
 }

@@ -1,13 +1,15 @@
 // The console's door, over plain HTTP: the headers every answer carries, the one-time
 // code and its cookie, Host and Origin, and decisions taken only on the digest shown.
-import { existsSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import t from 'tap';
+import { mintCode, spendCode } from '../../src/console/codes.js';
 import { approvalDigest } from '../../src/console/digest.js';
 import { open } from '../../src/lib/index.js';
 import { startConsole } from '../fixtures/console.js';
-import { alive, cli, pidsOf, recordPid, sandbox, until } from '../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, ROOT, sandbox, sleep, TS_REQUIRE, until } from '../fixtures/env.js';
 import { openDb } from '../../src/store/db.js';
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -59,6 +61,12 @@ t.test('every answer carries the CSP and the other headers; the page needs the c
   const record = join(sb.profile, 'console.json');
   t.equal(statSync(record).mode & 0o777, 0o600, 'the running console is recorded 0600');
   t.notMatch(await import('node:fs').then((f) => f.readFileSync(record, 'utf8')), new URL(c.h.url).searchParams.get('code') as string, 'the record holds no usable code');
+  const codes = join(sb.profile, 'console-codes');
+  t.equal(statSync(codes).mode & 0o777, 0o700, 'the codes folder is 0700');
+  const [only, ...more] = readdirSync(codes);
+  t.same(more, [], 'one code so far');
+  t.match(only, /^[0-9a-f]{64}$/, 'named by its digest, never the code');
+  t.equal(statSync(join(codes, only as string)).mode & 0o777, 0o600);
 
   for (const path of ['/console/', '/console/api/events', '/console/app.js']) {
     const r = await c.raw('GET', path);
@@ -206,7 +214,60 @@ t.test('console --code mints a code for a second browser; without a console it s
   t.match((await cli(sb, ['--json', 'console'])).stdout, /SC_USAGE/, 'console does not take --json');
   await c.close();
   t.notOk(existsSync(join(sb.profile, 'console.json')), 'the record goes with the console');
+  t.notOk(existsSync(join(sb.profile, 'console-codes')), 'and so do its codes');
   t.match((await cli(sb, ['console', '--code'])).stderr, /SC_CONSOLE_NOT_RUNNING/);
+});
+
+t.test('codes minted by another process while the console spends codes: each works once, none comes back, none is lost', async (t) => {
+  const sb = sandbox('console-race');
+  const c = await startConsole(sb);
+  t.teardown(() => c.close());
+  await c.signIn(); // the console's first code
+  const ttl = 60000;
+  const ours = Array.from({ length: 20 }, () => mintCode(sb.profile, ttl).url);
+  // Another process (as `shadowcode console --code` is) mints codes back to back until told to stop.
+  const stop = join(sb.root, 'stop-minting');
+  const script = `
+    const { existsSync } = require('node:fs');
+    const { mintCode } = require(${JSON.stringify(join(ROOT, 'src/console/codes.ts'))});
+    const urls = [];
+    process.stdout.write('ready\\n');
+    while (!existsSync(${JSON.stringify(stop)}) && urls.length < 400) urls.push(mintCode(${JSON.stringify(sb.profile)}, ${ttl}).url);
+    process.stdout.write(JSON.stringify(urls) + '\\n');`;
+  const child = spawn(process.execPath, [...TS_REQUIRE, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  await until(() => out.startsWith('ready') || child.exitCode !== null, 15000);
+  for (const url of ours) await c.signIn(url);
+  writeFileSync(stop, '');
+  t.equal(await exited, 0, 'the minting process ran to its end');
+  const theirs = JSON.parse(out.split('\n')[1] as string) as string[];
+  t.ok(theirs.length > 0, `the other process minted ${theirs.length} codes meanwhile`);
+
+  // Checked on the console's own spend (the sign-in above went through it), not over HTTP: these are more requests than the console takes in a second.
+  const code = (url: string) => new URL(url).searchParams.get('code') as string;
+  t.same(ours.map((url) => spendCode(sb.profile, code(url))), ours.map(() => false), 'no spent code is accepted again');
+  t.same(theirs.map((url) => spendCode(sb.profile, code(url))), theirs.map(() => true), 'every code the other process minted is there');
+  t.same(theirs.map((url) => spendCode(sb.profile, code(url))), theirs.map(() => false), 'and is spent once');
+  t.same(readdirSync(join(sb.profile, 'console-codes')), [], 'and then none is left');
+});
+
+t.test('an expired code is refused, and the next code minted sweeps expired ones away', async (t) => {
+  const sb = sandbox('console-expiry');
+  const c = await startConsole(sb);
+  t.teardown(() => c.close());
+  await c.signIn();
+  const gone = mintCode(sb.profile, 1);
+  const left = mintCode(sb.profile, 1);
+  await sleep(10);
+  const r = await c.raw('GET', new URL(gone.url).pathname + new URL(gone.url).search);
+  t.equal(r.status, 401, 'a code past its expiry does not sign in');
+  t.match(JSON.parse(r.body), { error: { code: 'SC_CONSOLE_REFUSED', message: /unknown, expired or already used/ } });
+  const fresh = mintCode(sb.profile, 60000);
+  t.equal(readdirSync(join(sb.profile, 'console-codes')).length, 1, 'only the fresh code is kept');
+  t.notOk(spendCode(sb.profile, new URL(left.url).searchParams.get('code') as string), 'the swept one is unknown');
+  await c.signIn(fresh.url);
 });
 
 t.test('the feed starts with the state and needs no second request', async (t) => {
