@@ -6,6 +6,7 @@
  *
  *   trusted project ─► a job row ─► console + headless Chromium following that job
  *   rounds: addEvent(job, 'bench', {round}) ─► wait for the page's report ─► ms
+ *   then 20,000 old jobs in the store, the page open and idle for 3 s ─► this process's CPU
  */
 import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,10 @@ import { openConsole } from '../src/console/command.js';
 import { addEvent, now } from '../src/engine/job-events.js';
 import { openDb } from '../src/store/db.js';
 
-export async function run(rounds = 40): Promise<{ ms: number[]; poll_ms: number }> {
+/** Jobs in the store while the open page's idle cost is measured: a long history. */
+const IDLE_JOBS = 20000;
+
+export async function run(rounds = 40): Promise<{ ms: number[]; poll_ms: number; idle: { jobs: number; cpu_ms_per_s: number } }> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-console-bench-')));
   const project = join(root, 'project');
   mkdirSync(project);
@@ -34,6 +38,7 @@ export async function run(rounds = 40): Promise<{ ms: number[]; poll_ms: number 
   db.prepare("INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, created_at, updated_at) VALUES (?, ?, 'agent', 'bench', 'workspace', 'running', 'bench task', ?, ?)").run(job, project, now(), now());
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true });
   const ms: number[] = [];
+  let idle = { jobs: 0, cpu_ms_per_s: Number.NaN };
   try {
     const page = await browser.newPage();
     await page.goto(h.url);
@@ -56,11 +61,22 @@ export async function run(rounds = 40): Promise<{ ms: number[]; poll_ms: number 
       const seen = await page.waitForFunction((k) => (window as unknown as { seen: Record<string, number> }).seen[k], String(i), { polling: 5 });
       ms.push(((await seen.jsonValue()) as number) - start);
     }
+    // The page stays open and nothing happens: what the feed costs this process meanwhile.
+    const ins = db.prepare("INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, created_at, updated_at) VALUES (?, ?, 'test', 'bench', 'workspace', 'succeeded', 'old', ?, ?)");
+    db.transaction(() => {
+      for (let i = 0; i < IDLE_JOBS; i++) ins.run(`job_idle${String(i).padStart(17, '0')}`, project, now(), now());
+    })();
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = process.cpuUsage();
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, 3000));
+    const used = process.cpuUsage(before);
+    idle = { jobs: IDLE_JOBS, cpu_ms_per_s: (used.user + used.system) / 1000 / ((performance.now() - t0) / 1000) };
   } finally {
     await browser.close();
     await h.close();
     db.close();
     ctx.close();
   }
-  return { ms, poll_ms: ctx.policy().limits.console.sse_poll_ms };
+  return { ms, poll_ms: ctx.policy().limits.console.sse_poll_ms, idle };
 }

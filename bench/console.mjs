@@ -17,5 +17,6 @@ console.log(`console: job event to page, ms (median (min–max)), feed read ever
 console.log(`| rounds | event to page | p90 | target |`);
 console.log('| --- | --- | --- | --- |');
 console.log(`| ${r.ms.length} | ${fs(s, (x) => x.toFixed(0))} | ${p90} | ≤ 100 |`);
-writeFileSync(join(out, 'console.json'), JSON.stringify({ node: process.version, poll_ms: r.poll_ms, ...s, p90, rounds: r.ms }, null, 2));
+console.log(`console: an open page while nothing happens, ${r.idle.jobs} jobs in the store: ${r.idle.cpu_ms_per_s.toFixed(1)} CPU-ms per second`);
+writeFileSync(join(out, 'console.json'), JSON.stringify({ node: process.version, poll_ms: r.poll_ms, ...s, p90, rounds: r.ms, idle: r.idle }, null, 2));
 if (process.argv[1] === fileURLToPath(import.meta.url)) process.exit(0);

@@ -3,6 +3,7 @@
  * engine (shared, temporary, another process's) records what its jobs do.
  *
  *   every sse_poll_ms, while a page listens:
+ *     nothing committed since the last look (store/version.ts) ─► nothing more to read
  *     job_events after the last seq (trusted projects) ─► `step` events, one per row
  *     jobs/approvals fingerprint moved ─► one `state` event (the whole snapshot)
  *   every sse_keepalive_ms ─► a comment line, so a dead stream is noticed
@@ -12,6 +13,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Db } from '../store/db.js';
+import { storeVersion } from '../store/version.js';
 import { snapshot, stateMark, trustedProjects } from './state.js';
 
 export interface FeedLimits {
@@ -28,6 +30,9 @@ export class Feed {
   private keepalive: NodeJS.Timeout | undefined;
   private lastSeq = 0;
   private mark = '';
+  /** The store's version at the last full look, and whether that look left rows for the next tick. */
+  private version = '';
+  private more = false;
 
   constructor(private readonly db: () => Db, private readonly L: FeedLimits, private readonly log: (line: string) => void) {}
 
@@ -64,9 +69,12 @@ export class Feed {
   tick(): void {
     try {
       const db = this.db();
+      const version = storeVersion(db);
+      if (version === this.version && !this.more) return;
       const rows = db
         .prepare('SELECT e.seq, e.job_id, e.at, e.kind, e.body, j.project FROM job_events e JOIN jobs j ON j.id = e.job_id WHERE e.seq > ? ORDER BY e.seq LIMIT ?')
         .all(this.lastSeq, this.L.sse_events_per_tick) as Array<{ seq: number; job_id: string; at: string; kind: string; body: string; project: string }>;
+      this.more = rows.length === this.L.sse_events_per_tick;
       const trusted = rows.length ? new Set(trustedProjects(db)) : new Set<string>();
       let out = '';
       for (const r of rows) {
@@ -80,6 +88,8 @@ export class Feed {
         this.mark = mark;
         out += this.frame('state', { ...snapshot(db, this.L.page_size), seq: this.lastSeq });
       }
+      // Only a look that got this far counts: after a failed one the next tick reads again.
+      this.version = version;
       if (out) this.broadcast(out);
     } catch (err) {
       this.log(`shadowcode console: feed: ${(err as Error).message}`);

@@ -24,9 +24,9 @@ export function snapshot(db: Db, pageSize: number) {
   };
 }
 
-/** A cheap fingerprint of the jobs and approvals tables: a new snapshot is sent only when it moves. */
+/** A cheap fingerprint of what the snapshot shows (trusted projects, jobs, approvals): a new snapshot is sent only when it moves. */
 export function stateMark(db: Db): string {
   const j = db.prepare('SELECT count(*) AS n, max(updated_at) AS m FROM jobs').get() as { n: number; m: string | null };
   const a = db.prepare("SELECT count(*) AS n, max(created_at) AS c, max(decided_at) AS d, sum(state = 'pending') AS p FROM approvals").get() as Record<string, unknown>;
-  return JSON.stringify([j.n, j.m, a.n, a.c, a.d, a.p]);
+  return JSON.stringify([trustedProjects(db), j.n, j.m, a.n, a.c, a.d, a.p]);
 }

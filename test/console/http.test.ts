@@ -1,7 +1,7 @@
 // The console's door, over plain HTTP: the headers every answer carries, the one-time
 // code and its cookie, Host and Origin, and decisions taken only on the digest shown.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import t from 'tap';
@@ -9,7 +9,7 @@ import { mintCode, spendCode } from '../../src/console/codes.js';
 import { approvalDigest } from '../../src/console/digest.js';
 import { open } from '../../src/lib/index.js';
 import { startConsole } from '../fixtures/console.js';
-import { alive, cli, pidsOf, recordPid, ROOT, sandbox, sleep, TS_REQUIRE, until } from '../fixtures/env.js';
+import { alive, cli, pidsOf, recordPid, ROOT, sandbox, sleep, spawnCli, TS_REQUIRE, until } from '../fixtures/env.js';
 import { openDb } from '../../src/store/db.js';
 
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -285,6 +285,60 @@ t.test('the feed starts with the state and needs no second request', async (t) =
   await reader.cancel();
   t.match(text, /^event: state\ndata: /);
   t.match(JSON.parse(text.split('\n')[1]!.slice(6)), { projects: [{ path: sb.project, jobs: [], approvals: [] }] });
+});
+
+t.test('the feed sends what changed, whichever process or connection wrote it', async (t) => {
+  const sb = sandbox('console-feed-live');
+  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  const { sc, test } = await stdioPeer(sb);
+  t.teardown(() => sc.close());
+  const c = await startConsole(sb);
+  t.teardown(() => c.close());
+  const cookie = await c.signIn();
+  const r = await fetch(`${c.origin}/console/api/events`, { headers: { cookie } });
+  const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+  t.teardown(() => reader.cancel());
+  const states: any[] = [];
+  const steps: any[] = [];
+  void (async () => {
+    let text = '';
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return;
+      text += new TextDecoder().decode(value);
+      for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+        const m = /^event: (\w+)\ndata: (.*)$/s.exec(text.slice(0, end));
+        text = text.slice(end + 2);
+        if (m) (m[1] === 'state' ? states : steps).push(JSON.parse(m[2] as string));
+      }
+    }
+  })();
+  await until(() => states.length === 1);
+  const last = () => states[states.length - 1];
+  const approvalsNow = () => last().projects.flatMap((p: any) => p.approvals);
+
+  // Another process commits: a second project is trusted by a separate CLI process.
+  const other = join(sb.root, 'other');
+  mkdirSync(other);
+  const trusted = await spawnCli(sb, ['--workspace', other, 'trust']);
+  t.equal(trusted.code, 0, trusted.stderr);
+  await until(() => last().projects.some((p: any) => p.path === other), 10000);
+  t.pass('a commit by another process reaches the page');
+
+  // Another connection in this process: a job asks for an approval.
+  const job = await test(['sh', '-c', 'echo fed > fed.txt']);
+  await until(() => approvalsNow().some((a: any) => a.id === job.approval.id), 10000);
+  t.pass('a pending approval from another connection reaches the page');
+
+  // The console decides it itself; the job then runs and records its steps.
+  const [a] = await sc.approvals();
+  t.equal((await c.post(cookie, 'decide', { id: job.approval.id, decision: 'approve', digest: approvalDigest(a as any) })).status, 200);
+  await until(() => !approvalsNow().some((x: any) => x.id === job.approval.id), 10000);
+  t.pass("the console's own decision reaches the page");
+  const jobNow = () => last().projects.flatMap((p: any) => p.jobs).find((j: any) => j.id === job.job_id);
+  await until(() => jobNow()?.state === 'succeeded', 20000);
+  t.ok(existsSync(join(sb.project, 'fed.txt')), 'the approved command ran, and the page saw it finish');
+  t.ok(steps.some((s) => s.job_id === job.job_id), 'with its steps');
 });
 
 t.test('the built command prints its address, --open hands it to the desktop opener, SIGTERM stops it', async (t) => {
