@@ -7,7 +7,8 @@
  *   ─► private temp dir (0700) ─► our MCP relay for the shared servers
  *      (relay-host.ts: the CLI's config names only it) ─► drive(run): spawn + the CLI's protocol
  *   ─► always: relay closed, temp dir removed ─► snapshot after ─► differences recorded
- *      as the job's checkpoints and changes ─► outcome
+ *      as the job's checkpoints and changes ─► the CLI's protected state compared
+ *      with before (state-guard.ts) ─► outcome
  *
  * The drivers (claude.ts, codex.ts, acp.ts) only translate: the CLI's events
  * into job events, its approval requests into ctx.requestApproval, its end into
@@ -32,6 +33,8 @@ import type { TaskContext, TaskOutcome, Usage } from '../types.js';
 import type { Relay, RelayEntry } from './relay-host.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
+import { guardState } from './state-guard.js';
+import { protectedStatePaths } from '../../engine/spawn/sandbox.js';
 import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
 
 export type RunnerProvider = 'claude-code' | 'codex' | 'acp';
@@ -175,6 +178,9 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   const snapLimits = { ...limits, gitignore_bytes: deps.policy.limits.files.gitignore_bytes };
   const before = takeSnapshot(ctx.project, snapLimits, true);
   if (before.truncated) emit('runner.snapshot_limited', { reason: before.truncated });
+  const stateKeys = [...new Set([basename(entry.command), ...(STATE_KEY[entry.provider] ? [STATE_KEY[entry.provider] as string] : [])])];
+  // The same HOME the sandbox is built from: the runner's environment.
+  const stateChanges = guardState(protectedStatePaths(deps.policy.sandbox, stateKeys, runnerEnv(deps.policy.environment, deps.env, []).HOME));
   // Named by this process: after a SIGKILL the next open of the profile removes it (engine/owners.ts).
   const dir = makeRunDir();
   const procs: RunnerProcess[] = [];
@@ -210,7 +216,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         const proc = spawnRunner(ticket, {
           argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
           graceMs: limits.kill_grace_ms, lineBytes: limits.line_bytes, outputBytes: limits.output_bytes, stderrBytes: limits.stderr_capture_bytes, policy: deps.policy, db: deps.db,
-          runDir: dir, stateKeys: [...new Set([basename(entry.command), ...(STATE_KEY[entry.provider] ? [STATE_KEY[entry.provider] as string] : [])])],
+          runDir: dir, stateKeys,
         }, onLine);
         procs.push(proc);
         if (overtime) proc.cancel();
@@ -239,6 +245,13 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     emit('checkpoint', { path: d.path, checkpoint_id: checkpointId, kind: d.kind, via: entry.provider });
   }
   if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
+  const tampered = stateChanges();
+  if (tampered.length) {
+    emit('runner.state_changed', {
+      changed: tampered,
+      notice: `While this task ran, ${tampered.map((c) => c.path).join(', ')} changed (by the task or by anything else on this machine). These configure what ${basename(entry.command)} runs outside any sandbox when you start it yourself: check them before you do.`,
+    });
+  }
   if (ctx.signal.aborted) return { state: 'cancelled', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}) };
   if (overtime) return { ...failed('SC_LIMIT_REACHED', `the ${entry.provider} run passed its wall time of ${limits.wall_time_ms} ms and was stopped`), ...(driven.usage ? { usage: driven.usage } : {}) };
   if (!driven.ok) return { ...failed(driven.code ?? 'SC_RUNNER_FAILED', driven.failure ?? `${entry.provider} failed`), ...(driven.usage ? { usage: driven.usage } : {}) };

@@ -5,6 +5,8 @@
  *   sandboxArgv(plan) ─► bwrap --die-with-parent --new-session --unshare-all [--share-net]
  *                          system dirs read-only, fresh /proc /dev, private /tmp and home,
  *                          what the executable needs to start read-only,
+ *                          a toolchain's own state read-write, what in it configures
+ *                          what runs outside later read-only,
  *                          the project read-write, its protected paths read-only,
  *                          the profile covered wherever it would show ─► -- argv
  *
@@ -96,6 +98,12 @@ export function pathLookup(path: string): Lookup {
 /** The project paths kept read-only inside the sandbox. One place, so the list can come from another policy file later. */
 export function protectedProjectPaths(policy: SandboxPolicy): readonly string[] {
   return policy.project_read_only;
+}
+
+/** The paths inside a toolchain's state that stay read-only (policy tool_state_read_only), for these tool_state keys. */
+export function protectedStatePaths(policy: SandboxPolicy, keys: readonly string[], home: string | undefined): string[] {
+  const paths = keys.flatMap((k) => (Object.hasOwn(policy.tool_state_read_only, k) ? (policy.tool_state_read_only[k] ?? []) : []));
+  return [...new Set(paths.map((p) => expandHome(p, home)).filter((p): p is string => !!p && isAbsolute(p)))];
 }
 
 const within = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
@@ -287,11 +295,21 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write; a missing one is not created.
   const keys = plan.stateKeys ?? [basename(plan.argv[0] ?? '')];
   const state = keys.flatMap((k) => (Object.hasOwn(plan.policy.tool_state, k) ? (plan.policy.tool_state[k] ?? []) : [])).map((p) => expandHome(p, home));
+  const writable: string[] = [];
   for (const abs of [...new Set([...state, ...(plan.writable ?? [])])]) {
     // Never the home itself or a folder above it: that would undo the private home.
     if (!abs || !isAbsolute(abs) || !existsSync(abs) || (home && within(home, abs))) continue;
     out.push('--bind', abs, abs);
     bound.push(abs);
+    writable.push(abs);
+  }
+  // What in that state configures programs the toolchain runs unsandboxed later (hooks, MCP
+  // servers): read-only on top. A link is not followed (its target is not visible inside),
+  // and what is missing cannot be covered: the runner reports any change to either.
+  for (const abs of protectedStatePaths(plan.policy, keys, home)) {
+    if (!writable.some((w) => within(abs, w))) continue;
+    const st = lstatSync(abs, { throwIfNoEntry: false });
+    if (st && !st.isSymbolicLink()) out.push('--ro-bind', abs, abs);
   }
   if (plan.project) {
     out.push('--bind', plan.project, plan.project);

@@ -3,7 +3,7 @@
 // config it is handed, approvals as approval rows, checkpoints and rollback of
 // what it changed, and no CLI process left after a cancel.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
@@ -317,10 +317,15 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   writeFileSync(join(home, 'notes.txt'), 'mine\n');
   mkdirSync(join(s.sb.project, '.git'));
   writeFileSync(join(s.sb.project, '.git', 'config'), '[core]\n');
+  // Claude Code's own settings (its hooks run unsandboxed when the user next starts it), and a plugins folder it does not have yet.
+  const settings = join(home, '.claude', 'settings.json');
+  writeFileSync(settings, '{"model":"mine"}\n');
+  const plugins = join(home, '.claude', 'plugins');
+  t.teardown(() => rmSync(plugins, { force: true, recursive: true }));
   const ask = {
     read: [secrets, join(s.sb.profile, 'state.db'), join(home, '.ssh', 'id_rsa'), join(home, 'notes.txt'), join(s.sb.project, 'src', 'app.txt')],
     list: [home],
-    write: [join(s.sb.project, '.git', 'config'), join(home, '.claude', 'probe.txt'), join(home, 'dropped.txt'), join(s.sb.project, 'made-inside.txt')],
+    write: [join(s.sb.project, '.git', 'config'), join(home, '.claude', 'probe.txt'), join(home, 'dropped.txt'), join(s.sb.project, 'made-inside.txt'), settings, plugins],
   };
   const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace', prompt: JSON.stringify(ask) });
   t.match(await s.runner().run(ctx), { state: 'succeeded' });
@@ -335,6 +340,12 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   t.equal(readFileSync(join(s.sb.project, '.git', 'config'), 'utf8'), '[core]\n');
   t.equal(p.write[join(home, '.claude', 'probe.txt')], 'ok', 'its tool_state folder is writable');
   t.equal(readFileSync(join(home, '.claude', 'probe.txt'), 'utf8'), 'written from inside\n', 'and the write is real');
+  t.equal(p.write[settings], 'EROFS', 'but not its settings.json (policy tool_state_read_only)');
+  t.equal(readFileSync(settings, 'utf8'), '{"model":"mine"}\n', 'which is unchanged');
+  t.equal(p.write[plugins], 'ok', 'a protected path that did not exist cannot be covered...');
+  t.match(events.filter((e) => e.kind === 'runner.state_changed').map((e) => e.body), [
+    { changed: [{ path: plugins, was: 'missing', now: 'file' }], notice: /configure what .* runs outside any sandbox when you start it yourself/ },
+  ], '...so its appearance is reported, and nothing else is');
   t.equal(p.write[join(home, 'dropped.txt')], 'ok', 'a write elsewhere in the home goes to the private copy...');
   t.notOk(existsSync(join(home, 'dropped.txt')), '...and never reaches the real home');
   t.equal(p.write[join(s.sb.project, 'made-inside.txt')], 'ok', 'the project is writable');

@@ -4,6 +4,7 @@
 // server runs sandboxed too; without bwrap on PATH everything says "unsandboxed" and
 // sandbox.require refuses. These tests fail, never skip, when bwrap cannot be made.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -251,6 +252,42 @@ t.test('a placeholder someone filled meanwhile, and an empty folder of the user\
   t.equal(readFileSync(join(project, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n', "the user's new .git stays");
   t.ok(existsSync(join(project, '.vscode')), "the user's empty .vscode stays");
   t.notOk(existsSync(join(project, '.claude')), 'an untouched placeholder went');
+});
+
+t.test('what in a writable tool_state configures later unsandboxed runs is bound read-only on top, where it can be', async (t) => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-state-')));
+  const home = join(root, 'home');
+  const state = join(home, '.tool');
+  mkdirSync(join(state, 'hooks'), { recursive: true });
+  writeFileSync(join(state, 'settings.json'), '{}');
+  symlinkSync(join(root, 'dotfiles.toml'), join(state, 'linked.toml'));
+  mkdirSync(join(home, '.elsewhere'));
+  writeFileSync(join(home, '.elsewhere', 'config'), '');
+  const sp = shippedPolicy().sandbox;
+  const policy = {
+    ...sp,
+    tool_state: { tool: ['~/.tool'] },
+    tool_state_read_only: { tool: ['~/.tool/settings.json', '~/.tool/hooks', '~/.tool/missing.json', '~/.tool/linked.toml', '~/.elsewhere/config'] },
+  };
+  const argv = sandboxArgv({ argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null, network: false, profileDir: null, policy, stateKeys: ['tool'] });
+  const at = (a: string) => argv.join(' ').indexOf(a);
+  t.ok(at(`--bind ${state} ${state}`) >= 0, 'the state folder is writable');
+  for (const p of [join(state, 'settings.json'), join(state, 'hooks')]) {
+    t.ok(at(`--ro-bind ${p} ${p}`) > at(`--bind ${state} ${state}`), `${p} is read-only, mounted after the folder`);
+  }
+  t.notMatch(argv.join(' '), 'missing.json', 'a missing one cannot be covered (the runner reports it if it appears)');
+  t.notMatch(argv.join(' '), 'linked.toml', 'nor a link');
+  t.notMatch(argv.join(' '), '.elsewhere', 'a path outside every writable state folder needs nothing: the private home hides it');
+  const other = sandboxArgv({ argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null, network: false, profileDir: null, policy, stateKeys: ['other'] });
+  t.notMatch(other.join(' '), state, "another command's state is neither writable nor bound");
+
+  // For real: a write to the protected file fails, one beside it lands.
+  const b = sandboxSupport().bwrap;
+  if (!b) throw new Error('bwrap is needed here (apt-get install -y bubblewrap)');
+  const real = spawnSync(b, sandboxArgv({ argv: ['/bin/sh', '-c', `echo x >> ${join(state, 'settings.json')} 2>/dev/null && echo WROTE || echo REFUSED; echo y > ${join(state, 'log.txt')} && echo LOGGED`], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: b, trusted: true, unset: [], project: null, network: false, profileDir: null, policy, stateKeys: ['tool'] }).slice(1), { encoding: 'utf8' });
+  t.match(real.stdout, /^REFUSED\nLOGGED\n$/, real.stderr);
+  t.equal(readFileSync(join(state, 'settings.json'), 'utf8'), '{}');
+  t.equal(readFileSync(join(state, 'log.txt'), 'utf8'), 'y\n');
 });
 
 t.test("what a user's own program may see: a linked node_modules only when it is one, and a tool_state entry never the home itself", async (t) => {

@@ -1,0 +1,93 @@
+/*
+ * Watches the parts of a coding CLI's own state that configure what it runs outside any
+ * sandbox when the user starts it (Claude Code's settings.json with its hooks, Codex's
+ * config.toml with its notify command and MCP servers: policy tool_state_read_only).
+ * The sandbox binds those that exist read-only, but it cannot cover one that is missing
+ * (a command could create it) or a link (it could be replaced), and an unsandboxed run
+ * covers nothing. So each is fingerprinted before the run and again after it, and any
+ * difference is told to the user, who is the one about to start that CLI.
+ *
+ *   guardState(paths) ─► fingerprints ─► (the run) ─► changed() ─► [{path, was, now}]
+ *
+ * A fingerprint is the kind and, for a file, its size and sha256 (the first
+ * FILE_HASH_BYTES); for a folder, every entry below it (up to DIR_ENTRIES) by name, kind,
+ * size and change time. Everything is read through the bounded primitive: a command may
+ * have left a FIFO or a huge file where a setting was expected.
+ */
+import { createHash } from 'node:crypto';
+import { lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { readUserFile, walkProject } from '../../util/safe-read.js';
+
+const FILE_HASH_BYTES = 4 * 1024 * 1024;
+const DIR_ENTRIES = 10_000;
+const DIR_DEPTH = 16;
+
+export type StateKind = 'missing' | 'file' | 'folder' | 'link' | 'other';
+
+export interface StateChange {
+  readonly path: string;
+  readonly was: StateKind;
+  readonly now: StateKind;
+}
+
+interface Print {
+  readonly kind: StateKind;
+  readonly digest: string;
+}
+
+function kindOf(st: Stats | undefined): StateKind {
+  if (!st) return 'missing';
+  if (st.isSymbolicLink()) return 'link';
+  if (st.isFile()) return 'file';
+  if (st.isDirectory()) return 'folder';
+  return 'other';
+}
+
+/** A folder's entries below it: names, kinds, sizes and change times (which a command cannot set back). */
+function folderDigest(path: string, hash: ReturnType<typeof createHash>): void {
+  const root = realpathSync(path);
+  let left = DIR_ENTRIES;
+  walkProject(root, {
+    maxDepth: DIR_DEPTH,
+    visit: (dir, entries) => {
+      for (const e of entries) {
+        if (--left < 0) return false;
+        const st = lstatSync(join(root, dir, e.name), { throwIfNoEntry: false });
+        hash.update(`${dir}/${e.name}\0${e.kind}\0${st?.size}\0${st?.ctimeMs}\0${st?.mtimeMs}\n`);
+      }
+      return entries.filter((e) => e.kind === 'dir').map((e) => e.name);
+    },
+  });
+}
+
+function print(path: string): Print {
+  const hash = createHash('sha256');
+  try {
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    const kind = kindOf(st);
+    if (kind === 'link') hash.update(readlinkSync(path));
+    else if (kind === 'file') {
+      const r = readUserFile(path, { cap: FILE_HASH_BYTES, kind: 'CLI setting', overflow: 'truncate' });
+      hash.update(`${r.size}\0`).update(r.bytes);
+    } else if (kind === 'folder') folderDigest(path, hash);
+    else if (st) hash.update(`${st.mode}\0${st.ctimeMs}`);
+    return { kind, digest: hash.digest('hex') };
+  } catch (err) {
+    // Unreadable, or swapped for something else while read: its error is its fingerprint, so a change still shows.
+    return { kind: 'other', digest: (err as { code?: string }).code ?? 'error' };
+  }
+}
+
+/** Fingerprints the paths now; the returned function lists those that differ when it is called. */
+export function guardState(paths: readonly string[]): () => StateChange[] {
+  const before = new Map(paths.map((p) => [p, print(p)]));
+  return () => {
+    const out: StateChange[] = [];
+    for (const [path, was] of before) {
+      const now = print(path);
+      if (now.kind !== was.kind || now.digest !== was.digest) out.push({ path, was: was.kind, now: now.kind });
+    }
+    return out;
+  };
+}
