@@ -34,7 +34,8 @@ import type { Relay, RelayEntry } from './relay-host.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
 import { guardState } from './state-guard.js';
-import { protectedStatePaths } from '../../engine/spawn/sandbox.js';
+import { privateStatePaths, protectedStatePaths } from '../../engine/spawn/sandbox.js';
+import { readUserFile } from '../../util/safe-read.js';
 import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
 
 export type RunnerProvider = 'claude-code' | 'codex' | 'acp';
@@ -180,9 +181,14 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   if (before.truncated) emit('runner.snapshot_limited', { reason: before.truncated });
   const stateKeys = [...new Set([basename(entry.command), ...(STATE_KEY[entry.provider] ? [STATE_KEY[entry.provider] as string] : [])])];
   // The same HOME the sandbox is built from: the runner's environment.
-  const stateChanges = guardState(protectedStatePaths(deps.policy.sandbox, stateKeys, runnerEnv(deps.policy.environment, deps.env, []).HOME));
+  const home = runnerEnv(deps.policy.environment, deps.env, []).HOME;
+  const stateChanges = guardState(protectedStatePaths(deps.policy.sandbox, stateKeys, home));
+  // Private files are copies in a sandbox, so they change only under an unsandboxed run.
+  const privatePaths = privateStatePaths(deps.policy.sandbox, stateKeys, home);
+  const privateChanges = guardState(privatePaths);
   // Named by this process: after a SIGKILL the next open of the profile removes it (engine/owners.ts).
   const dir = makeRunDir();
+  const copies = copyPrivateState(privatePaths, dir, limits.state_copy_bytes);
   const procs: RunnerProcess[] = [];
   let overtime = false;
   const wall = setTimeout(() => {
@@ -216,7 +222,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
         const proc = spawnRunner(ticket, {
           argv, cwd: ctx.project, env: runnerEnv(deps.policy.environment, deps.env, envNames),
           graceMs: limits.kill_grace_ms, lineBytes: limits.line_bytes, outputBytes: limits.output_bytes, stderrBytes: limits.stderr_capture_bytes, policy: deps.policy, db: deps.db,
-          runDir: dir, stateKeys,
+          runDir: dir, stateKeys, copies,
         }, onLine);
         procs.push(proc);
         if (overtime) proc.cancel();
@@ -245,7 +251,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     emit('checkpoint', { path: d.path, checkpoint_id: checkpointId, kind: d.kind, via: entry.provider });
   }
   if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
-  const tampered = stateChanges();
+  const tampered = [...stateChanges(), ...(procs.some((p) => p.sandbox === 'none') ? privateChanges() : [])];
   if (tampered.length) {
     emit('runner.state_changed', {
       changed: tampered,
@@ -256,6 +262,27 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   if (overtime) return { ...failed('SC_LIMIT_REACHED', `the ${entry.provider} run passed its wall time of ${limits.wall_time_ms} ms and was stopped`), ...(driven.usage ? { usage: driven.usage } : {}) };
   if (!driven.ok) return { ...failed(driven.code ?? 'SC_RUNNER_FAILED', driven.failure ?? `${entry.provider} failed`), ...(driven.usage ? { usage: driven.usage } : {}) };
   return { state: 'succeeded', summary: driven.summary, ...(driven.usage ? { usage: driven.usage } : {}), ...(driven.steps !== undefined ? { steps: driven.steps } : {}) };
+}
+
+/**
+ * A private copy, in the run's directory, of each tool_state_private file (Claude Code's
+ * ~/.claude.json): the CLI writes its running state to the copy, which goes with the
+ * directory, so nothing the task does reaches the settings it holds. A file that cannot
+ * be read or is larger than the limit gets no copy: the sandbox shows it read-only.
+ */
+function copyPrivateState(paths: readonly string[], dir: string, cap: number): Map<string, string> {
+  const copies = new Map<string, string>();
+  paths.forEach((path, i) => {
+    try {
+      const { bytes } = readUserFile(path, { cap, kind: 'CLI state file' });
+      const copy = join(dir, `state-${i}-${basename(path)}`);
+      writeFileSync(copy, bytes, { mode: 0o600, flag: 'wx' });
+      copies.set(path, copy);
+    } catch {
+      /* missing, unreadable or too large: no copy */
+    }
+  });
+  return copies;
 }
 
 /** One line of what the CLI said on stderr, for a failure message. */

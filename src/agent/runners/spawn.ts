@@ -7,7 +7,8 @@
  *   spawnRunner(ticket 'runner:spawn', spec)
  *     ─► spawn/supervise (audit row: kind runner, level, network open to reach the model)
  *        ─► bwrap: the project (protected paths read-only), the CLI's own state
- *           (policy tool_state, read-write, where it exists), its install and the
+ *           (policy tool_state, read-write, where it exists; tool_state_read_only
+ *           read-only; tool_state_private as a copy in the run dir), its install and the
  *           relay program with its node (read-only), the run dir (relay socket,
  *           MCP config) read-write; home, profile and /tmp private ─► CLI (own group)
  *     stdout ─► bounded JSON lines ─► onLine     stderr ─► bounded capture
@@ -43,6 +44,8 @@ export interface RunnerSpec {
   readonly runDir: string;
   /** The policy tool_state keys of this CLI (its own name, and its provider's usual one). */
   readonly stateKeys: readonly string[];
+  /** Private copies of its tool_state_private files, by the real file's path (run.ts makes them in the run dir). */
+  readonly copies?: ReadonlyMap<string, string>;
 }
 
 export interface RunnerExit {
@@ -112,7 +115,7 @@ export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line:
   const s = supervise(ticket, {
     kind: 'runner', argv: spec.argv, cwd: spec.cwd, env: spec.env, graceMs: spec.graceMs, stdin: 'pipe',
     // The network is open: a coding CLI must reach its model (the audit row says why).
-    confine: { project: spec.cwd, network: true, networkWhy: 'a coding CLI reaches its model', readable: relayRoots(spec.env.HOME), writable: [spec.runDir], stateKeys: spec.stateKeys },
+    confine: { project: spec.cwd, network: true, networkWhy: 'a coding CLI reaches its model', readable: relayRoots(spec.env.HOME), writable: [spec.runDir], stateKeys: spec.stateKeys, ...(spec.copies ? { copies: spec.copies } : {}) },
     trustedArgv: true, policy: spec.policy, db: spec.db,
   });
   const sup = s.process;

@@ -6,7 +6,7 @@
  *                          system dirs read-only, fresh /proc /dev, private /tmp and home,
  *                          what the executable needs to start read-only,
  *                          a toolchain's own state read-write, what in it configures
- *                          what runs outside later read-only,
+ *                          what runs outside later read-only or a private copy,
  *                          the project read-write, its protected paths read-only,
  *                          the profile covered wherever it would show ─► -- argv
  *
@@ -44,6 +44,8 @@ export interface Confinement {
   readonly writable?: readonly string[];
   /** The tool_state keys that apply; by default the executable's own name. */
   readonly stateKeys?: readonly string[];
+  /** Private copies of tool_state_private files (real path ─► the copy), bound read-write in their place; a file without one is read-only. */
+  readonly copies?: ReadonlyMap<string, string>;
 }
 
 export interface SandboxPlan extends Confinement {
@@ -103,6 +105,12 @@ export function protectedProjectPaths(policy: SandboxPolicy): readonly string[] 
 /** The paths inside a toolchain's state that stay read-only (policy tool_state_read_only), for these tool_state keys. */
 export function protectedStatePaths(policy: SandboxPolicy, keys: readonly string[], home: string | undefined): string[] {
   const paths = keys.flatMap((k) => (Object.hasOwn(policy.tool_state_read_only, k) ? (policy.tool_state_read_only[k] ?? []) : []));
+  return [...new Set(paths.map((p) => expandHome(p, home)).filter((p): p is string => !!p && isAbsolute(p)))];
+}
+
+/** The single files of a toolchain's state given as a private copy (policy tool_state_private), for these tool_state keys. */
+export function privateStatePaths(policy: SandboxPolicy, keys: readonly string[], home: string | undefined): string[] {
+  const paths = keys.flatMap((k) => (Object.hasOwn(policy.tool_state_private, k) ? (policy.tool_state_private[k] ?? []) : []));
   return [...new Set(paths.map((p) => expandHome(p, home)).filter((p): p is string => !!p && isAbsolute(p)))];
 }
 
@@ -310,6 +318,14 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     if (!writable.some((w) => within(abs, w))) continue;
     const st = lstatSync(abs, { throwIfNoEntry: false });
     if (st && !st.isSymbolicLink()) out.push('--ro-bind', abs, abs);
+  }
+  // A state file the CLI writes as it runs but that also configures it: a copy of its own
+  // to write, never the file itself. Outside the home it would not be hidden anyway.
+  for (const abs of privateStatePaths(plan.policy, keys, home)) {
+    // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
+    if (!home || !within(abs, home) || !statQuiet(abs)?.isFile()) continue;
+    const copy = plan.copies?.get(abs);
+    out.push(copy ? '--bind' : '--ro-bind', copy ?? abs, abs);
   }
   if (plan.project) {
     out.push('--bind', plan.project, plan.project);

@@ -322,10 +322,14 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   writeFileSync(settings, '{"model":"mine"}\n');
   const plugins = join(home, '.claude', 'plugins');
   t.teardown(() => rmSync(plugins, { force: true, recursive: true }));
+  // Its running state, which also lists the user's MCP servers: it may write, but only to a copy.
+  const dotJson = join(home, '.claude.json');
+  writeFileSync(dotJson, '{"mcpServers":{}}\n');
+  t.teardown(() => rmSync(dotJson, { force: true }));
   const ask = {
     read: [secrets, join(s.sb.profile, 'state.db'), join(home, '.ssh', 'id_rsa'), join(home, 'notes.txt'), join(s.sb.project, 'src', 'app.txt')],
     list: [home],
-    write: [join(s.sb.project, '.git', 'config'), join(home, '.claude', 'probe.txt'), join(home, 'dropped.txt'), join(s.sb.project, 'made-inside.txt'), settings, plugins],
+    write: [join(s.sb.project, '.git', 'config'), join(home, '.claude', 'probe.txt'), join(home, 'dropped.txt'), join(s.sb.project, 'made-inside.txt'), settings, plugins, dotJson],
   };
   const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace', prompt: JSON.stringify(ask) });
   t.match(await s.runner().run(ctx), { state: 'succeeded' });
@@ -335,13 +339,15 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   t.equal(p.read[join(home, '.ssh', 'id_rsa')], 'ENOENT', "the user's home is private");
   t.equal(p.read[join(home, 'notes.txt')], 'ENOENT');
   t.equal(p.read[join(s.sb.project, 'src', 'app.txt')], 'ok', 'the project is readable');
-  t.same(p.list[home], ['.claude', 'project'], 'in the home: only its own state folder and the project');
+  t.same(p.list[home], ['.claude', '.claude.json', 'project'], 'in the home: only its own state and the project');
   t.equal(p.write[join(s.sb.project, '.git', 'config')], 'EROFS', '.git is read-only');
   t.equal(readFileSync(join(s.sb.project, '.git', 'config'), 'utf8'), '[core]\n');
   t.equal(p.write[join(home, '.claude', 'probe.txt')], 'ok', 'its tool_state folder is writable');
   t.equal(readFileSync(join(home, '.claude', 'probe.txt'), 'utf8'), 'written from inside\n', 'and the write is real');
   t.equal(p.write[settings], 'EROFS', 'but not its settings.json (policy tool_state_read_only)');
   t.equal(readFileSync(settings, 'utf8'), '{"model":"mine"}\n', 'which is unchanged');
+  t.equal(p.write[dotJson], 'ok', '~/.claude.json is writable inside...');
+  t.equal(readFileSync(dotJson, 'utf8'), '{"mcpServers":{}}\n', '...but the write went to a private copy');
   t.equal(p.write[plugins], 'ok', 'a protected path that did not exist cannot be covered...');
   t.match(events.filter((e) => e.kind === 'runner.state_changed').map((e) => e.body), [
     { changed: [{ path: plugins, was: 'missing', now: 'file' }], notice: /configure what .* runs outside any sandbox when you start it yourself/ },
@@ -353,6 +359,29 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   t.match(events.find((e) => e.kind === 'runner.started')!.body, { sandbox: 'bwrap', label: 'sandboxed' });
   const spawns = readAudit(s.db, { kinds: ['spawn'], limit: 100 }).map((r) => r.body as Record<string, unknown>).filter((b) => b.kind === 'runner');
   t.match(spawns, [{ kind: 'runner', level: 'bwrap', network: true, network_why: /reaches its model/, argv0: CLAUDE, project: s.sb.project }], 'the audit row: sandboxed, network open to reach the model');
+});
+
+t.test('unsandboxed, nothing covers its settings, so each change to them is reported after the task', async (t) => {
+  const s = await setup(t, { scenario: 'probe' });
+  const home = s.sb.root;
+  const settings = join(home, '.claude', 'settings.json');
+  writeFileSync(settings, '{}\n');
+  const dotJson = join(home, '.claude.json');
+  writeFileSync(dotJson, '{}\n');
+  t.teardown(() => rmSync(dotJson, { force: true }));
+  const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace', prompt: JSON.stringify({ write: [settings, dotJson, join(home, '.claude', 'log.txt')] }) });
+  const saved = process.env.PATH;
+  process.env.PATH = '/nonexistent-bin';
+  try {
+    t.match(await s.runner().run(ctx), { state: 'succeeded' });
+  } finally {
+    process.env.PATH = saved;
+  }
+  t.match(events.find((e) => e.kind === 'runner.started')!.body, { sandbox: 'none' });
+  t.equal(readFileSync(settings, 'utf8'), '{}\nwritten from inside\n', 'with no sandbox the write lands');
+  const reported = events.filter((e) => e.kind === 'runner.state_changed').map((e) => e.body as { changed: Array<{ path: string }> });
+  t.equal(reported.length, 1, 'one event');
+  t.same(reported[0]!.changed.map((c) => c.path).sort(), [dotJson, settings].sort(), 'naming both, and not the log beside them');
 });
 
 t.test('without bwrap on PATH the runner runs "unsandboxed" and says so; sandbox.require refuses it', async (t) => {

@@ -281,6 +281,15 @@ t.test('what in a writable tool_state configures later unsandboxed runs is bound
   const other = sandboxArgv({ argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null, network: false, profileDir: null, policy, stateKeys: ['other'] });
   t.notMatch(other.join(' '), state, "another command's state is neither writable nor bound");
 
+  // A private file: a copy bound in its place when there is one, else the file read-only.
+  writeFileSync(join(home, '.tool.json'), '{}');
+  const priv = { ...policy, tool_state_private: { tool: ['~/.tool.json', '~/.absent.json'] } };
+  const base = { argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null, network: false, profileDir: null, policy: priv, stateKeys: ['tool'] };
+  t.match(sandboxArgv(base).join(' '), `--ro-bind ${join(home, '.tool.json')} ${join(home, '.tool.json')}`, 'without a copy: read-only');
+  const copy = join(root, 'copy.json');
+  t.match(sandboxArgv({ ...base, copies: new Map([[join(home, '.tool.json'), copy]]) }).join(' '), `--bind ${copy} ${join(home, '.tool.json')}`, 'with one: the copy, read-write');
+  t.notMatch(sandboxArgv(base).join(' '), '.absent.json', 'a missing one is not made');
+
   // For real: a write to the protected file fails, one beside it lands.
   const b = sandboxSupport().bwrap;
   if (!b) throw new Error('bwrap is needed here (apt-get install -y bubblewrap)');
