@@ -110,9 +110,15 @@ export function spendCode(profileDir: string, code: string): boolean {
   return expires > Date.now();
 }
 
+/** On the way out: the record first (no more codes are minted against it), then the codes. Never throws. */
 export function removeRecord(profileDir: string): void {
   const rec = readRecord(profileDir);
   if (rec?.pid !== process.pid) return;
-  rmSync(fileOf(profileDir), { force: true });
-  rmSync(codesOf(profileDir), { recursive: true, force: true });
+  try {
+    rmSync(fileOf(profileDir), { force: true });
+    // A `console --code` that read the record just before may still add a file meanwhile (ENOTEMPTY): try again.
+    rmSync(codesOf(profileDir), { recursive: true, force: true, maxRetries: 3 });
+  } catch {
+    // What is left is dropped by the next console's start; a stale code is useless without this console.
+  }
 }

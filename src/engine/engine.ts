@@ -67,7 +67,10 @@ export class Engine {
   useShared(remote: RemoteEngine): void {
     this.remote = remote;
     // A closed ownership socket is the first sign of an engine's death; its pid is the proof.
-    remote.onSocketLost(() => void this.confirmLost(remote));
+    remote.onSocketLost(() => {
+      // Settling the gone engine's jobs could fail (a busy store): the next call settles them.
+      this.confirmLost(remote).catch(() => {});
+    });
   }
 
   /**
@@ -182,7 +185,10 @@ export class Engine {
   }
 
   async shutdown(): Promise<void> {
-    await this.remote?.close();
+    const remote = this.remote;
+    // No longer the engine in use: a watch of its pid ends, and never reopens this store.
+    this.remote = undefined;
+    await remote?.close();
     await this._jobs?.close();
     await this._background?.stopAll();
     this.close();

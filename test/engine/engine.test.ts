@@ -48,3 +48,27 @@ t.test('a shared engine that outlives a closed ownership socket stays in use, an
   t.equal(engine.mode, 'temporary');
   t.match(engine.lostShared, { pid: proc.pid });
 });
+
+t.test('a watch started before shutdown ends with it: nothing is said, and the closed store is not reopened', async (t) => {
+  const sb = sandbox('watch-shutdown');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  const proc = await startEngine(t, sb);
+  const policy = quickGrace();
+  const engine = new Engine(sb.profile, policy, sb.env);
+  const remote = await RemoteEngine.find({ policy, db: () => engine.db() }, sb.profile, { kind: 'stdio', owner: 'watch' });
+  if (!remote) throw new Error('the shared engine was not found');
+  engine.useShared(remote);
+  const said: string[] = [];
+  engine.onSharedLost = (m) => said.push(m);
+  const owner = { label: `stdio:${process.pid}:beef`, transport: 'stdio', project: sb.project } as const;
+  await engine.submitJob(owner, { kind: 'test', argv: ['true'], ceiling: 'workspace', task_id: null });
+  const links = (remote as unknown as { owners: Map<string, Promise<EngineLink>> }).owners;
+  (await links.get(owner.label))?.destroy();
+  await sleep(200);
+  await engine.shutdown();
+  proc.child.kill('SIGKILL');
+  await proc.exited;
+  await sleep(1200); // more than two of the watch's slow probes
+  t.same(said, [], 'the shut-down engine says nothing of it');
+  t.equal(engine.lostShared, null, 'and settled nothing');
+});

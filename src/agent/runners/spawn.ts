@@ -44,7 +44,7 @@ export interface RunnerSpec {
   readonly runDir: string;
   /** The policy tool_state keys of this CLI (its own name, and its provider's usual one). */
   readonly stateKeys: readonly string[];
-  /** Private copies of its tool_state_private files, by the real file's path (run.ts makes them in the run dir). */
+  /** Private copies of its tool_state_private files, by the file's path with ~/ expanded (run.ts makes them in the run dir). */
   readonly copies?: ReadonlyMap<string, string>;
 }
 

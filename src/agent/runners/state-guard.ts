@@ -10,12 +10,13 @@
  *   guardState(paths) ─► fingerprints ─► (the run) ─► changed() ─► [{path, was, now}]
  *
  * A fingerprint is the kind and, for a file, its size and sha256 (the first
- * FILE_HASH_BYTES); for a folder, every entry below it (up to DIR_ENTRIES) by name, kind,
- * size and change time. Everything is read through the bounded primitive: a command may
- * have left a FIFO or a huge file where a setting was expected.
+ * FILE_HASH_BYTES); for a folder, every entry below it (up to DIR_ENTRIES, and where it
+ * stopped) by name, kind, size and change time; for a link, where it points and the
+ * fingerprint of what is there. Everything is read through the bounded primitive: a
+ * command may have left a FIFO or a huge file where a setting was expected.
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readUserFile, walkProject } from '../../util/safe-read.js';
 
@@ -44,7 +45,7 @@ function kindOf(st: Stats | undefined): StateKind {
   return 'other';
 }
 
-/** A folder's entries below it: names, kinds, sizes and change times (which a command cannot set back). */
+/** A folder's entries below it: names, kinds, sizes and change times (which a command cannot set back), and those of what a link among them leads to. */
 function folderDigest(path: string, hash: ReturnType<typeof createHash>): void {
   const root = realpathSync(path);
   let left = DIR_ENTRIES;
@@ -52,13 +53,28 @@ function folderDigest(path: string, hash: ReturnType<typeof createHash>): void {
     maxDepth: DIR_DEPTH,
     visit: (dir, entries) => {
       for (const e of entries) {
-        if (--left < 0) return false;
-        const st = lstatSync(join(root, dir, e.name), { throwIfNoEntry: false });
+        if (--left < 0) {
+          // A change past the cap goes unseen: the fingerprint says where it stopped.
+          hash.update(`\0truncated at ${dir}/${e.name}`);
+          return false;
+        }
+        const at = join(root, dir, e.name);
+        const st = lstatSync(at, { throwIfNoEntry: false });
         hash.update(`${dir}/${e.name}\0${e.kind}\0${st?.size}\0${st?.ctimeMs}\0${st?.mtimeMs}\n`);
+        if (e.kind === 'link') {
+          const to = statSync(at, { throwIfNoEntry: false });
+          hash.update(`${readlinkSync(at)}\0${to?.size}\0${to?.ctimeMs}\0${to?.mtimeMs}\n`);
+        }
       }
       return entries.filter((e) => e.kind === 'dir').map((e) => e.name);
     },
   });
+}
+
+/** A file's size and content (the first FILE_HASH_BYTES), through the bounded primitive. */
+function fileDigest(path: string, hash: ReturnType<typeof createHash>): void {
+  const r = readUserFile(path, { cap: FILE_HASH_BYTES, kind: 'CLI setting', overflow: 'truncate' });
+  hash.update(`${r.size}\0`).update(r.bytes);
 }
 
 function print(path: string): Print {
@@ -66,11 +82,15 @@ function print(path: string): Print {
   try {
     const st = lstatSync(path, { throwIfNoEntry: false });
     const kind = kindOf(st);
-    if (kind === 'link') hash.update(readlinkSync(path));
-    else if (kind === 'file') {
-      const r = readUserFile(path, { cap: FILE_HASH_BYTES, kind: 'CLI setting', overflow: 'truncate' });
-      hash.update(`${r.size}\0`).update(r.bytes);
-    } else if (kind === 'folder') folderDigest(path, hash);
+    if (kind === 'link') {
+      // Where it points, and what is there: editing the target is as good as editing the path.
+      hash.update(`${readlinkSync(path)}\0`);
+      const to = kindOf(statSync(path, { throwIfNoEntry: false }));
+      hash.update(`${to}\0`);
+      if (to === 'file') fileDigest(path, hash);
+      else if (to === 'folder') folderDigest(path, hash);
+    } else if (kind === 'file') fileDigest(path, hash);
+    else if (kind === 'folder') folderDigest(path, hash);
     else if (st) hash.update(`${st.mode}\0${st.ctimeMs}`);
     return { kind, digest: hash.digest('hex') };
   } catch (err) {

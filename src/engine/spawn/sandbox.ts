@@ -18,6 +18,7 @@ import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSyn
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
+import { expandHome, guardedStatePaths, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
 
@@ -102,31 +103,12 @@ export function protectedProjectPaths(policy: SandboxPolicy): readonly string[] 
   return policy.project_read_only;
 }
 
-/** The paths inside a toolchain's state that stay read-only (policy tool_state_read_only), for these tool_state keys. */
-export function protectedStatePaths(policy: SandboxPolicy, keys: readonly string[], home: string | undefined): string[] {
-  const paths = keys.flatMap((k) => (Object.hasOwn(policy.tool_state_read_only, k) ? (policy.tool_state_read_only[k] ?? []) : []));
-  return [...new Set(paths.map((p) => expandHome(p, home)).filter((p): p is string => !!p && isAbsolute(p)))];
-}
-
-/** The single files of a toolchain's state given as a private copy (policy tool_state_private), for these tool_state keys. */
-export function privateStatePaths(policy: SandboxPolicy, keys: readonly string[], home: string | undefined): string[] {
-  const paths = keys.flatMap((k) => (Object.hasOwn(policy.tool_state_private, k) ? (policy.tool_state_private[k] ?? []) : []));
-  return [...new Set(paths.map((p) => expandHome(p, home)).filter((p): p is string => !!p && isAbsolute(p)))];
-}
-
-const within = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
-
 function real(p: string): string {
   try {
     return realpathSync(p);
   } catch {
     return p;
   }
-}
-
-function expandHome(p: string, home: string | undefined): string | null {
-  if (!p.startsWith('~/')) return p;
-  return home ? join(home, p.slice(2)) : null;
 }
 
 /** Where a command is found: a path as given (against cwd), a bare name on PATH. */
@@ -311,22 +293,6 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     bound.push(abs);
     writable.push(abs);
   }
-  // What in that state configures programs the toolchain runs unsandboxed later (hooks, MCP
-  // servers): read-only on top. A link is not followed (its target is not visible inside),
-  // and what is missing cannot be covered: the runner reports any change to either.
-  for (const abs of protectedStatePaths(plan.policy, keys, home)) {
-    if (!writable.some((w) => within(abs, w))) continue;
-    const st = lstatSync(abs, { throwIfNoEntry: false });
-    if (st && !st.isSymbolicLink()) out.push('--ro-bind', abs, abs);
-  }
-  // A state file the CLI writes as it runs but that also configures it: a copy of its own
-  // to write, never the file itself. Outside the home it would not be hidden anyway.
-  for (const abs of privateStatePaths(plan.policy, keys, home)) {
-    // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
-    if (!home || !within(abs, home) || !statQuiet(abs)?.isFile()) continue;
-    const copy = plan.copies?.get(abs);
-    out.push(copy ? '--bind' : '--ro-bind', copy ?? abs, abs);
-  }
   if (plan.project) {
     out.push('--bind', plan.project, plan.project);
     bound.push(plan.project);
@@ -338,6 +304,19 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
       // A link is not followed: its target outside the project is not visible anyway.
       if (st && !st.isSymbolicLink()) out.push('--ro-bind', abs, abs);
     }
+  }
+  // What in that state decides what the toolchain runs unsandboxed later (hooks and the
+  // scripts they name, MCP servers): read-only on top of every writable place that shows
+  // it, the project included, so these come after it. What is missing, or a link, cannot
+  // be covered: the runner reports any change to it (state-paths.ts).
+  out.push(...readOnlyStateArgs(guardedStatePaths(plan.policy, keys, home), [...writable, ...(plan.project ? [plan.project] : [])]));
+  // A state file the CLI writes as it runs but that also configures it: a copy of its own
+  // to write, never the file itself. Outside the home it would not be hidden anyway.
+  for (const abs of privateStatePaths(plan.policy, keys, home)) {
+    // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
+    if (!home || !within(abs, home) || !statQuiet(abs)?.isFile()) continue;
+    const copy = plan.copies?.get(abs);
+    out.push(copy ? '--bind' : '--ro-bind', copy ?? abs, abs);
   }
   if (plan.profileDir) {
     const profile = real(plan.profileDir);

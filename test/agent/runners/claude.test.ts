@@ -319,7 +319,9 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   writeFileSync(join(s.sb.project, '.git', 'config'), '[core]\n');
   // Claude Code's own settings (its hooks run unsandboxed when the user next starts it), and a plugins folder it does not have yet.
   const settings = join(home, '.claude', 'settings.json');
-  writeFileSync(settings, '{"model":"mine"}\n');
+  const status = join(home, '.claude', 'statusline.sh');
+  writeFileSync(status, 'echo ok\n');
+  writeFileSync(settings, '{"model":"mine","statusLine":{"type":"command","command":"sh ~/.claude/statusline.sh"}}\n');
   const plugins = join(home, '.claude', 'plugins');
   t.teardown(() => rmSync(plugins, { force: true, recursive: true }));
   // Its running state, which also lists the user's MCP servers: it may write, but only to a copy.
@@ -329,7 +331,7 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   const ask = {
     read: [secrets, join(s.sb.profile, 'state.db'), join(home, '.ssh', 'id_rsa'), join(home, 'notes.txt'), join(s.sb.project, 'src', 'app.txt')],
     list: [home],
-    write: [join(s.sb.project, '.git', 'config'), join(home, '.claude', 'probe.txt'), join(home, 'dropped.txt'), join(s.sb.project, 'made-inside.txt'), settings, plugins, dotJson],
+    write: [join(s.sb.project, '.git', 'config'), join(home, '.claude', 'probe.txt'), join(home, 'dropped.txt'), join(s.sb.project, 'made-inside.txt'), settings, plugins, dotJson, status],
   };
   const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace', prompt: JSON.stringify(ask) });
   t.match(await s.runner().run(ctx), { state: 'succeeded' });
@@ -345,7 +347,9 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   t.equal(p.write[join(home, '.claude', 'probe.txt')], 'ok', 'its tool_state folder is writable');
   t.equal(readFileSync(join(home, '.claude', 'probe.txt'), 'utf8'), 'written from inside\n', 'and the write is real');
   t.equal(p.write[settings], 'EROFS', 'but not its settings.json (policy tool_state_read_only)');
-  t.equal(readFileSync(settings, 'utf8'), '{"model":"mine"}\n', 'which is unchanged');
+  t.equal(readFileSync(settings, 'utf8'), '{"model":"mine","statusLine":{"type":"command","command":"sh ~/.claude/statusline.sh"}}\n', 'which is unchanged');
+  t.equal(p.write[status], 'EROFS', 'nor the status line script it names');
+  t.equal(readFileSync(status, 'utf8'), 'echo ok\n');
   t.equal(p.write[dotJson], 'ok', '~/.claude.json is writable inside...');
   t.equal(readFileSync(dotJson, 'utf8'), '{"mcpServers":{}}\n', '...but the write went to a private copy');
   t.equal(p.write[plugins], 'ok', 'a protected path that did not exist cannot be covered...');

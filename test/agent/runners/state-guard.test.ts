@@ -61,3 +61,21 @@ t.test('a FIFO or an oversized file where a setting was is reported, never read 
     { path: big, was: 'file', now: 'file' },
   ]);
 });
+
+t.test('a link is watched through: editing what it points to is a change, as is a link in a folder', async (t) => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-guard-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const target = join(root, 'dotfiles-settings.json');
+  writeFileSync(target, '{}');
+  symlinkSync(target, join(root, 'settings.json'));
+  mkdirSync(join(root, 'hooks'));
+  writeFileSync(join(root, 'script.sh'), 'echo a\n');
+  symlinkSync(join(root, 'script.sh'), join(root, 'hooks', 'run.sh'));
+  const changed = guardState([join(root, 'settings.json'), join(root, 'hooks')]);
+  writeFileSync(target, '{"hooks":1}');
+  writeFileSync(join(root, 'script.sh'), 'echo evil\n');
+  t.same(changed(), [
+    { path: join(root, 'settings.json'), was: 'link', now: 'link' },
+    { path: join(root, 'hooks'), was: 'folder', now: 'folder' },
+  ]);
+});

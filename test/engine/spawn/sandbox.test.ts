@@ -3,7 +3,7 @@
 // secrets, the engine's /proc, a loopback listener or write .git/config; a stdio MCP
 // server runs sandboxed too; without bwrap on PATH everything says "unsandboxed" and
 // sandbox.require refuses. These tests fail, never skip, when bwrap cannot be made.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -256,6 +256,7 @@ t.test('a placeholder someone filled meanwhile, and an empty folder of the user\
 
 t.test('what in a writable tool_state configures later unsandboxed runs is bound read-only on top, where it can be', async (t) => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-state-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
   const home = join(root, 'home');
   const state = join(home, '.tool');
   mkdirSync(join(state, 'hooks'), { recursive: true });
