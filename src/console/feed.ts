@@ -43,11 +43,12 @@ export class Feed {
   add(res: ServerResponse): void {
     if (this.streams.size === 0) {
       this.lastSeq = (this.db().prepare('SELECT coalesce(max(seq), 0) AS s FROM job_events').get() as { s: number }).s;
+      this.mark = stateMark(this.db());
       this.timer = setInterval(() => this.tick(), this.L.sse_poll_ms);
       this.keepalive = setInterval(() => this.broadcast(': keepalive\n\n'), this.L.sse_keepalive_ms);
     }
+    // The mark stays the one the open pages were last sent: a change since then still reaches them at the next tick.
     this.streams.add(res);
-    this.mark = stateMark(this.db());
     res.on('close', () => this.drop(res));
     res.write(this.frame('state', { ...snapshot(this.db(), this.L.page_size), seq: this.lastSeq }));
   }
