@@ -1,10 +1,10 @@
 // shadowcode model add/list/probe for coding CLI runners: the literal executable and
 // fixed arguments in settings.json, the executable found and its --version in list,
 // and a probe that runs nothing but --version.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { cli, sandbox } from '../fixtures/env.js';
+import { cli, sandbox, spawnCli } from '../fixtures/env.js';
 import { FIXTURES } from '../fixtures/runner-task.js';
 
 const settingsOf = (profile: string) => JSON.parse(readFileSync(join(profile, 'settings.json'), 'utf8'));
@@ -66,4 +66,19 @@ t.test('model probe of a runner whose executable is gone exits 1 and says so', a
   t.equal(probe.code, 1);
   t.match(probe.stdout, /runner cc: FAILED \(runner command .* cannot be run/);
   t.match((await cli(sb, ['model', 'list'])).stdout, /\(not found\)/);
+});
+
+t.test("run warns when a coding CLI's settings that run code later changed during its task", async (t) => {
+  const sb = sandbox('run-state');
+  await cli(sb, ['--workspace', sb.project, 'trust']);
+  mkdirSync(join(sb.root, '.claude'));
+  const plugins = join(sb.root, '.claude', 'plugins');
+  const record = join(sb.root, '.claude', 'record.json');
+  const added = await cli(sb, ['model', 'add', 'cc', '--provider', 'claude-code', '--command', CLAUDE, '--arg', '--fake-scenario', '--arg', 'probe', '--arg', '--fake-record', '--arg', record, '--default']);
+  t.equal(added.code, 0, added.stderr);
+  // The stand-in creates ~/.claude/plugins from inside its sandbox, where nothing could cover it.
+  const r = await spawnCli(sb, ['--workspace', sb.project, 'run', '--level', 'workspace', JSON.stringify({ write: [plugins] })]);
+  t.equal(r.code, 0, r.stderr);
+  t.ok(existsSync(plugins), 'the stand-in made it');
+  t.match(r.stderr, new RegExp(`WARNING: While this task ran, ${plugins.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} changed .*check them before you do`), 'the terminal says so');
 });

@@ -185,6 +185,27 @@ t.test('steps that stream in while a task is being opened are all shown, with th
   t.same(ran, []);
 });
 
+t.test("a coding CLI's changed settings show as a warning in the task's steps, as text", async (t) => {
+  const sb = sandbox('console-state');
+  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  const { openDb } = await import('../../src/store/db.js');
+  const { addEvent, now } = await import('../../src/engine/job-events.js');
+  const db = openDb(sb.profile, 5000);
+  t.teardown(() => db.close());
+  const id = 'job_state00000000000000000';
+  db.prepare("INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, created_at, updated_at) VALUES (?, ?, 'agent', 'test', 'workspace', 'succeeded', 'a runner task', ?, ?)").run(id, sb.project, now(), now());
+  const path = `/home/u/.claude/${HOSTILE}`;
+  addEvent(db, id, 'runner.state_changed', { changed: [{ path, was: 'missing', now: 'file' }], notice: `While this task ran, ${path} changed (by the task or by anything else on this machine). These configure what claude runs outside any sandbox when you start it yourself: check them before you do.` });
+  const c = await startConsole(sb);
+  t.teardown(() => c.close());
+  const { page, ran } = await openPage(t, c);
+  await page.locator(`[data-testid="job"][data-id="${id}"]`).click();
+  const warning = page.locator('[data-testid="step"][data-kind="runner.state_changed"]');
+  await warning.waitFor();
+  t.match(await warning.innerText(), `WARNING: While this task ran, ${path} changed`, 'its notice, in words, with the path as written');
+  t.same(ran, [], 'nothing in it ran');
+});
+
 t.test('cancel: a task waiting for an approval is cancelled from its detail, and its command never runs', async (t) => {
   const sb = sandbox('console-cancel');
   await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
