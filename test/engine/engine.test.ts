@@ -1,8 +1,9 @@
 // The engine a server is a door to, facing a real shared engine (`engine start`) from
 // this process. When one of its ownership sockets closes, the shared engine may be
 // dying or may have dropped just that socket: it stays in use while its pid lives,
-// and its death is still noticed, and said, however long after the socket it comes.
-import t from 'tap';
+// and its death is still noticed, and said, however long after the socket it comes;
+// once this side has shut down, nothing more is watched or said.
+import t, { type Test } from 'tap';
 import type { EngineLink } from '../../src/engine/daemon/client.js';
 import { RemoteEngine } from '../../src/engine/daemon/remote.js';
 import { Engine } from '../../src/engine/engine.js';
@@ -16,24 +17,32 @@ function quickGrace(): Policy {
   return { ...p, limits: { ...p.limits, ownership: { ...p.limits.ownership, kill_grace_ms: 10 } } };
 }
 
-t.test('a shared engine that outlives a closed ownership socket stays in use, and its later death is still reported', async (t) => {
-  const sb = sandbox('watch');
+/**
+ * A real shared engine and an Engine of this process that forwards to it, with one job
+ * submitted and then the job's ownership socket dropped from this side, as a broken
+ * connection would: the engine process lives on.
+ */
+async function droppedSocket(t: Test, name: string) {
+  const sb = sandbox(name);
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const proc = await startEngine(t, sb);
   const policy = quickGrace();
   const engine = new Engine(sb.profile, policy, sb.env);
-  t.teardown(() => engine.shutdown());
-  const remote = await RemoteEngine.find({ policy, db: () => engine.db() }, sb.profile, { kind: 'stdio', owner: 'watch' });
+  const remote = await RemoteEngine.find({ policy, db: () => engine.db() }, sb.profile, { kind: 'stdio', owner: name });
   if (!remote) throw new Error('the shared engine was not found');
   engine.useShared(remote);
   const said: string[] = [];
   engine.onSharedLost = (m) => said.push(m);
-
   const owner = { label: `stdio:${process.pid}:abcd`, transport: 'stdio', project: sb.project } as const;
   await engine.submitJob(owner, { kind: 'test', argv: ['true'], ceiling: 'workspace', task_id: null });
-  // This side drops its ownership socket, as a broken connection would; the engine process lives on.
   const links = (remote as unknown as { owners: Map<string, Promise<EngineLink>> }).owners;
   (await links.get(owner.label))?.destroy();
+  return { proc, engine, said };
+}
+
+t.test('a shared engine that outlives a closed ownership socket stays in use, and its later death is still reported', async (t) => {
+  const { proc, engine, said } = await droppedSocket(t, 'watch');
+  t.teardown(() => engine.shutdown());
   // Well past the quick probes (10 × 10 ms): an engine still alive then is still the one in use.
   await sleep(400);
   t.same(said, [], 'nothing is said while the engine lives');
@@ -50,20 +59,7 @@ t.test('a shared engine that outlives a closed ownership socket stays in use, an
 });
 
 t.test('a watch started before shutdown ends with it: nothing is said, and the closed store is not reopened', async (t) => {
-  const sb = sandbox('watch-shutdown');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
-  const proc = await startEngine(t, sb);
-  const policy = quickGrace();
-  const engine = new Engine(sb.profile, policy, sb.env);
-  const remote = await RemoteEngine.find({ policy, db: () => engine.db() }, sb.profile, { kind: 'stdio', owner: 'watch' });
-  if (!remote) throw new Error('the shared engine was not found');
-  engine.useShared(remote);
-  const said: string[] = [];
-  engine.onSharedLost = (m) => said.push(m);
-  const owner = { label: `stdio:${process.pid}:beef`, transport: 'stdio', project: sb.project } as const;
-  await engine.submitJob(owner, { kind: 'test', argv: ['true'], ceiling: 'workspace', task_id: null });
-  const links = (remote as unknown as { owners: Map<string, Promise<EngineLink>> }).owners;
-  (await links.get(owner.label))?.destroy();
+  const { proc, engine, said } = await droppedSocket(t, 'watch-shutdown');
   await sleep(200);
   await engine.shutdown();
   proc.child.kill('SIGKILL');
