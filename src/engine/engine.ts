@@ -81,9 +81,10 @@ export class Engine {
   private checkShared(): void {
     const remote = this.remote;
     if (!remote || pidRunning(remote.info.pid)) return;
+    // Settled before the engine is let go: if the store is busy this throws, and the next call tries again.
+    const settled = reapOrphans(this.db());
     this.remote = undefined;
     remote.abandon();
-    const settled = reapOrphans(this.db());
     this._lost = { pid: remote.info.pid, at: new Date().toISOString(), settled };
     this.onSharedLost?.(
       `the shared engine (pid ${remote.info.pid}) is gone; ${settled} unfinished job(s) it ran were cancelled. New jobs run in this process's own engine; restart this server after shadowcode engine start to share an engine again`,

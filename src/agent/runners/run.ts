@@ -14,7 +14,7 @@
  * into job events, its approval requests into ctx.requestApproval, its end into
  * an outcome. Cancellation (ctx.signal) stops the CLI's process group.
  */
-import { realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { CommandApproval } from '../../../gen/types/command-approval.js';
 import type { Settings } from '../../../gen/types/settings.js';
@@ -34,7 +34,7 @@ import type { Relay, RelayEntry } from './relay-host.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
 import { guardState } from './state-guard.js';
-import { guardedStatePaths, privateStatePaths, within } from '../../engine/spawn/state-paths.js';
+import { guardedStatePaths, privateStatePaths } from '../../engine/spawn/state-paths.js';
 import { readUserFile } from '../../util/safe-read.js';
 import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
 
@@ -182,12 +182,10 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   const stateKeys = [...new Set([basename(entry.command), ...(STATE_KEY[entry.provider] ? [STATE_KEY[entry.provider] as string] : [])])];
   // The same HOME the sandbox is built from: the runner's environment.
   const home = runnerEnv(deps.policy.environment, deps.env, []).HOME;
-  const stateChanges = guardState(guardedStatePaths(deps.policy.sandbox, stateKeys, home));
-  // Private files are copies in a sandbox, so they change only under an unsandboxed run,
-  // or where the project itself shows them (a project that is the home folder).
+  const stateChanges = guardState(guardedStatePaths(deps.policy.sandbox, stateKeys, home, ctx.project));
+  // Private files are copies (or read-only) in a sandbox, so only an unsandboxed run can change them.
   const privatePaths = privateStatePaths(deps.policy.sandbox, stateKeys, home);
   const privateChanges = guardState(privatePaths);
-  const privateExposed = privatePaths.some((p) => within(p, ctx.project) || within(realpathOr(p), ctx.project));
   // Named by this process: after a SIGKILL the next open of the profile removes it (engine/owners.ts).
   const dir = makeRunDir();
   const copies = copyPrivateState(privatePaths, dir, limits.state_copy_bytes);
@@ -253,7 +251,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     emit('checkpoint', { path: d.path, checkpoint_id: checkpointId, kind: d.kind, via: entry.provider });
   }
   if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
-  const tampered = [...stateChanges(), ...(privateExposed || procs.some((p) => p.sandbox === 'none') ? privateChanges() : [])];
+  const tampered = [...stateChanges(), ...(procs.some((p) => p.sandbox === 'none') ? privateChanges() : [])];
   if (tampered.length) {
     emit('runner.state_changed', {
       changed: tampered,
@@ -285,14 +283,6 @@ function copyPrivateState(paths: readonly string[], dir: string, cap: number): M
     }
   });
   return copies;
-}
-
-function realpathOr(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 /** One line of what the CLI said on stderr, for a failure message. */

@@ -9,8 +9,8 @@
  *
  *   guardState(paths) ─► fingerprints ─► (the run) ─► changed() ─► [{path, was, now}]
  *
- * A fingerprint is the kind and, for a file, its size and sha256 (the first
- * FILE_HASH_BYTES); for a folder, every entry below it (up to DIR_ENTRIES, and where it
+ * A fingerprint is the kind and, for a file, its size and sha256 (past FILE_HASH_BYTES,
+ * its size and times instead); for a folder, every entry below it (up to DIR_ENTRIES, and where it
  * stopped) by name, kind, size and change time; for a link, where it points and the
  * fingerprint of what is there. Everything is read through the bounded primitive: a
  * command may have left a FIFO or a huge file where a setting was expected.
@@ -20,7 +20,7 @@ import { lstatSync, readlinkSync, realpathSync, type Stats, statSync } from 'nod
 import { join } from 'node:path';
 import { readUserFile, walkProject } from '../../util/safe-read.js';
 
-const FILE_HASH_BYTES = 4 * 1024 * 1024;
+const FILE_HASH_BYTES = 256 * 1024;
 const DIR_ENTRIES = 10_000;
 const DIR_DEPTH = 16;
 
@@ -71,8 +71,18 @@ function folderDigest(path: string, hash: ReturnType<typeof createHash>): void {
   });
 }
 
-/** A file's size and content (the first FILE_HASH_BYTES), through the bounded primitive. */
+/**
+ * A file's content, through the bounded primitive, when it is the size of a setting or a
+ * script; a larger one (a program a setting names) by its size and times, which a write
+ * moves and a command cannot set back (ctime), so it is never read whole before and after
+ * every task.
+ */
 function fileDigest(path: string, hash: ReturnType<typeof createHash>): void {
+  const st = statSync(path);
+  if (st.size > FILE_HASH_BYTES) {
+    hash.update(`${st.size}\0${st.ino}\0${st.mtimeMs}\0${st.ctimeMs}`);
+    return;
+  }
   const r = readUserFile(path, { cap: FILE_HASH_BYTES, kind: 'CLI setting', overflow: 'truncate' });
   hash.update(`${r.size}\0`).update(r.bytes);
 }

@@ -309,12 +309,18 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // scripts they name, MCP servers): read-only on top of every writable place that shows
   // it, the project included, so these come after it. What is missing, or a link, cannot
   // be covered: the runner reports any change to it (state-paths.ts).
-  out.push(...readOnlyStateArgs(guardedStatePaths(plan.policy, keys, home), [...writable, ...(plan.project ? [plan.project] : [])]));
+  out.push(...readOnlyStateArgs(guardedStatePaths(plan.policy, keys, home, plan.project), [...writable, ...(plan.project ? [plan.project] : [])]));
   // A state file the CLI writes as it runs but that also configures it: a copy of its own
   // to write, never the file itself. Outside the home it would not be hidden anyway.
   for (const abs of privateStatePaths(plan.policy, keys, home)) {
     // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
     if (!home || !within(abs, home) || !statQuiet(abs)?.isFile()) continue;
+    // Where the project shows the link itself, a bind there would go through it: instead,
+    // what it leads to is read-only wherever it is visible (and the CLI's writes fail).
+    if (plan.project && within(abs, plan.project) && lstatSync(abs).isSymbolicLink()) {
+      out.push(...readOnlyStateArgs([abs], [...writable, plan.project]));
+      continue;
+    }
     const copy = plan.copies?.get(abs);
     out.push(copy ? '--bind' : '--ro-bind', copy ?? abs, abs);
   }

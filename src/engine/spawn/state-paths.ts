@@ -15,7 +15,7 @@
  * A link itself is never bound (the folder holding it is writable, so it could be
  * replaced); what it leads to is, where that is visible and writable inside.
  */
-import { lstatSync, realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
@@ -45,8 +45,8 @@ function listed(table: Record<string, string[]>, keys: readonly string[], home: 
 }
 
 // A path in a command line or a setting: from / or ~/ or $HOME/, up to a character no
-// shell word or JSON/TOML string would carry unquoted.
-const PATH_TOKEN = /(?:~|\$HOME|\$\{HOME\})?\/[^\s"'`;|&<>(){}[\],\\=]+/g;
+// shell word or JSON/TOML string would carry unquoted (a ':' ends one in a PATH-style list).
+const PATH_TOKEN = /(?:~|\$HOME|\$\{HOME\})?\/[^\s"'`;:|&<>(){}[\],\\=]+/g;
 
 /** The absolute paths a setting file names (a hook's command, a notify program), read through the bounded primitive. */
 export function namedPaths(file: string, home: string | undefined): string[] {
@@ -58,12 +58,14 @@ export function namedPaths(file: string, home: string | undefined): string[] {
   }
   const out = new Set<string>();
   for (const m of text.matchAll(PATH_TOKEN)) {
-    const token = m[0];
+    const token = m[0].replace(/[.]+$/, ''); // the end of a sentence, not of the name
+    const at = m.index ?? 0;
+    // Part of a word (a relative path such as hooks/x.sh) or a URL's //host.
+    if ((at > 0 && /[\w.-]/.test(text[at - 1] as string)) || token.startsWith('//')) continue;
     const tail = token.replace(/^(?:~|\$HOME|\$\{HOME\})/, '');
     if (tail !== token && !home) continue;
-    const abs = normalize(tail !== token ? join(home as string, tail) : token);
-    const at = m.index ?? 0;
-    if (abs === '/' || (at > 0 && /[\w.:-]/.test(text[at - 1] as string))) continue; // part of a URL or a relative path
+    const abs = normalize(tail !== token ? join(home as string, tail) : token).replace(/(.)\/+$/, '$1');
+    if (abs === '/') continue;
     out.add(abs);
     if (out.size >= NAMED_PER_FILE) break;
   }
@@ -71,14 +73,27 @@ export function namedPaths(file: string, home: string | undefined): string[] {
 }
 
 /**
- * What tool_state_read_only lists for these keys, and every path its files name inside the
- * home (a system program such as /usr/bin/python3 is read-only anyway, and not worth reading
- * before and after every task).
+ * What tool_state_read_only lists for these keys, and the programs its files name: each a
+ * regular file (after links) in the home or the project. A named folder is never one: a
+ * setting names folders for other reasons (Codex lists every project you trusted), and
+ * holding one read-only could take the project or the state folder itself. A program
+ * elsewhere (/usr/bin/python3) is read-only in the sandbox anyway.
  */
-export function guardedStatePaths(policy: SandboxPolicy, keys: readonly string[], home: string | undefined): string[] {
+export function guardedStatePaths(policy: SandboxPolicy, keys: readonly string[], home: string | undefined, project: string | null): string[] {
   const paths = listed(policy.tool_state_read_only, keys, home);
-  const named = home ? paths.flatMap((p) => namedPaths(p, home)).filter((p) => within(p, home) && p !== home) : [];
+  const places = [home, home && realQuiet(home), project].filter((p): p is string => !!p);
+  const named = paths
+    .flatMap((p) => namedPaths(p, home))
+    .filter((p) => places.some((place) => within(p, place) && p !== place) && statFile(p));
   return [...new Set([...paths, ...named])];
+}
+
+function statFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The single files given as a private copy (policy tool_state_private), for these keys. */
@@ -88,23 +103,18 @@ export function privateStatePaths(policy: SandboxPolicy, keys: readonly string[]
 
 /**
  * bwrap arguments that make each path read-only wherever the sandbox shows it writable:
- * at its own path inside an open area, and at the place inside an open area where its
- * real file lies (a link into the project, a state folder that is a dotfiles checkout).
+ * the place inside an open area (a state folder, the project) where its real file lies.
+ * Only real paths are used, so nothing is bound through a link, which inside the sandbox
+ * could lead where nothing is (bwrap would then refuse to start). A path that is, or
+ * holds, an open area itself is left alone: it would take that whole area.
  */
 export function readOnlyStateArgs(paths: readonly string[], open: readonly string[]): string[] {
-  const areas = open.map((w) => ({ w, real: realQuiet(w) }));
+  const areas = open.map((w) => ({ w, real: realQuiet(w) })).filter((a): a is { w: string; real: string } => a.real !== null);
   const views = new Set<string>();
   for (const p of paths) {
     const r = realQuiet(p);
-    for (const a of areas) {
-      if (within(p, a.w)) views.add(p);
-      if (r && a.real && within(r, a.real)) views.add(join(a.w, relative(a.real, r)));
-    }
+    if (!r || areas.some((a) => within(a.real, r))) continue;
+    for (const a of areas) if (within(r, a.real)) views.add(join(a.w, relative(a.real, r)));
   }
-  const out: string[] = [];
-  for (const v of views) {
-    const st = lstatSync(v, { throwIfNoEntry: false });
-    if (st && !st.isSymbolicLink()) out.push('--ro-bind', v, v);
-  }
-  return out;
+  return [...views].flatMap((v) => ['--ro-bind', v, v]);
 }

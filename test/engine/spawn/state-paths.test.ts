@@ -51,12 +51,18 @@ t.test('the paths a setting file names: absolute, ~/ and $HOME/, never part of a
       statusLine: { type: 'command', command: 'bash /opt/tools/status.sh' },
       docs: 'https://example.com/hooks/guide',
       relative: 'scripts/local.sh',
+      env: { PATH: '/usr/local/bin:~/.tool/bin/' },
+      note: 'see /opt/notes/readme.',
     }),
   );
-  t.same(namedPaths(join(state, 'settings.json'), home).sort(), [join(home, '.tool/hooks/format.sh'), join(home, '.tool/scripts/check.py'), '/opt/tools/status.sh'].sort());
+  t.same(
+    namedPaths(join(state, 'settings.json'), home).sort(),
+    [join(home, '.tool/hooks/format.sh'), join(home, '.tool/scripts/check.py'), '/opt/tools/status.sh', '/usr/local/bin', join(home, '.tool/bin'), '/opt/notes/readme'].sort(),
+    'each path once: a PATH-style list split, a trailing slash or full stop dropped',
+  );
   t.same(namedPaths(join(state, 'missing.json'), home), [], 'a missing file names nothing');
   t.same(namedPaths(join(state, 'hooks'), home), [], 'nor does a folder');
-  t.same(guardedStatePaths(shippedPolicy().sandbox, ['nothing-listed'], home), [], 'a command with no entry has nothing guarded');
+  t.same(guardedStatePaths(shippedPolicy().sandbox, ['nothing-listed'], home, null), [], 'a command with no entry has nothing guarded');
 });
 
 t.test('a script the settings name, inside the writable state, is read-only too; the settings and its folder are', async (t) => {
@@ -94,4 +100,39 @@ t.test('settings that are a link into the project: the real file is read-only wh
   t.match(out, `REFUSED ${join(dotfiles, 'tool-settings.json')}`, 'the file behind the link, at its place in the project');
   t.match(out, `WROTE ${join(dotfiles, 'notes.txt')}`, 'the rest of the project stays writable');
   t.equal(readFileSync(join(dotfiles, 'tool-settings.json'), 'utf8'), '{}');
+});
+
+t.test('a folder a setting names is never held read-only: Codex lists every trusted project, and the project stays writable', async (t) => {
+  const w = world(t);
+  const project = join(w.home, 'code', 'app');
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(w.state, 'settings.json'), `[projects."${project}"]\ntrust_level = "trusted"\n[projects."${join(w.home, 'code')}"]\ntrust_level = "trusted"\n`);
+  t.same(guardedStatePaths(w.policy, ['tool'], w.home, project), [join(w.state, 'settings.json'), join(w.state, 'hooks')], 'only the listed paths are guarded');
+  t.match(inside(w.plan({ project }), tryWrite(join(project, 'main.c'))), 'WROTE', 'the project it names is writable');
+});
+
+t.test('a named script below a linked folder: the sandbox still starts, and the real script is read-only where it is visible', async (t) => {
+  const w = world(t);
+  // A stow-style state: ~/.tool/hooks is a link into a dotfiles checkout, which is the project.
+  const dotfiles = join(w.home, 'dotfiles');
+  mkdirSync(join(dotfiles, 'tool-hooks'), { recursive: true });
+  writeFileSync(join(dotfiles, 'tool-hooks', 'fmt.sh'), 'echo fmt\n');
+  rmSync(join(w.state, 'hooks'), { recursive: true });
+  symlinkSync(join(dotfiles, 'tool-hooks'), join(w.state, 'hooks'));
+  writeFileSync(join(w.state, 'settings.json'), JSON.stringify({ hooks: { command: '~/.tool/hooks/fmt.sh' } }));
+  const out = inside(w.plan({ project: dotfiles }), `${tryWrite(join(dotfiles, 'tool-hooks', 'fmt.sh'))}; ${tryWrite(join(dotfiles, 'other.txt'))}`);
+  t.match(out, `REFUSED ${join(dotfiles, 'tool-hooks', 'fmt.sh')}`, 'the script, at its real place in the project');
+  t.match(out, `WROTE ${join(dotfiles, 'other.txt')}`);
+  t.match(inside(w.plan(), 'echo started'), 'started', 'without the project too: nothing is bound through the link');
+});
+
+t.test('a script the settings name inside a project outside the home is read-only too', async (t) => {
+  const w = world(t);
+  const project = join(w.root, 'srv', 'repo');
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, 'hook.sh'), 'echo hook\n');
+  writeFileSync(join(w.state, 'settings.json'), JSON.stringify({ hooks: { command: `sh ${join(project, 'hook.sh')}` } }));
+  const out = inside(w.plan({ project }), `${tryWrite(join(project, 'hook.sh'))}; ${tryWrite(join(project, 'src.c'))}`);
+  t.match(out, `REFUSED ${join(project, 'hook.sh')}`);
+  t.match(out, `WROTE ${join(project, 'src.c')}`);
 });
