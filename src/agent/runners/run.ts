@@ -34,7 +34,7 @@ import type { Relay, RelayEntry } from './relay-host.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
 import { guardState } from './state-guard.js';
-import { guardedStatePaths, privateStatePaths } from '../../engine/spawn/state-paths.js';
+import { guardedStatePaths, privateStatePaths, shownIn, stateFolders } from '../../engine/spawn/state-paths.js';
 import { readUserFile } from '../../util/safe-read.js';
 import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
 
@@ -183,9 +183,12 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   // The same HOME the sandbox is built from: the runner's environment.
   const home = runnerEnv(deps.policy.environment, deps.env, []).HOME;
   const stateChanges = guardState(guardedStatePaths(deps.policy.sandbox, stateKeys, home, ctx.project));
-  // Private files are copies (or read-only) in a sandbox, so only an unsandboxed run can change them.
+  // Private files are copies (or read-only) in a sandbox, so only an unsandboxed run can change
+  // them, or a place that shows them writable (a project that is the home, where a linked one
+  // could be replaced by a rename).
   const privatePaths = privateStatePaths(deps.policy.sandbox, stateKeys, home);
   const privateChanges = guardState(privatePaths);
+  const privateShown = privatePaths.some((p) => shownIn(p, [ctx.project, ...stateFolders(deps.policy.sandbox, stateKeys, home)]));
   // Named by this process: after a SIGKILL the next open of the profile removes it (engine/owners.ts).
   const dir = makeRunDir();
   const copies = copyPrivateState(privatePaths, dir, limits.state_copy_bytes);
@@ -251,7 +254,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     emit('checkpoint', { path: d.path, checkpoint_id: checkpointId, kind: d.kind, via: entry.provider });
   }
   if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
-  const tampered = [...stateChanges(), ...(procs.some((p) => p.sandbox === 'none') ? privateChanges() : [])];
+  const tampered = [...stateChanges(), ...(privateShown || procs.some((p) => p.sandbox === 'none') ? privateChanges() : [])];
   if (tampered.length) {
     emit('runner.state_changed', {
       changed: tampered,

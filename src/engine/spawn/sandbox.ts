@@ -296,6 +296,16 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   if (plan.project) {
     out.push('--bind', plan.project, plan.project);
     bound.push(plan.project);
+  }
+  // What in that state decides what the toolchain runs unsandboxed later (hooks and the
+  // scripts they name, MCP servers): read-only on top of every writable place that shows
+  // it, the project included, so these come after it. What is missing, or a link, cannot
+  // be covered: the runner reports any change to it (state-paths.ts).
+  const open = [...writable, ...(plan.project ? [plan.project] : [])];
+  out.push(...readOnlyStateArgs(guardedStatePaths(plan.policy, keys, home, plan.project), open));
+  // The project's protected paths last among the project's mounts: a folder bound above to
+  // pin a protected state file (a project that is the home) must not make them writable again.
+  if (plan.project) {
     for (const rel of protectedProjectPaths(plan.policy)) {
       const abs = join(plan.project, rel);
       // Absent here means absent for good: the spawn point made a placeholder for every
@@ -305,22 +315,17 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
       if (st && !st.isSymbolicLink()) out.push('--ro-bind', abs, abs);
     }
   }
-  // What in that state decides what the toolchain runs unsandboxed later (hooks and the
-  // scripts they name, MCP servers): read-only on top of every writable place that shows
-  // it, the project included, so these come after it. What is missing, or a link, cannot
-  // be covered: the runner reports any change to it (state-paths.ts).
-  out.push(...readOnlyStateArgs(guardedStatePaths(plan.policy, keys, home, plan.project), [...writable, ...(plan.project ? [plan.project] : [])]));
   // A state file the CLI writes as it runs but that also configures it: a copy of its own
   // to write, never the file itself. Outside the home it would not be hidden anyway.
   for (const abs of privateStatePaths(plan.policy, keys, home)) {
     // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
     if (!home || !within(abs, home) || !statQuiet(abs)?.isFile()) continue;
-    // Where the project shows the link itself, a bind there would go through it: instead,
-    // what it leads to is read-only wherever it is visible (and the CLI's writes fail).
-    if (plan.project && within(abs, plan.project) && lstatSync(abs).isSymbolicLink()) {
-      out.push(...readOnlyStateArgs([abs], [...writable, plan.project]));
-      continue;
-    }
+    // The real file is read-only wherever a writable place shows it (a project that is the
+    // home, or a dotfiles checkout it links into); the CLI writes only to its copy.
+    out.push(...readOnlyStateArgs([abs], open));
+    // Where the project shows the path itself as a link, a bind there would go through the
+    // link: the real file stays read-only, and the CLI's writes to it fail.
+    if (plan.project && lstatSync(abs).isSymbolicLink() && within(join(real(dirname(abs)), basename(abs)), plan.project)) continue;
     const copy = plan.copies?.get(abs);
     out.push(copy ? '--bind' : '--ro-bind', copy ?? abs, abs);
   }

@@ -16,7 +16,7 @@
  * replaced); what it leads to is, where that is visible and writable inside.
  */
 import { realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, normalize, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
 
@@ -39,7 +39,13 @@ function realQuiet(p: string): string | null {
   }
 }
 
-function listed(table: Record<string, string[]>, keys: readonly string[], home: string | undefined): string[] {
+/** A home that can anchor ~/ paths: absolute and not the root (else none). */
+export function usableHome(home: string | undefined): string | undefined {
+  return home && isAbsolute(home) && home !== '/' ? home : undefined;
+}
+
+function listed(table: Record<string, string[]>, keys: readonly string[], anyHome: string | undefined): string[] {
+  const home = usableHome(anyHome);
   const paths = keys.flatMap((k) => (Object.hasOwn(table, k) ? (table[k] ?? []) : []));
   return [...new Set(paths.map((p) => expandHome(p, home)).filter((p): p is string => !!p && isAbsolute(p)))];
 }
@@ -49,7 +55,8 @@ function listed(table: Record<string, string[]>, keys: readonly string[], home: 
 const PATH_TOKEN = /(?:~|\$HOME|\$\{HOME\})?\/[^\s"'`;:|&<>(){}[\],\\=]+/g;
 
 /** The absolute paths a setting file names (a hook's command, a notify program), read through the bounded primitive. */
-export function namedPaths(file: string, home: string | undefined): string[] {
+export function namedPaths(file: string, anyHome: string | undefined): string[] {
+  const home = usableHome(anyHome);
   let text: string;
   try {
     text = readUserFile(file, { cap: NAMED_FILE_BYTES, kind: 'CLI setting', overflow: 'truncate' }).bytes.toString('utf8');
@@ -79,7 +86,8 @@ export function namedPaths(file: string, home: string | undefined): string[] {
  * holding one read-only could take the project or the state folder itself. A program
  * elsewhere (/usr/bin/python3) is read-only in the sandbox anyway.
  */
-export function guardedStatePaths(policy: SandboxPolicy, keys: readonly string[], home: string | undefined, project: string | null): string[] {
+export function guardedStatePaths(policy: SandboxPolicy, keys: readonly string[], anyHome: string | undefined, project: string | null): string[] {
+  const home = usableHome(anyHome);
   const paths = listed(policy.tool_state_read_only, keys, home);
   const places = [home, home && realQuiet(home), project].filter((p): p is string => !!p);
   const named = paths
@@ -96,6 +104,22 @@ function statFile(p: string): boolean {
   }
 }
 
+/** The writable state folders (policy tool_state), for these keys. */
+export function stateFolders(policy: SandboxPolicy, keys: readonly string[], home: string | undefined): string[] {
+  return listed(policy.tool_state, keys, home);
+}
+
+/** Whether a writable place (the project, a state folder) shows this path or the file behind it. */
+export function shownIn(p: string, places: readonly string[]): boolean {
+  const real = realQuiet(p);
+  const parent = realQuiet(dirname(p));
+  const seen = [p, real, parent && join(parent, basename(p))].filter((x): x is string => !!x);
+  return places.some((w) => {
+    const rw = realQuiet(w) ?? w;
+    return seen.some((x) => within(x, w) || within(x, rw));
+  });
+}
+
 /** The single files given as a private copy (policy tool_state_private), for these keys. */
 export function privateStatePaths(policy: SandboxPolicy, keys: readonly string[], home: string | undefined): string[] {
   return listed(policy.tool_state_private, keys, home);
@@ -103,18 +127,30 @@ export function privateStatePaths(policy: SandboxPolicy, keys: readonly string[]
 
 /**
  * bwrap arguments that make each path read-only wherever the sandbox shows it writable:
- * the place inside an open area (a state folder, the project) where its real file lies.
- * Only real paths are used, so nothing is bound through a link, which inside the sandbox
- * could lead where nothing is (bwrap would then refuse to start). A path that is, or
- * holds, an open area itself is left alone: it would take that whole area.
+ * the place inside an open area (a state folder, the project, in the order they are
+ * bound) where its real file lies. Only real paths are used, so nothing is bound through
+ * a link, which inside the sandbox could lead where nothing is (bwrap would then refuse
+ * to start); an area that is itself reached through a link and covered by a later one
+ * (a linked state folder in a project that is the home) shows the host's link there, so
+ * it is not used. A path that is, or holds, an open area is left alone: it would take
+ * that whole area. Each folder between an area and a protected path is bound onto itself
+ * first, still writable, so that it cannot be renamed away with the protected file in it
+ * (a mount point cannot be renamed) and a new one put in its place.
  */
 export function readOnlyStateArgs(paths: readonly string[], open: readonly string[]): string[] {
-  const areas = open.map((w) => ({ w, real: realQuiet(w) })).filter((a): a is { w: string; real: string } => a.real !== null);
-  const views = new Set<string>();
+  const all = open.map((w) => ({ w, real: realQuiet(w) })).filter((a): a is { w: string; real: string } => a.real !== null);
+  const areas = all.filter((a, i) => a.real === a.w || !all.some((b, j) => j > i && within(a.w, b.w)));
+  const views = new Map<string, string>(); // view ─► the area it is in
   for (const p of paths) {
     const r = realQuiet(p);
-    if (!r || areas.some((a) => within(a.real, r))) continue;
-    for (const a of areas) if (within(r, a.real)) views.add(join(a.w, relative(a.real, r)));
+    if (!r || all.some((a) => within(a.real, r))) continue;
+    for (const a of areas) if (within(r, a.real)) views.set(join(a.w, relative(a.real, r)), a.w);
   }
-  return [...views].flatMap((v) => ['--ro-bind', v, v]);
+  const folders = new Set<string>();
+  for (const [v, area] of views) {
+    for (let d = dirname(v); d !== area && within(d, area); d = dirname(d)) folders.add(d);
+  }
+  // Outer folders first: a bind of a folder would cover a bind made inside it earlier.
+  const pinned = [...folders].sort((a, b) => a.split(sep).length - b.split(sep).length).flatMap((d) => ['--bind', d, d]);
+  return [...pinned, ...[...views.keys()].flatMap((v) => ['--ro-bind', v, v])];
 }

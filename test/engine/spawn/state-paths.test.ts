@@ -136,3 +136,56 @@ t.test('a script the settings name inside a project outside the home is read-onl
   t.match(out, `REFUSED ${join(project, 'hook.sh')}`);
   t.match(out, `WROTE ${join(project, 'src.c')}`);
 });
+
+t.test("a private file: a runner writes only its copy; the real one is read-only wherever a writable place shows it", async (t) => {
+  const w = world(t);
+  const dot = join(w.home, '.tool.json');
+  writeFileSync(dot, '{"servers":{}}');
+  const policy = { ...w.policy, tool_state_private: { tool: ['~/.tool.json'] } };
+  const copy = join(w.root, 'copy.json');
+  writeFileSync(copy, '{"servers":{}}');
+  // The project is the home folder itself, so the real file is in plain sight.
+  const out = inside(w.plan({ policy, project: w.home, copies: new Map([[dot, copy]]) }), `${tryWrite(dot)}; cat ${dot}`);
+  t.match(out, `WROTE ${dot}`, 'the CLI can write it...');
+  t.equal(readFileSync(dot, 'utf8'), '{"servers":{}}', '...but the real file is untouched');
+  t.equal(readFileSync(copy, 'utf8'), '{"servers":{}}x\n', 'the write went to the copy');
+  t.match(inside(w.plan({ policy, project: w.home }), tryWrite(dot)), `REFUSED ${dot}`, 'with no copy (not a runner) it is read-only');
+});
+
+t.test('a protected file cannot be moved away by renaming the folder it is in', async (t) => {
+  const w = world(t);
+  mkdirSync(join(w.state, 'scripts'));
+  writeFileSync(join(w.state, 'scripts', 'status.sh'), 'echo status\n');
+  writeFileSync(join(w.state, 'settings.json'), JSON.stringify({ statusLine: { command: '~/.tool/scripts/status.sh' } }));
+  const out = inside(w.plan(), `mv ${join(w.state, 'scripts')} ${join(w.state, 's2')} 2>/dev/null && echo MOVED || echo PINNED; ${tryWrite(join(w.state, 'scripts', 'new.sh'))}`);
+  t.match(out, 'PINNED', 'its folder cannot be renamed');
+  t.match(out, `WROTE ${join(w.state, 'scripts', 'new.sh')}`, 'and stays writable');
+  t.equal(readFileSync(join(w.state, 'scripts', 'status.sh'), 'utf8'), 'echo status\n');
+});
+
+t.test('a project that is the home: a state folder linked elsewhere does not stop bwrap, and the project\'s own protected paths stay read-only', async (t) => {
+  const w = world(t);
+  // ~/.tool is a link to a folder outside the home, which the project (the home) shows as a dangling link.
+  const elsewhere = join(w.root, 'elsewhere-tool');
+  mkdirSync(elsewhere);
+  writeFileSync(join(elsewhere, 'settings.json'), '{}');
+  rmSync(w.state, { recursive: true });
+  symlinkSync(elsewhere, w.state);
+  t.match(inside(w.plan({ project: w.home }), 'echo started'), 'started');
+  // A state folder that is also a protected project path (.claude): pinning what is inside it never makes it writable again.
+  const claude = join(w.home, '.claude');
+  mkdirSync(join(claude, 'scripts'), { recursive: true });
+  writeFileSync(join(claude, 'scripts', 'status.sh'), 'echo s\n');
+  writeFileSync(join(claude, 'settings.json'), JSON.stringify({ statusLine: { command: '~/.claude/scripts/status.sh' } }));
+  const policy = { ...w.policy, tool_state: { claude: ['~/.claude'] }, tool_state_read_only: { claude: ['~/.claude/settings.json'] } };
+  const out = inside(w.plan({ policy, stateKeys: ['claude'], project: w.home }), `${tryWrite(join(claude, 'notes.txt'))}; ${tryWrite(join(claude, 'scripts', 'other.sh'))}`);
+  t.match(out, `REFUSED ${join(claude, 'notes.txt')}`, '.claude in the project stays read-only');
+  t.match(out, `REFUSED ${join(claude, 'scripts', 'other.sh')}`, 'inside it too');
+});
+
+t.test('a home that is not absolute, or the root, anchors nothing', async (t) => {
+  const sp = shippedPolicy().sandbox;
+  for (const home of ['relative/home', '/', undefined]) {
+    t.same(guardedStatePaths(sp, ['claude'], home, null), [], `HOME=${String(home)}`);
+  }
+});
