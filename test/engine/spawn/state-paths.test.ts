@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { sandboxSupport } from '../../../src/engine/spawn/index.js';
 import { sandboxArgv } from '../../../src/engine/spawn/sandbox.js';
-import { guardedStatePaths, namedPaths } from '../../../src/engine/spawn/state-paths.js';
+import { guardedStatePaths, namedPaths, shownIn } from '../../../src/engine/spawn/state-paths.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 
 function world(t: { teardown(fn: () => void): void }) {
@@ -188,4 +188,18 @@ t.test('a home that is not absolute, or the root, anchors nothing', async (t) =>
   for (const home of ['relative/home', '/', undefined]) {
     t.same(guardedStatePaths(sp, ['claude'], home, null), [], `HOME=${String(home)}`);
   }
+});
+
+t.test('whether a writable place shows a file: by its path, the file behind a link, or a linked parent', async (t) => {
+  const w = world(t);
+  const dot = join(w.home, '.tool.json');
+  writeFileSync(dot, '{}');
+  const project = join(w.root, 'project');
+  mkdirSync(project);
+  t.ok(shownIn(dot, [w.home]), 'a project that is the home shows it');
+  t.notOk(shownIn(dot, [project, w.state]), 'a project elsewhere and the state folder do not');
+  rmSync(dot);
+  writeFileSync(join(project, 'tool.json'), '{}');
+  symlinkSync(join(project, 'tool.json'), dot);
+  t.ok(shownIn(dot, [project]), 'a project that holds the file behind the link does');
 });
