@@ -266,6 +266,14 @@ function systemPart(dirs: readonly string[]): { args: readonly string[]; bound: 
   return part;
 }
 
+/** Whether any part of `path` below `base` (the path itself included) is a link. */
+function linkBetween(base: string, path: string): boolean {
+  for (let d = path; d !== base && within(d, base); d = dirname(d)) {
+    if (lstatSync(d, { throwIfNoEntry: false })?.isSymbolicLink()) return true;
+  }
+  return false;
+}
+
 /** The full bwrap command line that runs plan.argv confined. */
 export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all'];
@@ -298,13 +306,16 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     bound.push(plan.project);
   }
   // What in that state decides what the toolchain runs unsandboxed later (hooks and the
-  // scripts they name, MCP servers): read-only on top of every writable place that shows
-  // it, the project included, so these come after it. What is missing, or a link, cannot
-  // be covered: the runner reports any change to it (state-paths.ts).
+  // scripts they name, MCP servers), and the real file of each private one: read-only on
+  // top of every writable place that shows it, the project included, so these come after
+  // it, in one list (its folder pins first, then every read-only bind). What is missing, or
+  // a link, cannot be covered: the runner reports any change to it (state-paths.ts).
   const open = [...writable, ...(plan.project ? [plan.project] : [])];
-  out.push(...readOnlyStateArgs(guardedStatePaths(plan.policy, keys, home, plan.project), open));
-  // The project's protected paths last among the project's mounts: a folder bound above to
-  // pin a protected state file (a project that is the home) must not make them writable again.
+  // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
+  const privates = home ? privateStatePaths(plan.policy, keys, home).filter((abs) => within(abs, home) && statQuiet(abs)?.isFile()) : [];
+  out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project), ...privates], open));
+  // The project's protected paths after that: a folder bound above to pin a protected state
+  // file (a project that is the home) must not make them writable again.
   if (plan.project) {
     for (const rel of protectedProjectPaths(plan.policy)) {
       const abs = join(plan.project, rel);
@@ -316,16 +327,11 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     }
   }
   // A state file the CLI writes as it runs but that also configures it: a copy of its own
-  // to write, never the file itself. Outside the home it would not be hidden anyway.
-  for (const abs of privateStatePaths(plan.policy, keys, home)) {
-    // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
-    if (!home || !within(abs, home) || !statQuiet(abs)?.isFile()) continue;
-    // The real file is read-only wherever a writable place shows it (a project that is the
-    // home, or a dotfiles checkout it links into); the CLI writes only to its copy.
-    out.push(...readOnlyStateArgs([abs], open));
-    // Where the project shows the path itself as a link, a bind there would go through the
-    // link: the real file stays read-only, and the CLI's writes to it fail.
-    if (plan.project && lstatSync(abs).isSymbolicLink() && within(join(real(dirname(abs)), basename(abs)), plan.project)) continue;
+  // to write, at its path (its real file is read-only above). Where the project shows that
+  // path through a link, a bind would go through it (and fail where it leads nowhere
+  // inside): no copy then, and the CLI's writes to the file fail.
+  for (const abs of privates) {
+    if (plan.project && within(abs, plan.project) && linkBetween(plan.project, abs)) continue;
     const copy = plan.copies?.get(abs);
     out.push(copy ? '--bind' : '--ro-bind', copy ?? abs, abs);
   }

@@ -203,3 +203,28 @@ t.test('whether a writable place shows a file: by its path, the file behind a li
   symlinkSync(join(project, 'tool.json'), dot);
   t.ok(shownIn(dot, [project]), 'a project that holds the file behind the link does');
 });
+
+t.test('a private file linked into the state folder, in a project that is the home: its pins never undo the other protections', async (t) => {
+  const w = world(t);
+  writeFileSync(join(w.state, 'settings.json'), '{}');
+  writeFileSync(join(w.state, 'tool.json'), '{}');
+  symlinkSync(join(w.state, 'tool.json'), join(w.home, '.tool.json'));
+  const policy = { ...w.policy, tool_state_private: { tool: ['~/.tool.json'] } };
+  const out = inside(w.plan({ policy, project: w.home }), [join(w.state, 'settings.json'), join(w.state, 'hooks', 'new.sh'), join(w.state, 'tool.json'), join(w.state, 'log.txt')].map(tryWrite).join('; '));
+  t.match(out, `REFUSED ${join(w.state, 'settings.json')}`);
+  t.match(out, `REFUSED ${join(w.state, 'hooks', 'new.sh')}`);
+  t.match(out, `REFUSED ${join(w.state, 'tool.json')}`, 'the private file behind the link');
+  t.match(out, `WROTE ${join(w.state, 'log.txt')}`, 'the rest of the state stays writable');
+});
+
+t.test('a private file below a linked folder, in a project that is the home: bwrap starts, and it gets no copy', async (t) => {
+  const w = world(t);
+  const elsewhere = join(w.root, 'elsewhere-config');
+  mkdirSync(elsewhere);
+  writeFileSync(join(elsewhere, 'app.json'), '{}');
+  symlinkSync(elsewhere, join(w.home, '.config'));
+  const policy = { ...w.policy, tool_state_private: { tool: ['~/.config/app.json'] } };
+  const copy = join(w.root, 'copy.json');
+  writeFileSync(copy, '{}');
+  t.match(inside(w.plan({ policy, project: w.home, copies: new Map([[join(w.home, '.config', 'app.json'), copy]]) }), 'echo started'), 'started');
+});
