@@ -6,14 +6,15 @@
  * tool_state_private (Claude Code's ~/.claude.json).
  *
  *   listed paths (~/ expanded) ─► each listed file's text ─► the absolute, ~/ or $HOME/
- *   paths it names (NAMED_PER_FILE at most) ─► guardedStatePaths: all of them, which the
- *   runner compares before and after a task
- *   readOnlyStateArgs(paths, open areas) ─► each path, and the real file behind it, as
- *   seen at every place the sandbox shows it writable (a state folder, the project)
- *   ─► --ro-bind there, on top
+ *   paths it names (NAMED_PER_FILE at most; files in the home or the project only)
+ *   ─► guardedStatePaths: all of them, which the runner compares before and after a task
+ *   readOnlyStateArgs(paths, open areas) ─► the real file of each path, at every place
+ *   the sandbox shows it writable (a state folder, the project) ─► the folders above it
+ *   there pinned (--bind onto themselves: not renamable) ─► --ro-bind on it, on top
  *
  * A link itself is never bound (the folder holding it is writable, so it could be
- * replaced); what it leads to is, where that is visible and writable inside.
+ * replaced, and inside the sandbox it may lead nowhere); what it leads to is, where that
+ * is visible and writable inside.
  */
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
