@@ -28,9 +28,6 @@ import { pidRunning, reapOrphans, settleDeadOwners } from './owners.js';
 
 export type EngineMode = 'temporary' | 'shared' | 'daemon';
 
-/** How often a shared engine that outlived a closed socket is probed, once the first moments have passed. */
-const LOST_WATCH_MS = 500;
-
 export class Engine {
   private _db: Db | undefined;
   private _secrets: SecretStore | undefined;
@@ -105,7 +102,7 @@ export class Engine {
     try {
       while (this.remote === remote && pidRunning(remote.info.pid)) {
         // Unreferenced: the watch never keeps a process alive on its own.
-        await new Promise((r) => setTimeout(r, Date.now() < fast ? 20 : LOST_WATCH_MS).unref());
+        await new Promise((r) => setTimeout(r, Date.now() < fast ? 20 : this.policy.limits.ownership.lost_watch_ms).unref());
       }
     } finally {
       if (this.watching === remote) this.watching = undefined;

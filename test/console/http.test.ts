@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mintCode, spendCode } from '../../src/console/codes.js';
 import { approvalDigest } from '../../src/console/digest.js';
 import { open } from '../../src/lib/index.js';
@@ -41,6 +41,17 @@ async function stdioPeer(sb: ReturnType<typeof sandbox>) {
   input.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
   const test = async (argv: string[]) => (await rpc('tools/call', { name: 'shadow_test', arguments: { command: argv } })).result.structuredContent as { job_id: string; approval: { id: string } };
   return { sc, test };
+}
+
+/** A project trusted at workspace, a stdio peer on it, and the console signed in: closed on teardown. */
+async function consoleBesidePeer(t: Test, name: string) {
+  const sb = sandbox(name);
+  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  const { sc, test } = await stdioPeer(sb);
+  t.teardown(() => sc.close());
+  const c = await startConsole(sb);
+  t.teardown(() => c.close());
+  return { sb, sc, test, c, cookie: await c.signIn() };
 }
 
 function jobState(sb: ReturnType<typeof sandbox>, id: string): string {
@@ -124,13 +135,7 @@ t.test('Host and Origin must be the console\'s own', async (t) => {
 });
 
 t.test('a decision needs the digest of the approval as stored; the right one acts, audited as the console', async (t) => {
-  const sb = sandbox('console-decide');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
-  const { sc, test } = await stdioPeer(sb);
-  t.teardown(() => sc.close());
-  const c = await startConsole(sb);
-  t.teardown(() => c.close());
-  const cookie = await c.signIn();
+  const { sb, sc, test, c, cookie } = await consoleBesidePeer(t, 'console-decide');
 
   const job = await test(['sh', '-c', 'echo decided > decided.txt']);
   const [a] = await sc.approvals();
@@ -162,13 +167,7 @@ t.test('a decision needs the digest of the approval as stored; the right one act
 });
 
 t.test('cancel needs the cookie and the Origin; it stops a running job of another engine, audited as the console', async (t) => {
-  const sb = sandbox('console-cancel');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
-  const { sc, test } = await stdioPeer(sb);
-  t.teardown(() => sc.close());
-  const c = await startConsole(sb);
-  t.teardown(() => c.close());
-  const cookie = await c.signIn();
+  const { sb, sc, test, c, cookie } = await consoleBesidePeer(t, 'console-cancel');
 
   const job = await test(['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`]);
   await sc.decide(job.approval.id, 'approve');
@@ -288,13 +287,7 @@ t.test('the feed starts with the state and needs no second request', async (t) =
 });
 
 t.test('the feed sends what changed, whichever process or connection wrote it', async (t) => {
-  const sb = sandbox('console-feed-live');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
-  const { sc, test } = await stdioPeer(sb);
-  t.teardown(() => sc.close());
-  const c = await startConsole(sb);
-  t.teardown(() => c.close());
-  const cookie = await c.signIn();
+  const { sb, sc, test, c, cookie } = await consoleBesidePeer(t, 'console-feed-live');
   const r = await fetch(`${c.origin}/console/api/events`, { headers: { cookie } });
   const reader = (r.body as ReadableStream<Uint8Array>).getReader();
   t.teardown(() => reader.cancel());

@@ -182,12 +182,12 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   const stateKeys = [...new Set([basename(entry.command), ...(STATE_KEY[entry.provider] ? [STATE_KEY[entry.provider] as string] : [])])];
   // The same HOME the sandbox is built from: the runner's environment.
   const home = runnerEnv(deps.policy.environment, deps.env, []).HOME;
-  const stateChanges = guardState(guardedStatePaths(deps.policy.sandbox, stateKeys, home, ctx.project));
+  const stateChanges = guardState(guardedStatePaths(deps.policy.sandbox, stateKeys, home, ctx.project, limits), limits);
   // Private files are copies (or read-only) in a sandbox, so only an unsandboxed run can change
   // them, or a place that shows them writable (a project that is the home, where a linked one
   // could be replaced by a rename).
   const privatePaths = privateStatePaths(deps.policy.sandbox, stateKeys, home);
-  const privateChanges = guardState(privatePaths);
+  const privateChanges = guardState(privatePaths, limits);
   const privateShown = privatePaths.some((p) => shownIn(p, [ctx.project, ...stateFolders(deps.policy.sandbox, stateKeys, home)]));
   // Named by this process: after a SIGKILL the next open of the profile removes it (engine/owners.ts).
   const dir = makeRunDir();

@@ -9,8 +9,8 @@
  *
  *   guardState(paths) ─► fingerprints ─► (the run) ─► changed() ─► [{path, was, now}]
  *
- * A fingerprint is the kind and, for a file, its size and sha256 (past FILE_HASH_BYTES,
- * its size and times instead); for a folder, every entry below it (up to DIR_ENTRIES, and where it
+ * A fingerprint is the kind and, for a file, its size and sha256 (past limits.runners.state_file_hash_bytes,
+ * its size and times instead); for a folder, every entry below it (up to state_folder_entries, and where it
  * stopped) by name, kind, size and change time; for a link, where it points and the
  * fingerprint of what is there. Everything is read through the bounded primitive: a
  * command may have left a FIFO or a huge file where a setting was expected.
@@ -20,9 +20,12 @@ import { lstatSync, readlinkSync, realpathSync, type Stats, statSync } from 'nod
 import { join } from 'node:path';
 import { readUserFile, walkProject } from '../../util/safe-read.js';
 
-const FILE_HASH_BYTES = 256 * 1024;
-const DIR_ENTRIES = 10_000;
-const DIR_DEPTH = 16;
+/** The bounds of one comparison (policy limits.runners). */
+export interface GuardLimits {
+  readonly state_file_hash_bytes: number;
+  readonly state_folder_entries: number;
+  readonly state_folder_depth: number;
+}
 
 export type StateKind = 'missing' | 'file' | 'folder' | 'link' | 'other';
 
@@ -46,11 +49,11 @@ function kindOf(st: Stats | undefined): StateKind {
 }
 
 /** A folder's entries below it: names, kinds, sizes and change times (which a command cannot set back), and those of what a link among them leads to. */
-function folderDigest(path: string, hash: ReturnType<typeof createHash>): void {
+function folderDigest(path: string, hash: ReturnType<typeof createHash>, L: GuardLimits): void {
   const root = realpathSync(path);
-  let left = DIR_ENTRIES;
+  let left = L.state_folder_entries;
   walkProject(root, {
-    maxDepth: DIR_DEPTH,
+    maxDepth: L.state_folder_depth,
     visit: (dir, entries) => {
       for (const e of entries) {
         if (--left < 0) {
@@ -77,17 +80,17 @@ function folderDigest(path: string, hash: ReturnType<typeof createHash>): void {
  * moves and a command cannot set back (ctime), so it is never read whole before and after
  * every task.
  */
-function fileDigest(path: string, hash: ReturnType<typeof createHash>): void {
+function fileDigest(path: string, hash: ReturnType<typeof createHash>, L: GuardLimits): void {
   const st = statSync(path);
-  if (st.size > FILE_HASH_BYTES) {
+  if (st.size > L.state_file_hash_bytes) {
     hash.update(`${st.size}\0${st.ino}\0${st.mtimeMs}\0${st.ctimeMs}`);
     return;
   }
-  const r = readUserFile(path, { cap: FILE_HASH_BYTES, kind: 'CLI setting', overflow: 'truncate' });
+  const r = readUserFile(path, { cap: L.state_file_hash_bytes, kind: 'CLI setting', overflow: 'truncate' });
   hash.update(`${r.size}\0`).update(r.bytes);
 }
 
-function print(path: string): Print {
+function print(path: string, L: GuardLimits): Print {
   const hash = createHash('sha256');
   try {
     const st = lstatSync(path, { throwIfNoEntry: false });
@@ -97,10 +100,10 @@ function print(path: string): Print {
       hash.update(`${readlinkSync(path)}\0`);
       const to = kindOf(statSync(path, { throwIfNoEntry: false }));
       hash.update(`${to}\0`);
-      if (to === 'file') fileDigest(path, hash);
-      else if (to === 'folder') folderDigest(path, hash);
-    } else if (kind === 'file') fileDigest(path, hash);
-    else if (kind === 'folder') folderDigest(path, hash);
+      if (to === 'file') fileDigest(path, hash, L);
+      else if (to === 'folder') folderDigest(path, hash, L);
+    } else if (kind === 'file') fileDigest(path, hash, L);
+    else if (kind === 'folder') folderDigest(path, hash, L);
     else if (st) hash.update(`${st.mode}\0${st.ctimeMs}`);
     return { kind, digest: hash.digest('hex') };
   } catch (err) {
@@ -110,12 +113,12 @@ function print(path: string): Print {
 }
 
 /** Fingerprints the paths now; the returned function lists those that differ when it is called. */
-export function guardState(paths: readonly string[]): () => StateChange[] {
-  const before = new Map(paths.map((p) => [p, print(p)]));
+export function guardState(paths: readonly string[], L: GuardLimits): () => StateChange[] {
+  const before = new Map(paths.map((p) => [p, print(p, L)]));
   return () => {
     const out: StateChange[] = [];
     for (const [path, was] of before) {
-      const now = print(path);
+      const now = print(path, L);
       if (now.kind !== was.kind || now.digest !== was.digest) out.push({ path, was: was.kind, now: now.kind });
     }
     return out;

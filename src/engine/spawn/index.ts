@@ -139,7 +139,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
   try {
     const find = pathLookup(req.env.PATH ?? '');
     return {
-      argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, find }),
+      argv: sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find }),
       env: sandboxEnv(req.env, req.confine.project),
       error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
       release: () => hold?.release(),

@@ -18,7 +18,7 @@ import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSyn
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
-import { expandHome, guardedStatePaths, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
+import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
 
@@ -59,6 +59,8 @@ export interface SandboxPlan extends Confinement {
   readonly trusted: boolean;
   /** Variable names that never reach the process, even if something between us and bwrap added them. */
   readonly unset: readonly string[];
+  /** How much of a CLI's protected settings is searched for the programs they name (limits.runners). */
+  readonly stateLimits: NamedLimits;
 }
 
 /** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
@@ -313,7 +315,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const open = [...writable, ...(plan.project ? [plan.project] : [])];
   // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
   const privates = home ? privateStatePaths(plan.policy, keys, home).filter((abs) => within(abs, home) && statQuiet(abs)?.isFile()) : [];
-  out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project), ...privates], open));
+  out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates], open));
   // The project's protected paths after that: a folder bound above to pin a protected state
   // file (a project that is the home) must not make them writable again.
   if (plan.project) {

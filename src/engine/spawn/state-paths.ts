@@ -6,7 +6,7 @@
  * tool_state_private (Claude Code's ~/.claude.json).
  *
  *   listed paths (~/ expanded) ─► each listed file's text ─► the absolute, ~/ or $HOME/
- *   paths it names (NAMED_PER_FILE at most; files in the home or the project only)
+ *   paths it names (limits.runners.state_named_paths at most; files in the home or the project only)
  *   ─► guardedStatePaths: all of them, which the runner compares before and after a task
  *   readOnlyStateArgs(paths, open areas) ─► the real file of each path, at every place
  *   the sandbox shows it writable (a state folder, the project) ─► the folders above it
@@ -21,9 +21,11 @@ import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'n
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
 
-/** How much of a protected file is searched for the paths it names, and how many are kept. */
-const NAMED_FILE_BYTES = 1024 * 1024;
-const NAMED_PER_FILE = 64;
+/** How much of a protected file is searched for the paths it names, and how many are kept (policy limits.runners). */
+export interface NamedLimits {
+  readonly state_named_file_bytes: number;
+  readonly state_named_paths: number;
+}
 
 export const within = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 
@@ -56,11 +58,11 @@ function listed(table: Record<string, string[]>, keys: readonly string[], anyHom
 const PATH_TOKEN = /(?:~|\$HOME|\$\{HOME\})?\/[^\s"'`;:|&<>(){}[\],\\=]+/g;
 
 /** The absolute paths a setting file names (a hook's command, a notify program), read through the bounded primitive. */
-export function namedPaths(file: string, anyHome: string | undefined): string[] {
+export function namedPaths(file: string, anyHome: string | undefined, L: NamedLimits): string[] {
   const home = usableHome(anyHome);
   let text: string;
   try {
-    text = readUserFile(file, { cap: NAMED_FILE_BYTES, kind: 'CLI setting', overflow: 'truncate' }).bytes.toString('utf8');
+    text = readUserFile(file, { cap: L.state_named_file_bytes, kind: 'CLI setting', overflow: 'truncate' }).bytes.toString('utf8');
   } catch {
     return []; // missing, a folder, or not a regular file
   }
@@ -74,8 +76,8 @@ export function namedPaths(file: string, anyHome: string | undefined): string[] 
     if (tail !== token && !home) continue;
     const abs = normalize(tail !== token ? join(home as string, tail) : token).replace(/(.)\/+$/, '$1');
     if (abs === '/') continue;
+    if (out.size >= L.state_named_paths) break;
     out.add(abs);
-    if (out.size >= NAMED_PER_FILE) break;
   }
   return [...out];
 }
@@ -87,12 +89,12 @@ export function namedPaths(file: string, anyHome: string | undefined): string[] 
  * holding one read-only could take the project or the state folder itself. A program
  * elsewhere (/usr/bin/python3) is read-only in the sandbox anyway.
  */
-export function guardedStatePaths(policy: SandboxPolicy, keys: readonly string[], anyHome: string | undefined, project: string | null): string[] {
+export function guardedStatePaths(policy: SandboxPolicy, keys: readonly string[], anyHome: string | undefined, project: string | null, L: NamedLimits): string[] {
   const home = usableHome(anyHome);
   const paths = listed(policy.tool_state_read_only, keys, home);
   const places = [home, home && realQuiet(home), project].filter((p): p is string => !!p);
   const named = paths
-    .flatMap((p) => namedPaths(p, home))
+    .flatMap((p) => namedPaths(p, home, L))
     .filter((p) => places.some((place) => within(p, place) && p !== place) && statFile(p));
   return [...new Set([...paths, ...named])];
 }

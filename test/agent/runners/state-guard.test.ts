@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { guardState } from '../../../src/agent/runners/state-guard.js';
+import { shippedPolicy } from '../../../src/policy/load.js';
+
+const L = shippedPolicy().limits.runners;
 
 t.test('reports each protected path that changed, whatever the change, and nothing that did not', async (t) => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-guard-')));
@@ -19,7 +22,7 @@ t.test('reports each protected path that changed, whatever the change, and nothi
   mkdirSync(p('hooks/deep'), { recursive: true });
   writeFileSync(p('hooks/deep/run.sh'), 'echo hi\n');
   const paths = ['edited.json', 'same.json', 'removed.toml', 'relinked', 'hooks', 'appeared.json', 'still-missing'].map(p);
-  const changed = guardState(paths);
+  const changed = guardState(paths, L);
   t.same(changed(), [], 'nothing yet');
 
   writeFileSync(p('edited.json'), '{"hooks":{}}');
@@ -42,7 +45,7 @@ t.test('a same-size rewrite is still a change: files are compared by content', a
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
   const f = join(root, 'config.toml');
   writeFileSync(f, 'notify = "a"');
-  const changed = guardState([f]);
+  const changed = guardState([f], L);
   writeFileSync(f, 'notify = "b"');
   t.same(changed(), [{ path: f, was: 'file', now: 'file' }]);
 });
@@ -53,7 +56,7 @@ t.test('a FIFO or an oversized file where a setting was is reported, never read 
   const fifo = join(root, 'settings.json');
   const big = join(root, 'config.toml');
   writeFileSync(big, 'x');
-  const changed = guardState([fifo, big]);
+  const changed = guardState([fifo, big], L);
   t.equal(spawnSync('mkfifo', [fifo]).status, 0, 'a FIFO is made where the setting would be');
   writeFileSync(big, Buffer.alloc(8 * 1024 * 1024, 'y'));
   t.same(changed(), [
@@ -71,7 +74,7 @@ t.test('a link is watched through: editing what it points to is a change, as is 
   mkdirSync(join(root, 'hooks'));
   writeFileSync(join(root, 'script.sh'), 'echo a\n');
   symlinkSync(join(root, 'script.sh'), join(root, 'hooks', 'run.sh'));
-  const changed = guardState([join(root, 'settings.json'), join(root, 'hooks')]);
+  const changed = guardState([join(root, 'settings.json'), join(root, 'hooks')], L);
   writeFileSync(target, '{"hooks":1}');
   writeFileSync(join(root, 'script.sh'), 'echo evil\n');
   t.same(changed(), [

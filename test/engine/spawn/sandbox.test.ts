@@ -270,7 +270,7 @@ t.test('what in a writable tool_state configures later unsandboxed runs is bound
     tool_state: { tool: ['~/.tool'] },
     tool_state_read_only: { tool: ['~/.tool/settings.json', '~/.tool/hooks', '~/.tool/missing.json', '~/.tool/linked.toml', '~/.elsewhere/config'] },
   };
-  const argv = sandboxArgv({ argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null, network: false, profileDir: null, policy, stateKeys: ['tool'] });
+  const argv = sandboxArgv({ argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], stateLimits: shippedPolicy().limits.runners, project: null, network: false, profileDir: null, policy, stateKeys: ['tool'] });
   const at = (a: string) => argv.join(' ').indexOf(a);
   t.ok(at(`--bind ${state} ${state}`) >= 0, 'the state folder is writable');
   for (const p of [join(state, 'settings.json'), join(state, 'hooks')]) {
@@ -279,13 +279,13 @@ t.test('what in a writable tool_state configures later unsandboxed runs is bound
   t.notMatch(argv.join(' '), 'missing.json', 'a missing one cannot be covered (the runner reports it if it appears)');
   t.notMatch(argv.join(' '), 'linked.toml', 'nor a link');
   t.notMatch(argv.join(' '), '.elsewhere', 'a path outside every writable state folder needs nothing: the private home hides it');
-  const other = sandboxArgv({ argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null, network: false, profileDir: null, policy, stateKeys: ['other'] });
+  const other = sandboxArgv({ argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], stateLimits: shippedPolicy().limits.runners, project: null, network: false, profileDir: null, policy, stateKeys: ['other'] });
   t.notMatch(other.join(' '), state, "another command's state is neither writable nor bound");
 
   // A private file: a copy bound in its place when there is one, else the file read-only.
   writeFileSync(join(home, '.tool.json'), '{}');
   const priv = { ...policy, tool_state_private: { tool: ['~/.tool.json', '~/.absent.json'] } };
-  const base = { argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null, network: false, profileDir: null, policy: priv, stateKeys: ['tool'] };
+  const base = { argv: ['/bin/true'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], stateLimits: shippedPolicy().limits.runners, project: null, network: false, profileDir: null, policy: priv, stateKeys: ['tool'] };
   t.match(sandboxArgv(base).join(' '), `--ro-bind ${join(home, '.tool.json')} ${join(home, '.tool.json')}`, 'without a copy: read-only');
   const copy = join(root, 'copy.json');
   t.match(sandboxArgv({ ...base, copies: new Map([[join(home, '.tool.json'), copy]]) }).join(' '), `--bind ${copy} ${join(home, '.tool.json')}`, 'with one: the copy, read-write');
@@ -294,7 +294,7 @@ t.test('what in a writable tool_state configures later unsandboxed runs is bound
   // For real: a write to the protected file fails, one beside it lands.
   const b = sandboxSupport().bwrap;
   if (!b) throw new Error('bwrap is needed here (apt-get install -y bubblewrap)');
-  const real = spawnSync(b, sandboxArgv({ argv: ['/bin/sh', '-c', `echo x >> ${join(state, 'settings.json')} 2>/dev/null && echo WROTE || echo REFUSED; echo y > ${join(state, 'log.txt')} && echo LOGGED`], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: b, trusted: true, unset: [], project: null, network: false, profileDir: null, policy, stateKeys: ['tool'] }).slice(1), { encoding: 'utf8' });
+  const real = spawnSync(b, sandboxArgv({ argv: ['/bin/sh', '-c', `echo x >> ${join(state, 'settings.json')} 2>/dev/null && echo WROTE || echo REFUSED; echo y > ${join(state, 'log.txt')} && echo LOGGED`], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: b, trusted: true, unset: [], stateLimits: shippedPolicy().limits.runners, project: null, network: false, profileDir: null, policy, stateKeys: ['tool'] }).slice(1), { encoding: 'utf8' });
   t.match(real.stdout, /^REFUSED\nLOGGED\n$/, real.stderr);
   t.equal(readFileSync(join(state, 'settings.json'), 'utf8'), '{}');
   t.equal(readFileSync(join(state, 'log.txt'), 'utf8'), 'y\n');
@@ -316,7 +316,7 @@ t.test("what a user's own program may see: a linked node_modules only when it is
   t.ok(startupRoots([join(root, 'wt', 'cli.mjs')], root, env, sp, true).includes(shared), "a worktree's linked install is readable");
   t.notOk(startupRoots([join(root, 'evil', 'cli.mjs')], root, env, sp, true).includes(keys), 'a link named node_modules to any other folder is not followed');
   const argv = sandboxArgv({
-    argv: [join(root, 'wt', 'cli.mjs')], cwd: root, env, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null, network: true, profileDir: null,
+    argv: [join(root, 'wt', 'cli.mjs')], cwd: root, env, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], stateLimits: shippedPolicy().limits.runners, project: null, network: true, profileDir: null,
     policy: { ...sp, tool_state: { tool: ['~', '~/..', '~/.tool', '~/.missing'] } }, stateKeys: ['tool'], writable: [join(root, 'run')], readable: [shared],
   }).join(' ');
   t.match(argv, `--bind ${join(home, '.tool')} ${join(home, '.tool')}`, 'an existing state folder is bound read-write');

@@ -12,6 +12,8 @@ import { sandboxArgv } from '../../../src/engine/spawn/sandbox.js';
 import { guardedStatePaths, namedPaths, shownIn } from '../../../src/engine/spawn/state-paths.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 
+const L = shippedPolicy().limits.runners;
+
 function world(t: { teardown(fn: () => void): void }) {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-state-paths-')));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
@@ -20,7 +22,7 @@ function world(t: { teardown(fn: () => void): void }) {
   mkdirSync(join(state, 'hooks'), { recursive: true });
   const policy = { ...shippedPolicy().sandbox, tool_state: { tool: ['~/.tool'] }, tool_state_read_only: { tool: ['~/.tool/settings.json', '~/.tool/hooks'] }, tool_state_private: {} };
   const plan = (over: Record<string, unknown> = {}) => ({
-    argv: ['/bin/sh'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], project: null as string | null, network: false, profileDir: null, policy, stateKeys: ['tool'], ...over,
+    argv: ['/bin/sh'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], stateLimits: L, project: null as string | null, network: false, profileDir: null, policy, stateKeys: ['tool'], ...over,
   });
   return { root, home, state, policy, plan };
 }
@@ -56,13 +58,14 @@ t.test('the paths a setting file names: absolute, ~/ and $HOME/, never part of a
     }),
   );
   t.same(
-    namedPaths(join(state, 'settings.json'), home).sort(),
+    namedPaths(join(state, 'settings.json'), home, L).sort(),
     [join(home, '.tool/hooks/format.sh'), join(home, '.tool/scripts/check.py'), '/opt/tools/status.sh', '/usr/local/bin', join(home, '.tool/bin'), '/opt/notes/readme'].sort(),
     'each path once: a PATH-style list split, a trailing slash or full stop dropped',
   );
-  t.same(namedPaths(join(state, 'missing.json'), home), [], 'a missing file names nothing');
-  t.same(namedPaths(join(state, 'hooks'), home), [], 'nor does a folder');
-  t.same(guardedStatePaths(shippedPolicy().sandbox, ['nothing-listed'], home, null), [], 'a command with no entry has nothing guarded');
+  t.same(namedPaths(join(state, 'settings.json'), home, { ...L, state_named_paths: 2 }), [join(home, '.tool/hooks/format.sh'), join(home, '.tool/scripts/check.py')], 'the first state_named_paths of them, in order');
+  t.same(namedPaths(join(state, 'missing.json'), home, L), [], 'a missing file names nothing');
+  t.same(namedPaths(join(state, 'hooks'), home, L), [], 'nor does a folder');
+  t.same(guardedStatePaths(shippedPolicy().sandbox, ['nothing-listed'], home, null, L), [], 'a command with no entry has nothing guarded');
 });
 
 t.test('a script the settings name, inside the writable state, is read-only too; the settings and its folder are', async (t) => {
@@ -107,7 +110,7 @@ t.test('a folder a setting names is never held read-only: Codex lists every trus
   const project = join(w.home, 'code', 'app');
   mkdirSync(project, { recursive: true });
   writeFileSync(join(w.state, 'settings.json'), `[projects."${project}"]\ntrust_level = "trusted"\n[projects."${join(w.home, 'code')}"]\ntrust_level = "trusted"\n`);
-  t.same(guardedStatePaths(w.policy, ['tool'], w.home, project), [join(w.state, 'settings.json'), join(w.state, 'hooks')], 'only the listed paths are guarded');
+  t.same(guardedStatePaths(w.policy, ['tool'], w.home, project, L), [join(w.state, 'settings.json'), join(w.state, 'hooks')], 'only the listed paths are guarded');
   t.match(inside(w.plan({ project }), tryWrite(join(project, 'main.c'))), 'WROTE', 'the project it names is writable');
 });
 
@@ -186,7 +189,7 @@ t.test('a project that is the home: a state folder linked elsewhere does not sto
 t.test('a home that is not absolute, or the root, anchors nothing', async (t) => {
   const sp = shippedPolicy().sandbox;
   for (const home of ['relative/home', '/', undefined]) {
-    t.same(guardedStatePaths(sp, ['claude'], home, null), [], `HOME=${String(home)}`);
+    t.same(guardedStatePaths(sp, ['claude'], home, null, L), [], `HOME=${String(home)}`);
   }
 });
 
