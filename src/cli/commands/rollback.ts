@@ -38,6 +38,7 @@ export const command: CommandSpec = {
       }
     }
     const done = await enforce(ctx.gate(), request, (ticket) => rollbackTaskFromCli(ticket, db, project, id, l.checkpoint_bytes));
-    return { data: done, text: `rolled back task ${id}: restored ${done.restored.join(', ')}` };
+    const left = done.not_restored?.length ? `; not restored (its earlier content was not kept): ${done.not_restored.map((f) => f.path).join(', ')}` : '';
+    return { data: done, text: `rolled back task ${id}: restored ${done.restored.join(', ') || 'nothing'}${left}` };
   },
 };

@@ -1,7 +1,9 @@
 /*
  * shadowcode test: run the project's test command as an owned job, without a
  * model. The person at the terminal is the approver: they confirm the exact
- * command (or pass --yes), and its output streams here as it runs.
+ * command (or pass --yes), and its output streams here as it runs. What the run
+ * changed in the project is recorded on the job (engine/change-watch.ts) and named
+ * in the summary: shadowcode review JOB shows it, rollback JOB undoes it.
  */
 import { randomBytes } from 'node:crypto';
 import type { OwnerSpec } from '../../engine/engine-submit.js';
@@ -86,6 +88,7 @@ export const command: CommandSpec = {
     const tail = new Tail(ctx.policy().limits.cli.output_tail_bytes);
     let exit: ExitBody | undefined;
     let refusal: { message: string; code?: string } | undefined;
+    const changed = new Map<string, string>();
     try {
       // A refusal, at submission or when the job is about to run, says which rule and what to do about it.
       const refused = (message: string, detail: Record<string, unknown> | undefined): ScError => {
@@ -110,6 +113,7 @@ export const command: CommandSpec = {
               tail.add(body.text);
               if (!ctx.json) (e.kind === 'stderr' ? ctx.io.stderr : ctx.io.stdout).write(body.text);
             } else if (e.kind === 'exit') exit = body;
+            else if (e.kind === 'files_changed') for (const c of (e.body as { changed?: Array<{ path: string; kind: string }> }).changed ?? []) changed.set(c.path, c.kind);
             else if (e.kind === 'error') refusal = { message: body.message ?? 'the job failed', ...(body.code ? { code: body.code } : {}) };
           }
           const last = page.items[page.items.length - 1];
@@ -128,9 +132,11 @@ export const command: CommandSpec = {
           const summary = ok
             ? `succeeded: ${JSON.stringify(argv)} exited 0 after ${cur.duration_ms} ms (job ${cur.id})`
             : `${cur.state}: ${JSON.stringify(argv)}: ${reason}${cur.duration_ms !== null ? ` after ${cur.duration_ms} ms` : ''} (job ${cur.id})`;
-          const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated };
+          const files = [...changed].map(([path, kind]) => ({ path, kind }));
+          const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated, changed_files: files };
+          const note = files.length ? `\nit changed ${files.map((f) => `${f.path} (${f.kind})`).join(', ')}: see shadowcode --workspace ${project} review ${cur.id}` : '';
           // Our own status, never the command's: its 2, 3 or 4 would read as a usage error, a denial or a broken chain.
-          return { data, text: summary, exitCode: ok ? EXIT.ok : EXIT.error };
+          return { data, text: `${summary}${note}`, exitCode: ok ? EXIT.ok : EXIT.error };
         }
         await new Promise((r) => setTimeout(r, 50));
       }
