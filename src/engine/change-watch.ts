@@ -67,7 +67,10 @@ export interface ObservedChange {
 export interface Observed {
   readonly opened: boolean;
   readonly changes: readonly ObservedChange[];
+  /** The walk stopped at a limit: files past it were not compared. */
   readonly truncated: string | null;
+  /** At opening: some prior contents were past the limits and not kept. */
+  readonly unkept?: string | null;
 }
 
 interface WatchRow {
@@ -239,9 +242,9 @@ function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly str
     );
     const insert = sql(db, 'INSERT INTO watch_files (watch_id, path, sha, mode, stamp, racy, kept, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     for (const [path, e] of snap.files) insert.run(watch.id, path, e.state.sha, e.state.mode, e.stamp, e.racy ? 1 : 0, e.restorable ? 1 : 0, e.restorable ? e.state.content : null);
-    if (snap.truncated) emit('changes_limited', { reason: snap.truncated });
+    for (const reason of [snap.truncated, snap.unkept]) if (reason) emit('changes_limited', { reason });
   }).immediate();
-  return { opened, changes: [], truncated: snap.truncated };
+  return { opened, changes: [], truncated: snap.truncated, unkept: snap.unkept };
 }
 
 /** The job a watch acts for, as the gate sees it. */

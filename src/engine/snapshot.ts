@@ -59,7 +59,10 @@ export interface Entry {
 
 export interface Snapshot {
   readonly files: Map<string, Entry>;
+  /** Why the walk stopped before the end (the file or depth limit): files past it are not compared. */
   readonly truncated: string | null;
+  /** Why some prior contents were not kept (the byte budget): those files are compared, not restorable. */
+  readonly unkept: string | null;
   /** The .gitignore texts the walk used, by directory ('' is the root). */
   readonly ignores: Record<string, string>;
 }
@@ -84,6 +87,7 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
   const startNs = BigInt(Date.now()) * 1_000_000n;
   let budget = limits.snapshot_bytes;
   let truncated: string | null = null;
+  let unkept: string | null = null;
   const gitignore = (rel: string): string => {
     if (opts.ignores) return opts.ignores[rel] ?? '';
     let text = '';
@@ -149,13 +153,14 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
     } catch (err) {
       if (!(err instanceof ScError)) throw err;
       files.set(path, { state: { exists: true, content: null, mode: null, sha: null }, restorable: false, stamp, racy });
+      if (opts.keepContent) unkept ??= `files larger than ${limits.snapshot_file_bytes} bytes are compared by their stamp only and cannot be rolled back`;
       return;
     }
     if (!state.exists) return;
     const size = state.content?.length ?? 0;
     const keep = opts.keepContent && size <= budget;
     if (keep) budget -= size;
-    else if (opts.keepContent && !truncated) truncated = `file contents past ${limits.snapshot_bytes} bytes are not kept; those files cannot be rolled back`;
+    else if (opts.keepContent) unkept ??= `file contents past ${limits.snapshot_bytes} bytes are not kept; those files cannot be rolled back`;
     files.set(path, { state: keep ? state : { ...state, content: null }, restorable: keep, stamp, racy });
   };
   walk('', 0, [], true);
@@ -188,7 +193,7 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
     if (!isDir) record(rel);
     else if (!walked.has(rel)) walk(rel, rel.split('/').length - 1, [], true);
   }
-  return { files, truncated, ignores: opts.ignores ? { ...opts.ignores } : ignores };
+  return { files, truncated, unkept, ignores: opts.ignores ? { ...opts.ignores } : ignores };
 }
 
 export interface Difference {

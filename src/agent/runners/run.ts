@@ -201,7 +201,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   };
   try {
     const opened = observeJob(deps.gateEnv, job, watch, null, { emit });
-    if (opened.truncated) emit('runner.snapshot_limited', { reason: opened.truncated });
+    for (const reason of [opened.truncated, opened.unkept]) if (reason) emit('runner.snapshot_limited', { reason });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
