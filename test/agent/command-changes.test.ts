@@ -156,7 +156,7 @@ t.test('a .gitignore the task writes hides nothing; node_modules/.bin is compare
   t.ok(existsSync(join(p, 'Makefile')));
   t.same(next.action.changed_files, ['.gitignore', 'Makefile', 'node_modules/.bin/tsc', 'node_modules/jest/bin/jest.js'],
     'the rules as the task began apply: the new .gitignore hides neither the Makefile nor anything else; a program planted in node_modules/.bin, and the target of its link, are seen');
-  t.same(next.action.runs_changed.map((r: { path: string }) => r.path), ['Makefile']);
+  t.same(next.action.runs_changed!.map((r: { path: string }) => r.path), ['Makefile']);
   decide(b, next.id, 'denied');
   await b.settle(job.id);
 });
