@@ -150,6 +150,12 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
   };
   const changes: ObservedChange[] = [];
   const checkpoints: Array<{ path: string; checkpoint_id: string; kind: string }> = [];
+  const moved = [...now.files].filter(([path, e]) => {
+    const k = known.get(path);
+    return k !== undefined && (k.stamp !== e.stamp || k.racy !== e.racy);
+  });
+  // Nothing to write (the usual look): no write transaction at all.
+  if (diffs.length === 0 && moved.length === 0 && !opts.close) return { opened: false, changes, truncated: now.truncated };
   db.transaction(() => {
     if (!openWatchOf(db, row.id)) return; // closed meanwhile by another process
     const at = new Date().toISOString();
@@ -189,10 +195,8 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
     }
     // Unchanged files whose stamp moved (touched, or racy last time): remember the new stamp.
     const update = sql(db, 'UPDATE watch_files SET stamp = ?, racy = ? WHERE watch_id = ? AND path = ?');
-    for (const [path, e] of now.files) {
-      const k = known.get(path);
-      if (k && (k.stamp !== e.stamp || k.racy !== e.racy) && !diffs.some((d) => d.path === path)) update.run(e.stamp, e.racy ? 1 : 0, row.id, path);
-    }
+    const differing = new Set(diffs.map((d) => d.path));
+    for (const [path, e] of moved) if (!differing.has(path)) update.run(e.stamp, e.racy ? 1 : 0, row.id, path);
     for (const c of checkpoints) emit('checkpoint', { ...c, via: cause?.via ?? 'task' });
     if (changes.length) emit('files_changed', { via: cause?.via ?? 'task', why: cause?.why ?? null, changed: changes });
     if (opts.close) sql(db, 'DELETE FROM watches WHERE id = ?').run(row.id);

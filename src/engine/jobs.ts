@@ -273,6 +273,11 @@ export class Jobs {
     const { watch, own } = this.testWatch(job);
     const cause = { via: 'test', why: `changed by test job ${id} ${JSON.stringify(action.argv)}` };
     const observed = (close: boolean) => {
+      // The task ended while this run ran, and its watch with it: what changed since is not recorded.
+      if (close && !own && !openWatchOf(db, watch.id)) {
+        addEvent(db, id, 'changes_unobserved', { reason: `task ${watch.jobId} ended while this run ran; what the run changed after that is not recorded` });
+        return;
+      }
       try {
         const changes = observeJob(this.gate, job, watch, close ? cause : job.task_id ? betweenCause(db, job.task_id) : null, { close: close && own }).changes;
         // Recorded on the task: the test job says so in its own events too.

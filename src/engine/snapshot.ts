@@ -8,10 +8,11 @@
  *   ─► diffSnapshots ─► added | modified | deleted
  *
  * A file's stamp is its device, inode, size, mode and modification and change times
- * to the nanosecond. A process can set the modification time back, but not the
- * change time: the kernel sets it on every write, rename and time change. A file
- * whose change time is within RACY_NS of the walk is read again next time anyway,
- * so a second write in the same clock tick as our read is not missed.
+ * (to the microsecond: finer than the clock tick file times are taken from). A process
+ * can set the modification time back, but not the change time: the kernel sets it on
+ * every write, rename and time change. A file whose times are within RACY_MS of the
+ * walk is read again next time anyway, so a second write in the same clock tick as
+ * our read is not missed. (The plain lstat, not the BigInt one: it builds no Date.)
  *
  * The walk never follows links, skips .git and what .gitignore files ignore, and
  * stops at the file, byte and depth limits, saying so. The .gitignore rules are the
@@ -79,12 +80,12 @@ export interface SnapshotOptions {
 }
 
 /** Two seconds: wider than any file system's time granularity we meet (FAT's is two seconds). */
-const RACY_NS = 2_000_000_000n;
+const RACY_MS = 2000;
 
 export function takeSnapshot(project: string, limits: SnapshotLimits, opts: SnapshotOptions): Snapshot {
   const files = new Map<string, Entry>();
   const ignores: Record<string, string> = {};
-  const startNs = BigInt(Date.now()) * 1_000_000n;
+  const startMs = Date.now();
   let budget = limits.snapshot_bytes;
   let truncated: string | null = null;
   let unkept: string | null = null;
@@ -136,9 +137,9 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
     let stamp = 'gone';
     let racy = true;
     try {
-      const st = lstatSync(join(project, path), { bigint: true });
-      stamp = `${st.dev}:${st.ino}:${st.size}:${st.mode}:${st.mtimeNs}:${st.ctimeNs}`;
-      racy = st.ctimeNs >= startNs - RACY_NS || st.mtimeNs >= startNs - RACY_NS;
+      const st = lstatSync(`${project}/${path}`);
+      stamp = `${st.dev}:${st.ino}:${st.size}:${st.mode}:${st.mtimeMs}:${st.ctimeMs}`;
+      racy = st.ctimeMs >= startMs - RACY_MS || st.mtimeMs >= startMs - RACY_MS;
     } catch {
       /* gone meanwhile: read below says so */
     }
