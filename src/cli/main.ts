@@ -3,6 +3,9 @@
  *
  *   argv ─► splitGlobals ─► lookup command words ─► load that one module
  *        ─► parseCommand ─► spec.run(ctx) ─► renderOutput / renderError ─► exit code
+ *
+ * Everything any of it writes goes through guardIo (terminal.ts): no control character a
+ * model, file, command or server wrote reaches the terminal raw.
  */
 import { asScError, EXIT, ScError } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -10,12 +13,14 @@ import { group, lookup } from './commands/index.js';
 import { Ctx, type Io } from './context.js';
 import { commandHelp, groupHelp, topHelp, unknownCommand } from './help.js';
 import { renderError, renderOutput } from './output.js';
+import { guardIo } from './terminal.js';
 import { GLOBAL_OPTIONS, parseCommand, splitGlobals } from './parse.js';
 import type { CommandSpec } from './spec.js';
 import { nearest } from '../util/suggest.js';
 
-export async function main(argv: readonly string[], io: Io): Promise<number> {
+export async function main(argv: readonly string[], rawIo: Io): Promise<number> {
   let json = argv.includes('--json');
+  const io = guardIo(rawIo, () => json);
   let ctx: Ctx | undefined;
   try {
     const { globals, rest } = splitGlobals(argv);

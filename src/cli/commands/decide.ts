@@ -17,6 +17,7 @@ import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
 import { findShared } from '../engine.js';
 import type { Output } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export async function decide(ctx: Ctx, id: string, decision: 'approved' | 'denied'): Promise<Output> {
   const project = ctx.requireWorkspace(`approvals ${decision === 'approved' ? 'approve' : 'deny'}`);
@@ -25,7 +26,7 @@ export async function decide(ctx: Ctx, id: string, decision: 'approved' | 'denie
   if (!a || getJob(db, a.job_id)?.project !== project) throw new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(id)} in ${project}`);
   const verb = decision === 'approved' ? 'approve' : 'deny';
   const done = await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id, project }, args: { approval_id: id } }), () => decideApproval(db, id, decision, ctx.owner));
-  const what = done.action.argv ? JSON.stringify(done.action.argv) : (done.action.path ?? '');
+  const what = inert(done.action.argv ? JSON.stringify(done.action.argv) : String(done.action.path ?? ''));
   // The shared engine hears of it now; a temporary engine in a server process finds it by polling.
   let engine: Record<string, unknown> = { mode: 'temporary' };
   let note = '';

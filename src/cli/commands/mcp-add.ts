@@ -5,6 +5,7 @@ import { addDefinition } from '../../catalog/store.js';
 import { enforce } from '../../policy/gate.js';
 import { readUserFile } from '../../util/safe-read.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp add',
@@ -25,7 +26,7 @@ export const command: CommandSpec = {
     const secrets = ctx.secrets();
     const r = await enforce(ctx.gate(), ctx.request('cli:mcp.add', { args: { id: `config:${def.name}`, hash: definitionHash(def), replace: hash !== undefined } }), (t) => addDefinition(t, ctx.db(), secrets, def, hash));
     const warnings = definitionWarnings(def);
-    if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${w}\n`);
+    if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${inert(w)}\n`);
     const said = r.unchanged
       ? `${r.id} is already stored with this content; nothing changed\nhash ${r.hash}`
       : `${r.replaced ? 'replaced' : 'added'} ${r.id}\nhash ${r.hash}\nenable it for a project with: shadowcode --workspace DIR mcp enable ${r.id} --hash ${r.hash}`;

@@ -5,6 +5,7 @@ import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { nearest } from '../../util/suggest.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp disable',
@@ -25,8 +26,8 @@ export const command: CommandSpec = {
         const suggestion = nearest(id, known);
         throw new ScError('SC_DEF_NOT_FOUND', `no definition ${id}${suggestion ? `; did you mean ${suggestion}?` : ''} (see shadowcode mcp)`, { id });
       }
-      return { data: { id, disabled: true, changed: false }, text: `${id} is not enabled for ${project}; nothing changed` };
+      return { data: { id, disabled: true, changed: false }, text: `${inert(id)} is not enabled for ${inert(project)}; nothing changed` };
     }
-    return { data: { id, disabled: true, changed: true }, text: `disabled ${id} for ${project}` };
+    return { data: { id, disabled: true, changed: true }, text: `disabled ${inert(id)} for ${inert(project)}` };
   },
 };

@@ -16,6 +16,7 @@ import { enforce } from '../../policy/gate.js';
 import { getProject } from '../../store/projects.js';
 import type { CommandSpec } from '../spec.js';
 import { pinReport, readLine } from './mcp-tools.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp enable',
@@ -41,8 +42,9 @@ export const command: CommandSpec = {
     const g = await enforce(ctx.gate(), ctx.request('cli:mcp.enable', { resource: { kind: 'definition', id, hash }, args: { id, hash } }), (t) =>
       enableGrant(t, db, project, id, hash, current, ctx.policy().limits.grants.enabled_servers_per_project),
     );
-    const enabled = `enabled ${id} for ${project} at hash ${g.hash}`;
-    const again = `shadowcode --workspace ${project} mcp tools ${id} --refresh`;
+    // An id can be a project file's name; a read's failure can quote the server.
+    const enabled = `enabled ${inert(id)} for ${inert(project)} at hash ${g.hash}`;
+    const again = `shadowcode --workspace ${inert(project)} mcp tools ${inert(id)} --refresh`;
     if (options['no-review'] === true) {
       return { data: { grant: g, review: null }, text: `${enabled}\nits tool catalog was not read (--no-review); tasks offer none of its tools until ${again} reads and pins it` };
     }
@@ -54,7 +56,7 @@ export const command: CommandSpec = {
       const e = asScError(err);
       return {
         data: { grant: g, review: { ok: false, code: e.code, message: e.message } },
-        text: `${enabled}\nits tool catalog could not be read (${e.code}: ${e.message}); tasks offer none of its tools until ${again} reads and pins it`,
+        text: `${enabled}\nits tool catalog could not be read (${e.code}: ${inert(e.message)}); tasks offer none of its tools until ${again} reads and pins it`,
       };
     }
   },

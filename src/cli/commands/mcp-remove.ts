@@ -3,6 +3,7 @@ import { removeDefinition } from '../../catalog/store.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp remove',
@@ -18,6 +19,6 @@ export const command: CommandSpec = {
     if (!hash) throw new ScError('SC_USAGE', 'mcp remove needs --hash of the current content');
     const secrets = ctx.secrets();
     const r = await enforce(ctx.gate(), ctx.request('cli:mcp.remove', { args: { id, hash } }), (t) => removeDefinition(t, ctx.db(), secrets, id, hash));
-    return { data: r, text: `removed ${id} and ${r.grants_removed} grant(s)` };
+    return { data: r, text: `removed ${inert(id)} and ${r.grants_removed} grant(s)` };
   },
 };

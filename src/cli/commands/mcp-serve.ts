@@ -9,6 +9,7 @@ import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
 import { openEngine } from '../engine.js';
+import { rawStream } from '../terminal.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -60,7 +61,8 @@ export const command: CommandSpec = {
       allowWrite,
       allowApprovals,
       stdin: ctx.io.stdin as never,
-      stdout: ctx.io.stdout,
+      // The protocol is for the client program, byte for byte: not the terminal guard's to escape.
+      stdout: rawStream(ctx.io.stdout),
       log: (line) => ctx.io.stderr.write(`${line}\n`),
     });
     return { data: null, text: '', exitCode: code };

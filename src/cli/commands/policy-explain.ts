@@ -15,6 +15,7 @@ import { nearest } from '../../util/suggest.js';
 import { getProject } from '../../store/projects.js';
 import type { Level } from '../../ticket.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 const PATH_ACTION = /^file:(write|read):(.+)$/s;
 
@@ -57,9 +58,10 @@ export const command: CommandSpec = {
       const allow = v.effect !== 'refuse' && (gate ? gate.allow : true);
       const verdict = !allow ? 'DENY' : v.effect === 'approve' ? 'ASK' : 'ALLOW';
       const data = { action: `file:${access}`, path: target, allow, needs_approval: allow && v.effect === 'approve', path_rule: pathRule, ...(gate ? { ceiling: gate.ceiling, rules: gate.rules } : {}), policy_hash: ctx.policy().hash };
-      const lines = [`${verdict} file:${access} ${target}${gate ? ` (ceiling ${gate.ceiling})` : ''}`];
+      // The path is the asker's text: one line, whatever it holds.
+      const lines = [`${verdict} file:${access} ${inert(target)}${gate ? ` (ceiling ${gate.ceiling})` : ''}`];
       if (gate) lines.push(...gate.rules.map((r) => `  ${r.effect} ${r.id}: ${r.description}`));
-      lines.push(pathRule ? `  ${v.effect === 'refuse' ? 'refuse' : 'own approval with the diff'} ${pathRule.list} ${pathRule.id}: ${pathRule.description} (matched ${pathRule.matched})` : '  no protected-path rule applies');
+      lines.push(pathRule ? `  ${v.effect === 'refuse' ? 'refuse' : 'own approval with the diff'} ${pathRule.list} ${pathRule.id}: ${pathRule.description} (matched ${inert(pathRule.matched)})` : '  no protected-path rule applies');
       return { data, text: lines.join('\n') };
     }
     const kind = options.as as 'stdio' | 'http' | 'cli';
@@ -73,8 +75,8 @@ export const command: CommandSpec = {
     const isKnown = isKnownAction(known, action);
     const suggestion = isKnown ? undefined : nearest(action, known.names);
     const data = { action, known: isKnown, ...(suggestion ? { suggestion } : {}), allow: d.allow, ceiling: d.ceiling, rules: d.rules, policy_hash: ctx.policy().hash };
-    const unknownLine = isKnown ? [] : [`  ${action} is not an action this policy knows${suggestion ? `; did you mean ${suggestion}?` : ''} (shadowcode policy explain --list shows them)`];
-    const text = [`${d.allow ? 'ALLOW' : 'DENY'} ${action} (ceiling ${d.ceiling})`, ...unknownLine, ...d.rules.map((r) => `  ${r.effect} ${r.id}: ${r.description}`)].join('\n');
+    const unknownLine = isKnown ? [] : [`  ${inert(action)} is not an action this policy knows${suggestion ? `; did you mean ${suggestion}?` : ''} (shadowcode policy explain --list shows them)`];
+    const text = [`${d.allow ? 'ALLOW' : 'DENY'} ${inert(action)} (ceiling ${d.ceiling})`, ...unknownLine, ...d.rules.map((r) => `  ${r.effect} ${r.id}: ${r.description}`)].join('\n');
     return { data, text };
   },
 };

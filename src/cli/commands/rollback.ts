@@ -12,6 +12,7 @@ import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { ask } from '../ask.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'rollback',
@@ -32,12 +33,12 @@ export const command: CommandSpec = {
       if (!ctx.io.stdin.isTTY) throw new ScError('SC_USAGE', `rollback asks for confirmation at a terminal; without one, add --yes (shadowcode --workspace ${project} rollback --yes ${id})`);
       const review = reviewTask(db, project, id, l.review_bytes, l.checkpoint_bytes) as { files: Array<{ path: string; status: string }> };
       if (review.files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${id} changed no files`);
-      const list = review.files.map((f) => `  ${f.status} ${f.path}`).join('\n');
+      const list = review.files.map((f) => `  ${f.status} ${inert(f.path)}`).join('\n');
       if (!(await ask(ctx, `Roll back task ${id}? These files go back to their state before it:\n${list}\nRoll back? [y/N] `))) {
         return { data: { task_id: id, restored: [], declined: true }, text: 'nothing was rolled back', exitCode: 1 };
       }
     }
     const done = await enforce(ctx.gate(), request, (ticket) => rollbackTaskFromCli(ticket, db, project, id, l.checkpoint_bytes));
-    return { data: done, text: `rolled back task ${id}: restored ${done.restored.join(', ')}` };
+    return { data: done, text: `rolled back task ${id}: restored ${done.restored.map((p) => inert(p)).join(', ')}` };
   },
 };

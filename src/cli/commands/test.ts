@@ -15,10 +15,11 @@ import { encodeCursor } from '../../util/cursor.js';
 import { openEngine } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 import { sandboxSupport } from '../../engine/spawn/index.js';
+import { inert } from '../../util/inert-text.js';
 
 async function confirm(ctx: Parameters<CommandSpec['run']>[0], argv: string[], cwd: string): Promise<boolean> {
   const bare = sandboxSupport().level === 'none' ? ' unsandboxed, with your full access' : '';
-  ctx.io.stderr.write(`Run ${JSON.stringify(argv)} in ${cwd}${bare}? [y/N] `);
+  ctx.io.stderr.write(`Run ${inert(JSON.stringify(argv))} in ${inert(cwd)}${bare}? [y/N] `);
   const answer = await new Promise<string>((resolve) => ctx.io.stdin.once('data', (d) => resolve(String(d))));
   ctx.io.stdin.pause();
   return /^y(es)?\s*$/i.test(answer);
@@ -126,8 +127,8 @@ export const command: CommandSpec = {
           const ok = cur.state === 'succeeded';
           const reason = ok ? undefined : refusal ? refusal.message : whyFailed(argv, exit, cur.state);
           const summary = ok
-            ? `succeeded: ${JSON.stringify(argv)} exited 0 after ${cur.duration_ms} ms (job ${cur.id})`
-            : `${cur.state}: ${JSON.stringify(argv)}: ${reason}${cur.duration_ms !== null ? ` after ${cur.duration_ms} ms` : ''} (job ${cur.id})`;
+            ? `succeeded: ${inert(JSON.stringify(argv))} exited 0 after ${cur.duration_ms} ms (job ${cur.id})`
+            : `${cur.state}: ${inert(JSON.stringify(argv))}: ${inert(reason ?? '')}${cur.duration_ms !== null ? ` after ${cur.duration_ms} ms` : ''} (job ${cur.id})`;
           const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated };
           // Our own status, never the command's: its 2, 3 or 4 would read as a usage error, a denial or a broken chain.
           return { data, text: summary, exitCode: ok ? EXIT.ok : EXIT.error };

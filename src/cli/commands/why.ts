@@ -11,6 +11,7 @@ import { enforce } from '../../policy/gate.js';
 import { confinedPath } from '../../util/confine.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
+import { inert } from '../../util/inert-text.js';
 
 interface Change {
   task_id: string;
@@ -38,7 +39,7 @@ export const command: CommandSpec = {
     const changes = (await enforce(ctx.gate(), ctx.request('cli:why', { resource: { kind: 'file', id: path.slice(0, 512), project }, args: { path } }), () => pathHistory(db, project, path, limit))) as Change[];
     const text = changes.length
       ? table(['WHEN', 'TASK', 'CHANGE', 'WHY'], changes.map((c) => [c.at.slice(0, 19).replace('T', ' '), c.task_id, c.kind, c.why.replace(/\s+/g, ' ')]), ctx.style)
-      : `no recorded changes to ${path}`;
+      : `no recorded changes to ${inert(path)}`;
     return { data: { path, changes }, text };
   },
 };
