@@ -11,7 +11,7 @@ import type { CommandSpec } from './spec.js';
 import { nearest } from '../util/suggest.js';
 
 const GLOBALS = `Global options:
-  --workspace DIR   the project (must exist; resolved to its real path)
+  --project DIR     the project (must exist; resolved to its real path); --workspace DIR is the same
   --profile P       a profile name or directory (default: $SHADOWCODE_HOME, else $XDG_DATA_HOME/shadowcode)
   --json            print data as JSON (errors as {"error":{code,message,detail}})
   -h, --help        show help for a command
@@ -29,8 +29,8 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 ${GLOBALS}
 
 Example:
-  shadowcode --workspace ~/src/app trust --level workspace
-  shadowcode --workspace ~/src/app status
+  shadowcode --project ~/src/app trust --level workspace
+  shadowcode --project ~/src/app status
 
 Run shadowcode help <command>, or shadowcode <command> --help, for a command's options
 and examples. Run without a command, shadowcode prints this on stderr and exits 2.
@@ -60,7 +60,7 @@ export function commandHelp(spec: CommandSpec, subcommands: readonly Entry[] = g
   const width = Math.max(0, ...opts.map((o) => o.left.length));
   const usage = [
     'shadowcode',
-    spec.workspace === 'required' ? '--workspace DIR' : spec.workspace === 'optional' ? '[--workspace DIR]' : '',
+    spec.workspace === 'required' ? '--project DIR' : spec.workspace === 'optional' ? '[--project DIR]' : '',
     spec.name,
     ...spec.options.map((o) => `[--${o.name}${o.type === 'boolean' ? '' : ` ${o.value ?? 'VALUE'}`}]`),
     ...spec.args.map((a) => (a.required ? a.name : `[${a.name}]`)),
