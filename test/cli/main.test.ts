@@ -104,7 +104,7 @@ t.test('help COMMAND prints the same text as COMMAND --help; mcp --help lists it
   for (const c of COMMANDS.filter((c) => c.name.startsWith('mcp '))) t.match(mcp.stdout, `\n  ${c.name} `, `mcp --help lists ${c.name}`);
   const audit = await cli(sb, ['audit', '--help']);
   t.equal(audit.code, 0);
-  t.match(audit.stdout, /Subcommands:\n {2}audit verify/);
+  t.match(audit.stdout, /Subcommands:\n {2}audit list +List the audit log.*\n {2}audit show .*\n {2}audit verify /);
 });
 
 t.test('--version prints the package version, from the built CLI too', async (t) => {
