@@ -37,10 +37,23 @@ and examples. Run without a command, shadowcode prints this on stderr and exits 
 `;
 }
 
+/** What a group's words mean together, where its subcommands serve different things. */
+const GROUP_NOTES: Record<string, string> = {
+  mcp: `Two kinds of MCP here. mcp serve and mcp register offer shadowcode itself to your coding
+tool (the connected client). mcp, mcp list, add, enable, disable, remove and tools manage
+external MCP servers: a granted server's tools are offered to the tasks shadowcode runs in
+that project, each call approved, and never to the connected client.
+`,
+  model: `A model is what a task talks to: an API (openai-compatible, anthropic, ollama), or a
+coding CLI that runs the task itself (claude-code, codex, acp), called a runner.
+`,
+};
+
 export function groupHelp(word: string, entries: Entry[]): string {
   const width = Math.max(...entries.map((c) => c.name.length));
+  const note = GROUP_NOTES[word];
   return `Usage: shadowcode ${word} <subcommand> [options]
-
+${note ? `\n${note}` : ''}
 Subcommands:
 ${entries.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
@@ -70,6 +83,8 @@ export function commandHelp(spec: CommandSpec, subcommands: readonly Entry[] = g
   if (opts.length) parts.push('', 'Options:', ...opts.map((o) => `  ${o.left.padEnd(width)}  ${o.right}`));
   if (subcommands.length) {
     const w = Math.max(...subcommands.map((c) => c.name.length));
+    const note = GROUP_NOTES[spec.name];
+    if (note) parts.push('', note.trimEnd());
     parts.push('', 'Subcommands:', ...subcommands.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`));
   }
   parts.push('', GLOBALS, '', spec.examples.length > 1 ? 'Examples:' : 'Example:', ...spec.examples.map((e) => `  ${e}`), '');

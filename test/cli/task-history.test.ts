@@ -34,7 +34,7 @@ t.test('jobs lists every owner\'s tasks with their answer; review, why and rollb
   t.not(listed[0]!.owner, listed[1]!.owner, 'of two different owners');
   t.match(listed.find((j) => j.id === task), { state: 'succeeded', answer: { summary: 'made two loud' } });
   const jobsText = await cli(sb, [...ws, 'jobs']);
-  t.match(jobsText.stdout, new RegExp(`${task}\\s+agent\\s+succeeded\\s+cli:\\d+:\\w+\\s+.*made two loud`));
+  t.match(jobsText.stdout, new RegExp(`${task}\\s+task\\s+succeeded\\s+cli:\\d+:\\w+\\s+.*made two loud`));
 
   const review = await cli(sb, [...ws, 'review', task]);
   t.equal(review.code, 0, review.stderr);

@@ -5,6 +5,6 @@ import type { CommandSpec } from '../spec.js';
 export const command: CommandSpec = {
   ...jobs,
   name: 'jobs list',
-  summary: "List the project's tasks and jobs (the same as jobs)",
+  summary: "List the project's jobs (the same as jobs)",
   examples: ['shadowcode --project ~/src/app jobs list'],
 };

@@ -5,6 +5,6 @@ import type { CommandSpec } from '../spec.js';
 export const command: CommandSpec = {
   ...mcp,
   name: 'mcp list',
-  summary: 'Show external MCP servers and their grants (the same as mcp)',
+  summary: "Show the external MCP servers and their grants (the same as mcp)",
   examples: ['shadowcode --project ~/src/app mcp list'],
 };
