@@ -10,7 +10,8 @@ t.test('approvals lists a command and an external call exactly, and a decision r
   const call = task.ctx.requestApproval('mcp_call', { server: 'config:notes', tool: 'append', arguments: { text: 'hello' } });
   const command = task.ctx.requestApproval('command', { argv: ['npm', 'test'], cwd: p.sb.project });
   await task.when(() => task.approvals.length === 2);
-  const [mcp, cmd] = task.approvals as [{ id: string }, { id: string }];
+  const mcp = task.approvals[0] as { id: string };
+  const cmd = task.approvals[1] as { id: string };
   const listed = await cli(p.sb, ['--project', p.sb.project, 'approvals']);
   t.equal(listed.code, 0);
   t.match(listed.stdout, /^APPROVAL +JOB +OWNER +KIND +ACTION\n/);
