@@ -29,7 +29,8 @@ import { Readable, Writable } from 'node:stream';
 import t from 'tap';
 import { main } from '../../src/cli/main.js';
 import { resolveProfile } from '../../src/store/profile.js';
-import { BIN, connection } from '../fixtures/env.js';
+import { getJob } from '../../src/engine/job-events.js';
+import { BIN, connection, until } from '../fixtures/env.js';
 import { blocks, DOC_FILES_ON_DISK, DOC_ORDER, DOCS, examples, fileOf, parseArgv, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
 
 /** `$ ` examples not run here, by design, each with the reason. Each must still be in a page. */
@@ -40,17 +41,27 @@ const SKIPPED: Record<string, string> = {
   'shadowcode engine start --foreground # in this terminal until SIGINT/SIGTERM, logs on stderr': 'runs until a signal stops it',
 };
 
-/** What runs before an example that needs something live: the ids the page shows, mapped to the real ones. */
-type Before = (home: string, env: NodeJS.ProcessEnv, teardown: (fn: () => unknown) => void) => Promise<Record<string, string>>;
+/**
+ * What runs before an example that needs something live, returning the ids the page shows mapped
+ * to the real ones, and what ends it after the example named by `until` (or at the end).
+ */
+type Before = (home: string, env: NodeJS.ProcessEnv) => Promise<{ ids: Record<string, string>; until: string; end: () => Promise<void> }>;
 const BEFORE: Record<string, Before> = {
   // An MCP client connection, started with --allow-write, asks for the project's test command; its job waits for approval.
-  'shadowcode --workspace ~/src/app approvals': async (home, env, teardown) => {
+  'shadowcode --workspace ~/src/app approvals': async (home, env) => {
     const c = await connection({ root: home, profile: resolveProfile(undefined, env, home).dir, project: join(home, 'src', 'app'), env }, { allowWrite: true });
-    // Its jobs end with it, waited for, as when a client disconnects.
-    teardown(() => c.engine.shutdown());
     const r = await c.call('shadow_test', { command: ['npm', 'test'] });
     if (r.isError) throw new Error(r.text);
-    return { appr_0mx6a1b2c000a1b2c3d4e5: r.data.approval.id as string };
+    const job = r.data.job_id as string;
+    return {
+      ids: { appr_0mx6a1b2c000a1b2c3d4e5: r.data.approval.id as string },
+      until: 'shadowcode --workspace ~/src/app approvals approve appr_0mx6a1b2c000a1b2c3d4e5',
+      // The approved job runs to its end before the next example, so what it records never lands between later ones.
+      end: async () => {
+        await until(() => ['succeeded', 'failed', 'cancelled'].includes(getJob(c.engine.db(), job)?.state ?? ''), 60000);
+        await c.engine.shutdown();
+      },
+    };
   },
 };
 
@@ -97,10 +108,10 @@ t.test('the documented command examples print what the pages show', async (t) =>
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, '.local', 'share'), XDG_CACHE_HOME: join(home, '.cache'), TMPDIR: join(root, 'tmp') };
   t.equal(resolveProfile(undefined, env, home).dir, join(home, '.local', 'share', 'shadowcode'), 'the examples use a profile inside the sandbox');
   // The engine example starts a real engine process; stop it even when an example failed midway.
-  // What BEFORE started (a connection and its engine) ends first, while the profile is still there.
-  const closers: Array<() => unknown> = [];
+  // What BEFORE started (a connection and its engine) and is still live ends first, while the profile is still there.
+  const live = new Map<string, () => Promise<void>>();
   t.teardown(async () => {
-    for (const close of closers) await close();
+    for (const end of live.values()) await end();
     await shadowcode(['engine', 'stop'], env, home, '');
     rmSync(root, { recursive: true, force: true });
   });
@@ -168,8 +179,17 @@ t.test('the documented command examples print what the pages show', async (t) =>
       }
       const envHere = { ...env, ...Object.fromEntries(last.assignments.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])) };
       const before = BEFORE[ex.command];
-      if (before) Object.assign(real, await before(home, envHere, (fn) => closers.push(fn)));
+      if (before) {
+        const started = await before(home, envHere);
+        Object.assign(real, started.ids);
+        live.set(started.until, started.end);
+      }
       const r = await shadowcode(argv, envHere, home, feed());
+      const end = live.get(ex.command);
+      if (end) {
+        live.delete(ex.command);
+        await end();
+      }
       lastDecision = /--decision ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/.exec(r.transcript)?.[1] ?? lastDecision;
       ran++;
       const actual = normalize(r.transcript.replace(/\n$/, ''));
