@@ -81,7 +81,7 @@ const ENGINE_WORK: ReadonlyArray<readonly [string, string]> = [
   ['mcp:connect', 'mcp_server'],
 ];
 
-/** Tool actions whose request names a record (server/tools/*: resource()), and its kind. */
+/** Tool actions whose request always names a record (server/tools/*: resource()), and its kind. */
 const TOOL_RECORDS: ReadonlyArray<readonly [string, string]> = [
   ['tool:shadow_approve.*', 'approval'],
   ['tool:shadow_jobs.events', 'job'],
@@ -89,10 +89,9 @@ const TOOL_RECORDS: ReadonlyArray<readonly [string, string]> = [
   ['tool:shadow_jobs.cancel', 'job'],
   ['tool:shadow_review', 'task'],
   ['tool:shadow_rollback', 'task'],
-  ['tool:shadow_checkpoint', 'task'],
-  ['tool:shadow_test', 'task'],
-  ['tool:shadow_memory.*', 'task'],
-  ['tool:shadow_goal.*', 'goal'],
+  ['tool:shadow_goal.get', 'goal'],
+  ['tool:shadow_goal.advance', 'goal'],
+  ['tool:shadow_goal.abandon', 'goal'],
 ];
 
 const ANOTHER_OWNER = '(another owner)';
