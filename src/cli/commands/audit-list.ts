@@ -55,7 +55,7 @@ export const command: CommandSpec = {
     const cells = page.rows.map((r) => {
       const b = r.body as DecisionBody;
       if (r.kind !== 'decision') return [String(r.seq), r.at.slice(0, 19).replace('T', ' '), r.kind, gist(r), '', '', ''];
-      return [String(r.seq), r.at.slice(0, 19).replace('T', ' '), ctx.style.state(b.allow ? 'allow' : 'denied').replace('denied', 'deny'), b.action ?? '', b.principal?.owner ?? '', b.project ?? '', (b.reasons ?? []).join(', ')];
+      return [String(r.seq), r.at.slice(0, 19).replace('T', ' '), b.allow ? 'allow' : ctx.style.bad('deny'), b.action ?? '', b.principal?.owner ?? '', b.project ?? '', (b.reasons ?? []).join(', ')];
     });
     const next = page.next_cursor ? `\nmore: shadowcode${ctx.workspace ? ` --project ${ctx.workspace}` : ''} audit list${rebuilt(options)} --cursor ${page.next_cursor}` : '';
     const text = page.rows.length ? `${table(['ROW', 'AT (UTC)', 'DECISION', 'ACTION', 'OWNER', 'PROJECT', 'RULES'], cells, ctx.style)}${next}` : 'no audit rows match';
