@@ -27,7 +27,8 @@ function imports(text: string): string[] {
 // contract they share with the engine and the client is engine/task-contract.ts, in the engine layer.
 // The console (src/console) is a channel of the CLI user built on the CLI's commands, so it sits above
 // them; the command table loads its command module lazily, the one import allowed to point up (UP_LOADS).
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli', 'console', 'lib'];
+// The operations every surface shares (src/ops) sit below the surfaces: server, cli, console and lib call them.
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'cli', 'console', 'lib'];
 const UP_LOADS: Record<string, string> = { 'cli/commands/index.ts': 'console/command.ts' };
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;

@@ -18,13 +18,23 @@ import { GLOBAL_OPTIONS, parseCommand, splitGlobals } from './parse.js';
 import type { CommandSpec } from './spec.js';
 import { nearest } from '../util/suggest.js';
 
+/** A refusal says where its reasons are: the decision it names, explained by the same profile. */
+function traced(e: ScError, profile: string | undefined): ScError {
+  const id = e.detail?.decision_id;
+  if (e.code !== 'SC_POLICY_DENIED' || typeof id !== 'string') return e;
+  const flag = profile === undefined ? '' : ` --profile ${/^[\w./~-]+$/.test(profile) ? profile : JSON.stringify(profile)}`;
+  return new ScError(e.code, `${e.message}; why: shadowcode${flag} policy explain --decision ${id}`, e.detail);
+}
+
 export async function main(argv: readonly string[], rawIo: Io): Promise<number> {
   let json = argv.includes('--json');
   const io = guardIo(rawIo, () => json);
   let ctx: Ctx | undefined;
+  let profile: string | undefined;
   try {
     const { globals, rest } = splitGlobals(argv);
     json = globals.json;
+    profile = globals.profile;
     // `shadowcode version` is the same as --version, as many CLIs accept both.
     if (globals.version || (rest.length === 1 && rest[0] === 'version')) {
       io.stdout.write(json ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);
@@ -84,7 +94,7 @@ export async function main(argv: readonly string[], rawIo: Io): Promise<number> 
     renderOutput(out, json, io.stdout);
     return out.exitCode ?? EXIT.ok;
   } catch (err) {
-    const e = asScError(err);
+    const e = traced(asScError(err), profile);
     renderError(e, json, io.stdout, io.stderr, io.env);
     return e.exitCode;
   } finally {

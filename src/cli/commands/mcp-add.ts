@@ -9,7 +9,7 @@ import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp add',
-  summary: 'Store an external MCP server definition (YAML or JSON)',
+  summary: "Store an external MCP server definition for delegated tasks (YAML or JSON)",
   description:
     'Read a definition file (a .json file as strict JSON, anything else as YAML), validate it and store it as config:NAME. It is inert until enabled for a project. Nothing is executed or contacted. Adding identical content again changes nothing; replacing an existing definition needs --hash with its current hash (from shadowcode mcp). A ${ in the command is stored literally, with a warning.',
   options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the current hash of the definition being replaced' }],

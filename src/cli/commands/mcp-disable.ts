@@ -9,11 +9,11 @@ import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp disable',
-  summary: 'Withdraw a definition\'s grant from the project',
+  summary: "Withdraw an external server's grant from the project's tasks",
   description: "Withdraw the selected project's grant of a definition. Disabling one that is not enabled changes nothing and says so; an id that names no definition is an error.",
   options: [],
   args: [{ name: 'ID', required: true, description: 'the definition id' }],
-  examples: ['shadowcode --workspace ~/src/app mcp disable config:my-tools'],
+  examples: ['shadowcode --project ~/src/app mcp disable config:my-tools'],
   workspace: 'required',
   async run(ctx, { args }) {
     const project = ctx.requireWorkspace('mcp disable');

@@ -20,14 +20,14 @@ import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp enable',
-  summary: 'Grant a definition to the trusted project, pinned by its hash',
+  summary: "Grant an external server to the trusted project's tasks, pinned by its hash",
   description: 'Grant one definition to the selected project. The project must be trusted, --hash must be the definition\'s current hash (so you enable exactly what you reviewed), and at most four servers may be enabled per project. The server is then started once under the new grant and its tools are shown and pinned: tasks offer only a catalog pinned in front of you (see mcp tools --refresh).',
   options: [
     { name: 'hash', type: 'string', value: 'HASH', description: 'the hash shown by shadowcode mcp (required)' },
     { name: 'no-review', type: 'boolean', description: 'grant without starting the server; tasks offer none of its tools until mcp tools ID --refresh' },
   ],
   args: [{ name: 'ID', required: true, description: 'config:NAME, plugin:P/S or project:.shadowcode/mcp/FILE' }],
-  examples: ['shadowcode --workspace ~/src/app mcp enable config:my-tools --hash 3f9c…'],
+  examples: ['shadowcode --project ~/src/app mcp enable config:my-tools --hash 3f9c…'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('mcp enable');

@@ -7,7 +7,7 @@ import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp remove',
-  summary: 'Remove a stored definition and all its grants',
+  summary: "Remove a stored external server definition and all its grants",
   description: 'Remove config:NAME and its grants in every project. Adding identical content again does not bring any grant back.',
   options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the current hash of the definition (required)' }],
   args: [{ name: 'ID', required: true, description: 'config:NAME' }],

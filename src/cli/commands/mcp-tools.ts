@@ -89,7 +89,7 @@ export function pinReport(ctx: Ctx, project: string, id: string): { data: Record
 
 export const command: CommandSpec = {
   name: 'mcp tools',
-  summary: "Show a granted server's pinned tool catalog; review and accept a changed one",
+  summary: "Show an external server's pinned tool catalog (what tasks are offered); review and accept a changed one",
   description:
     "Show the tool catalog pinned with the selected project's grant of a definition: the catalog read in front of you by mcp enable or --refresh. Tasks offer no tool of a server whose catalog was never pinned. --refresh starts the server once and reads its catalog again. When a read saw a different catalog (a new, removed or reworded tool, a changed schema or annotation), tasks refuse the server and this command shows what changed. --accept HASH makes exactly that seen catalog the pin; a hash that is not the one last seen is refused.",
   options: [
@@ -97,7 +97,7 @@ export const command: CommandSpec = {
     { name: 'accept', type: 'string', value: 'HASH', description: 'accept the last seen catalog, named by its hash' },
   ],
   args: [{ name: 'ID', required: true, description: 'the definition id (see shadowcode mcp)' }],
-  examples: ['shadowcode --workspace ~/src/app mcp tools config:my-tools', 'shadowcode --workspace ~/src/app mcp tools config:my-tools --refresh', 'shadowcode --workspace ~/src/app mcp tools config:my-tools --accept bc50ebeaa16ae9cc95d7e2fd1c5abd329ad38eaa3f248da7327faa07b2ccb175'],
+  examples: ['shadowcode --project ~/src/app mcp tools config:my-tools', 'shadowcode --project ~/src/app mcp tools config:my-tools --refresh', 'shadowcode --project ~/src/app mcp tools config:my-tools --accept bc50ebeaa16ae9cc95d7e2fd1c5abd329ad38eaa3f248da7327faa07b2ccb175'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     if (options.refresh === true && options.accept !== undefined) throw new ScError('SC_USAGE', 'mcp tools takes --refresh or --accept HASH, not both: read the catalog first, then accept the hash it shows');

@@ -21,7 +21,7 @@ export const command: CommandSpec = {
   description: 'Show every file a task (shadowcode run, shadow_run) changed in the selected project as a unified diff from before the task to now, and the test runs that verified it. Task ids are listed by shadowcode jobs.',
   options: [],
   args: [{ name: 'TASK', required: true, description: 'the task id (job_…)' }],
-  examples: ['shadowcode --workspace ~/src/app review job_0mh3k2x1a000f3c9d2e7b1', 'shadowcode --workspace ~/src/app --json review job_0mh3k2x1a000f3c9d2e7b1'],
+  examples: ['shadowcode --project ~/src/app review job_0mh3k2x1a000f3c9d2e7b1', 'shadowcode --project ~/src/app --json review job_0mh3k2x1a000f3c9d2e7b1'],
   workspace: 'required',
   async run(ctx, { args }) {
     const project = ctx.requireWorkspace('review');

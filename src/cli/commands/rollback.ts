@@ -21,7 +21,7 @@ export const command: CommandSpec = {
     'Restore every file a task changed in the selected project to its state before the task, all or nothing. Refused with SC_ROLLBACK_CONFLICT, changing nothing, when a file was changed again since. Lists the files and asks y/N; without a terminal, --yes is required. See the change first with shadowcode review TASK.',
   options: [{ name: 'yes', type: 'boolean', description: 'do not ask; roll back at once' }],
   args: [{ name: 'TASK', required: true, description: 'the task id (job_…)' }],
-  examples: ['shadowcode --workspace ~/src/app rollback job_0mh3k2x1a000f3c9d2e7b1', 'shadowcode --workspace ~/src/app --json rollback --yes job_0mh3k2x1a000f3c9d2e7b1'],
+  examples: ['shadowcode --project ~/src/app rollback job_0mh3k2x1a000f3c9d2e7b1', 'shadowcode --project ~/src/app --json rollback --yes job_0mh3k2x1a000f3c9d2e7b1'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('rollback');

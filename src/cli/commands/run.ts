@@ -49,14 +49,14 @@ export const command: CommandSpec = {
   options: [
     { name: 'mode', type: 'string', value: 'MODE', choices: ['plan', 'review', 'build'], default: 'build', description: 'plan: read and record a plan; review: read and report; build: change and verify' },
     { name: 'model', type: 'string', value: 'ID', description: 'a configured model (shadowcode model list); default the default model' },
-    { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], default: 'read_only', description: 'the most this task may do; never more than the project is trusted for' },
+    { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], default: 'read_only', description: "the level this task asks for; its ceiling, what it may really do, is the lower of this and the project's trust level" },
     { name: 'detach', type: 'boolean', description: 'hand the task to the shared engine (shadowcode engine start) and return at once; it outlives this command' },
   ],
   args: [{ name: 'PROMPT', required: true, variadic: true, description: 'the task, in plain words' }],
   examples: [
-    'shadowcode --workspace ~/src/app run --mode plan "add a --verbose flag"',
-    'shadowcode --workspace ~/src/app run --level workspace "add a --verbose flag and run the tests"',
-    'shadowcode --workspace ~/src/app --json run --mode review "check error handling in src/io"',
+    'shadowcode --project ~/src/app run --mode plan "add a --verbose flag"',
+    'shadowcode --project ~/src/app run --level workspace "add a --verbose flag and run the tests"',
+    'shadowcode --project ~/src/app --json run --mode review "check error handling in src/io"',
   ],
   workspace: 'required',
   async run(ctx, { args, options }) {

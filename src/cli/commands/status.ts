@@ -14,7 +14,7 @@ export const command: CommandSpec = {
   summary: 'Show the project, its trust, the profile, its engine, versions, policy hash and sandbox',
   options: [],
   args: [],
-  examples: ['shadowcode --workspace ~/src/app status', 'shadowcode --json status'],
+  examples: ['shadowcode --project ~/src/app status', 'shadowcode --json status'],
   workspace: 'optional',
   async run(ctx) {
     const db = ctx.db();
@@ -42,7 +42,7 @@ export const command: CommandSpec = {
     const lines = [
       project
         ? `project   ${inert(project.path)}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}\nnetwork   ${project.network ? 'allowed: tasks may reach remote models and servers' : 'off: loopback models and servers only'}`
-        : 'project   none selected (use --workspace DIR)',
+        : 'project   none selected (use --project DIR)',
       `profile   ${inert(data.profile.path)}`,
       `engine    ${shared ? `shared, pid ${shared.info.pid} on ${inert(data.engine.socket)}` : 'temporary (no shared engine running; each server runs its own jobs)'}`,
       `versions  shadowcode ${data.versions.shadowcode}, node ${data.versions.node}, sqlite ${data.versions.sqlite}`,

@@ -70,7 +70,7 @@ export const command: CommandSpec = {
     "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output); 3 when the policy refused to run it, e.g. in a project that is not trusted.",
   options: [{ name: 'yes', type: 'boolean', description: 'approve the exact command without asking' }],
   args: [{ name: 'COMMAND', required: false, variadic: true, description: 'the literal argv, after --' }],
-  examples: ['shadowcode --workspace ~/src/app test', 'shadowcode --workspace ~/src/app test --yes -- npm run test:unit'],
+  examples: ['shadowcode --project ~/src/app test', 'shadowcode --project ~/src/app test --yes -- npm run test:unit'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('test');
@@ -86,7 +86,7 @@ export const command: CommandSpec = {
     const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     const tail = new Tail(ctx.policy().limits.cli.output_tail_bytes);
     let exit: ExitBody | undefined;
-    let refusal: { message: string; code?: string } | undefined;
+    let refusal: { message: string; code?: string; decision_id?: string } | undefined;
     try {
       // A refusal, at submission or when the job is about to run, says which rule and what to do about it.
       const refused = (message: string, detail: Record<string, unknown> | undefined): ScError => {
@@ -106,12 +106,12 @@ export const command: CommandSpec = {
         for (;;) {
           const page = jobEvents(engine.db(), job.id, { limit: 500, ...(after ? { cursor: after } : {}) });
           for (const e of page.items) {
-            const body = e.body as { text?: string; message?: string; code?: string } & ExitBody;
+            const body = e.body as { text?: string; message?: string; code?: string; decision_id?: string } & ExitBody;
             if ((e.kind === 'stdout' || e.kind === 'stderr') && body.text !== undefined) {
               tail.add(body.text);
               if (!ctx.json) (e.kind === 'stderr' ? ctx.io.stderr : ctx.io.stdout).write(body.text);
             } else if (e.kind === 'exit') exit = body;
-            else if (e.kind === 'error') refusal = { message: body.message ?? 'the job failed', ...(body.code ? { code: body.code } : {}) };
+            else if (e.kind === 'error') refusal = { message: body.message ?? 'the job failed', ...(body.code ? { code: body.code } : {}), ...(body.decision_id ? { decision_id: body.decision_id } : {}) };
           }
           const last = page.items[page.items.length - 1];
           if (last) after = encodeCursor([last.seq]);
@@ -123,7 +123,7 @@ export const command: CommandSpec = {
         drain();
         if (cur && ['succeeded', 'failed', 'cancelled'].includes(cur.state)) {
           drain();
-          if (refusal?.code === 'SC_POLICY_DENIED') throw refused(refusal.message, { job_id: cur.id, action: 'job:run' });
+          if (refusal?.code === 'SC_POLICY_DENIED') throw refused(refusal.message, { job_id: cur.id, action: 'job:run', ...(refusal.decision_id ? { decision_id: refusal.decision_id } : {}) });
           const ok = cur.state === 'succeeded';
           const reason = ok ? undefined : refusal ? refusal.message : whyFailed(argv, exit, cur.state);
           const summary = ok

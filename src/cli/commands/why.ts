@@ -27,7 +27,7 @@ export const command: CommandSpec = {
   description: 'Show the changes shadowcode recorded for one file of the selected project, newest first: the task that made each (see shadowcode review TASK), when, whether it wrote, deleted or rolled back, and why. PATH is relative to the project, or an absolute path inside it.',
   options: [{ name: 'limit', type: 'string', value: 'N', description: 'how many changes to show (default 20, at most 100)' }],
   args: [{ name: 'PATH', required: true, description: 'a file of the project' }],
-  examples: ['shadowcode --workspace ~/src/app why src/greet.js', 'shadowcode --workspace ~/src/app --json why src/greet.js'],
+  examples: ['shadowcode --project ~/src/app why src/greet.js', 'shadowcode --project ~/src/app --json why src/greet.js'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('why');
