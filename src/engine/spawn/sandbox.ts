@@ -3,12 +3,15 @@
  * that confines one process, built from policy/sandbox.json.
  *
  *   sandboxArgv(plan) ─► bwrap --die-with-parent --new-session --unshare-all [--share-net]
- *                          system dirs read-only, fresh /proc /dev, private /tmp and home,
- *                          what the executable needs to start read-only,
- *                          a toolchain's own state read-write, what in it configures
- *                          what runs outside later read-only or a private copy,
+ *                          --cap-drop ALL --unshare-user --disable-userns (no capabilities, also
+ *                          for root, and no user namespace inside to get them back)
+ *                          system dirs read-only, fresh /proc /dev, private /tmp and home
+ *                          (tmpfs of limits.sandbox size), what the executable needs to start
+ *                          read-only, a toolchain's own state read-write, what in it
+ *                          configures what runs outside later read-only, or a private copy,
  *                          the project read-write, its protected paths read-only,
- *                          the profile covered wherever it would show ─► -- argv
+ *                          the profile covered wherever it would show
+ *                          ─► -- [prlimit --nproc=N:N --] argv
  *
  * Mount order matters: later mounts sit on top of earlier ones, so the private
  * home comes before the project (a project under the home reappears) and the
@@ -49,6 +52,23 @@ export interface Confinement {
   readonly copies?: ReadonlyMap<string, string>;
 }
 
+/** What this bwrap can do beyond the basics (both came with bubblewrap 0.8.0); found by the probe. */
+export interface BwrapFeatures {
+  /** `--size` before `--tmpfs` (not for a setuid bwrap). */
+  readonly size: boolean;
+  /** `--disable-userns`: no new user namespace inside. */
+  readonly disableUserns: boolean;
+}
+
+/** The bounds of one sandbox (policy limits.sandbox), and what runs inside before the command to set the process bound. */
+export interface SandboxBounds {
+  readonly tmp_bytes: number;
+  readonly home_bytes: number;
+  /** `prlimit --nproc=N:N --` for an ordinary user; nothing for root (a cgroup, outside) or where there is no bound. */
+  readonly inner: readonly string[];
+  readonly features: BwrapFeatures;
+}
+
 export interface SandboxPlan extends Confinement {
   readonly argv: readonly string[];
   readonly cwd: string;
@@ -61,6 +81,8 @@ export interface SandboxPlan extends Confinement {
   readonly unset: readonly string[];
   /** How much of a CLI's protected settings is searched for the programs they name (limits.runners). */
   readonly stateLimits: NamedLimits;
+  /** Sizes and the process bound; without them the tmpfs folders are the kernel's default size. */
+  readonly bounds?: SandboxBounds;
 }
 
 /** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
@@ -263,9 +285,23 @@ function systemPart(dirs: readonly string[]): { args: readonly string[]; bound: 
       bound.push(dir);
     }
   }
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  args.push('--proc', '/proc', '--dev', '/dev');
   systemParts.set(dirs, (part = { args, bound }));
   return part;
+}
+
+/**
+ * No capabilities, also when root starts bwrap (it keeps them for uid 0, in a user
+ * namespace that owns the sandbox's mounts: remount and umount would work), and no
+ * new user namespace inside, which would hand a process a full set again.
+ */
+function lockdown(f: BwrapFeatures | undefined): string[] {
+  return ['--cap-drop', 'ALL', ...(f?.disableUserns === false ? [] : ['--unshare-user', '--disable-userns'])];
+}
+
+/** A private tmpfs at `dir`, of `bytes` at most where bwrap can bound it. */
+function tmpfs(dir: string, bytes: number | undefined, f: BwrapFeatures | undefined): string[] {
+  return [...(bytes && f?.size !== false ? ['--size', String(bytes)] : []), '--tmpfs', dir];
 }
 
 /** Whether any part of `path` below `base` (the path itself included) is a link. */
@@ -278,15 +314,17 @@ function linkBetween(base: string, path: string): boolean {
 
 /** The full bwrap command line that runs plan.argv confined. */
 export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
-  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all'];
+  const f = plan.bounds?.features;
+  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...lockdown(f)];
   if (plan.network) out.push('--share-net');
   const system = systemPart(plan.policy.system_read_only);
-  out.push(...system.args);
+  out.push(...system.args, ...tmpfs('/tmp', plan.bounds?.tmp_bytes, f));
   const bound: string[] = [...system.bound];
   const home = plan.env.HOME;
-  if (home && isAbsolute(home) && home !== '/') out.push('--tmpfs', home);
+  if (home && isAbsolute(home) && home !== '/') out.push(...tmpfs(home, plan.bounds?.home_bytes, f));
   const extra = (plan.readable ?? []).filter((r) => isAbsolute(r) && r !== '/' && existsSync(r));
-  for (const root of [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra]) {
+  const roots = [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra];
+  for (const root of roots) {
     if (plan.project && within(real(root), plan.project)) continue;
     if (bound.some((b) => within(root, b))) continue;
     out.push('--ro-bind', root, root);
@@ -339,11 +377,11 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   }
   if (plan.profileDir) {
     const profile = real(plan.profileDir);
-    if (existsSync(profile) && bound.some((b) => within(profile, b))) out.push('--tmpfs', profile);
+    if (existsSync(profile) && bound.some((b) => within(profile, b))) out.push(...tmpfs(profile, plan.bounds?.tmp_bytes, f));
   }
   // Names only (a value in argv would show in the process table); bwrap drops them before exec.
   for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
-  out.push('--chdir', plan.cwd, '--', ...plan.argv);
+  out.push('--chdir', plan.cwd, '--', ...(plan.bounds?.inner ?? []), ...plan.argv);
   return out;
 }
 
@@ -360,6 +398,8 @@ export interface HelperPlan {
   readonly unset: readonly string[];
   /** The user's home: never bound as a whole, even when node is installed right under it. */
   readonly home: string | undefined;
+  /** The size of its /tmp; the helper runs no other process, so no process bound. */
+  readonly bounds?: Omit<SandboxBounds, 'inner' | 'home_bytes'>;
 }
 
 /**
@@ -368,7 +408,8 @@ export interface HelperPlan {
  */
 export function helperArgv(plan: HelperPlan): string[] {
   const system = systemPart(plan.policy.system_read_only);
-  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...system.args];
+  const f = plan.bounds?.features;
+  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...lockdown(f), ...system.args, ...tmpfs('/tmp', plan.bounds?.tmp_bytes, f)];
   const node = installRoot(real(plan.argv[0] as string), plan.home);
   if (!system.bound.some((b) => within(node, b))) out.push('--ro-bind', node, node);
   for (const r of plan.reads) out.push('--ro-bind', r.path, r.at ?? r.path);

@@ -5,7 +5,7 @@
  * process group, hands it fds 0-2 directly (no copying), and stays tied to its
  * owner by a lifeline socket on fd 3 that the owner never writes.
  *
- *   argv[2]: base64 JSON {argv, cwd, grace_ms, sandboxed}   env: the child's, already built
+ *   argv[2]: base64 JSON {argv, bwrap_at, cwd, grace_ms, sandboxed}   env: the child's, already built
  *   fd 0/1/2: the child's     fd 3: lifeline; we write {"pid"} once started, the status last
  *   lifeline EOF (owner closed it, or died, even by SIGKILL) ─► cleanup
  *   leader exits on its own ─► cleanup (nothing left in its group outlives it)
@@ -27,6 +27,8 @@ interface Spec {
   cwd: string;
   grace_ms: number;
   sandboxed: boolean;
+  /** Where bwrap is in argv; null without a sandbox. */
+  bwrap_at: number | null;
   /** The command cannot start (ENOENT, EACCES), found before bwrap would hide why: report it as a failed spawn. */
   error?: string;
 }
