@@ -11,10 +11,11 @@
  *        ─► the process bound (bounds.ts: a cgroup for root, RLIMIT_NPROC inside for a user)
  *        ─► audit row 'spawn' {decision_id, kind, argv0, level, network}
  *        ─► node dist/supervisor.cjs ─► [sh joining the cgroup ─►] [bwrap …] argv (own process group)
- *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines
+ *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines;
+ *        the supervisor passes neither fd 3 nor anything it inherited on (fds.ts)
  *   startDirect(ticket, req) ─► same decision, bound and row ─► [bwrap …] argv, detached, no
- *                               supervisor (background processes with their own lifetime,
- *                               a version probe)
+ *                               supervisor, nothing inherited passed on (background processes
+ *                               with their own lifetime, a version probe)
  *   startHelper(ticket, req) ─► one of our own helpers (the SQLite query child) in a sandbox of
  *                               its own: node, its files, exactly the files given; nothing else
  *   startOwnProgram(ticket, …) ─► the shared engine: our code, which needs the profile; not sandboxed
@@ -30,6 +31,7 @@ import type { Db } from '../../store/db.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
 import { describeBound, processBound, startBound } from './bounds.js';
+import { sealed } from './fds.js';
 import { holdProtected } from './holds.js';
 import { type BwrapFeatures, commandError, type Confinement, findOnPath, helperArgv, pathLookup, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
 import { within } from './state-paths.js';
@@ -284,7 +286,9 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
   let child: ChildProcess;
   try {
     if (p.error) throw Object.assign(new Error(`spawn ${req.argv[0]} ${p.error}`), { code: p.error });
-    child = spawn(p.argv[0] as string, p.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: req.stdio, shell: false });
+    // What this process inherited itself (a descriptor its shell left open) never reaches the child.
+    const s = sealed(p.argv, req.stdio, p.bwrapAt);
+    child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: s.stdio, shell: false });
   } catch (err) {
     p.release();
     throw err;
@@ -332,7 +336,8 @@ export function startHelper(ticket: GateTicket, req: HelperRequest): { child: Ch
       ? helperArgv({ bwrap: support.bwrap as string, policy: sp, argv, reads: [...helperFiles(req.program), ...req.reads], writes: req.writes, unset: req.policy.environment.deny, home: process.env.HOME, bounds })
       : argv;
   appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: 'helper', argv0: name, level: support.level, network: false, project: req.project });
-  const child = spawn(boxed[0] as string, boxed.slice(1), { cwd: '/', env, stdio: req.stdio, shell: false });
+  const s = sealed(boxed, req.stdio, support.level === 'bwrap' ? 0 : null);
+  const child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: '/', env, stdio: s.stdio, shell: false });
   return { child, level: support.level };
 }
 
