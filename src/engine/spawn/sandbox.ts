@@ -8,7 +8,8 @@
  *                          system dirs read-only, fresh /proc /dev, private /tmp and home
  *                          (tmpfs of limits.sandbox size), what the executable needs to start
  *                          read-only, a toolchain's own state read-write, what in it
- *                          configures what runs outside later read-only, or a private copy,
+ *                          configures what runs outside later and the executable's own
+ *                          install read-only, or a private copy,
  *                          the project read-write, its protected paths read-only,
  *                          the profile covered wherever it would show
  *                          ─► -- [prlimit --nproc=N:N --] argv
@@ -353,7 +354,10 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const open = [...writable, ...(plan.project ? [plan.project] : [])];
   // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
   const privates = home ? privateStatePaths(plan.policy, keys, home).filter((abs) => within(abs, home) && statQuiet(abs)?.isFile()) : [];
-  out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates], open));
+  // The executable's own install inside its state folder (Claude Code in ~/.claude/local): read-only
+  // again on top of that folder, or the CLI could rewrite what the user runs next time.
+  const installs = roots.filter((r) => writable.some((w) => within(real(r), real(w))));
+  out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates, ...installs], open));
   // The project's protected paths after that: a folder bound above to pin a protected state
   // file (a project that is the home) must not make them writable again.
   if (plan.project) {
