@@ -33,7 +33,7 @@ import { packageRoot } from '../../util/paths.js';
 import { describeBound, processBound, startBound } from './bounds.js';
 import { sealed } from './fds.js';
 import { holdProtected } from './holds.js';
-import { type BwrapFeatures, commandError, type Confinement, findOnPath, helperArgv, pathLookup, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
+import { absolutePath, type BwrapFeatures, commandError, type Confinement, findOnPath, helperArgv, pathLookup, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
 import { within } from './state-paths.js';
 
 export { type SandboxLevel, type SandboxSupport, protectedProjectPaths } from './sandbox.js';
@@ -209,7 +209,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   const prepared: Prepared =
     support.level === 'bwrap'
       ? { ...confinedCommand(req, support.bwrap as string, profileOf(req.db)), level: 'bwrap' }
-      : { argv: [...req.argv], bwrapAt: null, env: req.env, level: 'none', error: null, release: () => {} };
+      : { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, release: () => {} };
   try {
     // Recorded before the process exists: a spawn the log does not know of cannot happen.
     appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), project: req.confine.project });
@@ -329,7 +329,7 @@ export function startHelper(ticket: GateTicket, req: HelperRequest): { child: Ch
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `the ${name} helper was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: 'helper' });
   }
   const argv = [process.execPath, req.program];
-  const env = { PATH: process.env.PATH ?? '' };
+  const env = absolutePath({ PATH: process.env.PATH ?? '' });
   const bounds = { tmp_bytes: req.policy.limits.sandbox.tmp_bytes, features: support.features };
   const boxed =
     support.level === 'bwrap'

@@ -423,9 +423,24 @@ export function helperArgv(plan: HelperPlan): string[] {
   return out;
 }
 
-/** The environment inside: a TMPDIR that exists there. */
+/**
+ * PATH with its absolute entries only. Our own lookup skips the others, but execvp (bwrap's,
+ * Node's) does not: with `node_modules/.bin` in PATH an approved `git status` would run a
+ * `git` the project holds. An empty entry means the current folder too. With nothing left,
+ * no PATH: execvp then searches the system's default folders.
+ */
+export function absolutePath(env: Record<string, string>): Record<string, string> {
+  if (env.PATH === undefined) return env;
+  const kept = env.PATH.split(delimiter).filter((d) => isAbsolute(d));
+  if (kept.join(delimiter) === env.PATH) return env;
+  const { PATH: _dropped, ...rest } = env;
+  return kept.length ? { ...rest, PATH: kept.join(delimiter) } : rest;
+}
+
+/** The environment inside: a TMPDIR that exists there, a PATH of absolute folders. */
 export function sandboxEnv(env: Record<string, string>, project: string | null): Record<string, string> {
   const tmp = env.TMPDIR;
-  if (tmp && !within(tmp, '/tmp') && !(project && within(tmp, project))) return { ...env, TMPDIR: '/tmp' };
-  return env;
+  const out = absolutePath(env);
+  if (tmp && !within(tmp, '/tmp') && !(project && within(tmp, project))) return { ...out, TMPDIR: '/tmp' };
+  return out;
 }

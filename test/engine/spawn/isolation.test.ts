@@ -1,13 +1,14 @@
 // What a sandboxed process cannot see or be tricked into running, with a real bwrap and real
 // processes: the profile when it lies inside the project (only the cover over it hides it
-// there), a file in the host's /tmp, and, for a stdio MCP server, the profile's secrets, the
-// home and the host's loopback. Every comparison is exact: nothing else may show.
+// there), a file in the host's /tmp, a program planted in the project that a relative PATH
+// entry would find, and, for a stdio MCP server, the profile's secrets, the home and the
+// host's loopback. Every comparison is exact: nothing else may show.
 //
 // Each runs as the user running the suite (root in CI; an ordinary user on a laptop and in
 // .ci/non-root, which runs this file as one). Run as root, the profile and /tmp checks are
 // also run as an ordinary user (uid 65534): those variants need root to start a process as
 // another user, so a run as an ordinary user has them not at all; its own run is that case.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
@@ -15,7 +16,7 @@ import { openTarget } from '../../../src/client/open.js';
 import { enabledTargets } from '../../../src/client/targets.js';
 import { sandboxSupport } from '../../../src/engine/spawn/index.js';
 import { readAudit } from '../../../src/store/audit.js';
-import { cli, ROOT } from '../../fixtures/env.js';
+import { cli, ROOT, SHARED_TMP } from '../../fixtures/env.js';
 import { grant, world } from '../../fixtures/mcp-client.js';
 import { approvedCommand, isRoot, marked, ordinaryUser } from '../../fixtures/sandboxed.js';
 
@@ -92,6 +93,42 @@ if (isRoot) {
     t.strictSame(marked(run.out()), ['no canary', ...tmpHolds(w.project)], run.out());
   });
 }
+
+/** A `sh` planted where a relative PATH entry (node_modules/.bin) and an empty one (the current folder) would find it first. */
+function plant(project: string) {
+  mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+  for (const at of [join(project, 'node_modules', '.bin', 'sh'), join(project, 'sh')]) {
+    writeFileSync(at, '#!/bin/sh\necho "@ PLANTED"\n');
+    chmodSync(at, 0o755);
+  }
+}
+
+/** Runs an approved `sh -c` with the engine's PATH set to `path` while it runs. */
+async function withPath<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  const saved = process.env.PATH;
+  process.env.PATH = path;
+  try {
+    return await fn();
+  } finally {
+    process.env.PATH = saved;
+  }
+}
+
+t.test(`as ${who}, a relative or empty PATH entry cannot make an approved ["sh", "-c", ...] run a sh the project planted`, async (t) => {
+  const { result, spawns } = await withPath(`node_modules/.bin::${process.env.PATH}`, () => approvedCommand(t, () => 'echo "@ the real sh"', { setup: (b) => plant(b.sb.project) }));
+  t.strictSame(marked(result), ['the real sh'], result);
+  t.match(spawns, [{ kind: 'command', level: 'bwrap' }], 'sandboxed');
+});
+
+t.test('unsandboxed (no bwrap on PATH) too, the planted sh is not run', async (t) => {
+  // A PATH with sh and without bwrap.
+  const bin = mkdtempSync(join(SHARED_TMP, 'sc-bin-'));
+  t.teardown(() => rmSync(bin, { recursive: true, force: true }));
+  symlinkSync('/bin/sh', join(bin, 'sh'));
+  const { result, spawns } = await withPath(`node_modules/.bin::${bin}`, () => approvedCommand(t, () => 'echo "@ the real sh"', { setup: (b) => plant(b.sb.project) }));
+  t.strictSame(marked(result), ['the real sh'], result);
+  t.match(spawns, [{ kind: 'command', level: 'none' }], 'unsandboxed');
+});
 
 t.test(`as ${who}, a stdio MCP server is confined: from inside it cannot read the profile's secrets or the home, nor reach the host's loopback`, async (t) => {
   const w = await world();
