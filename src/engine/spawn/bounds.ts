@@ -8,7 +8,8 @@
  *   root ─► exempt from RLIMIT_NPROC, so a pids cgroup of its own per start: a child of
  *     our cgroup in the v1 pids hierarchy (or of the v2 root, where pids is enabled),
  *     pids.max = N; `/bin/sh` joins it and execs bwrap, so everything inside starts in it;
- *     removed again once the sandbox has ended (a dead owner's are swept by the next one)
+ *     removed again once the sandbox has ended (its last processes leave it a moment after
+ *     bwrap: tried again for up to 2 s; a dead owner's are swept by the next one)
  *   root without a writable pids cgroup ─► no process bound; status and doctor say so
  *
  * Both count threads as well as processes, bubblewrap's own two included.
@@ -151,17 +152,21 @@ export function startBound(b: ProcessBound, count: number): StartBound {
     rmdirSync(dir);
     throw err;
   }
-  return {
-    outer: ['/bin/sh', '-c', JOIN, join(dir, 'cgroup.procs')],
-    inner: [],
-    release: () => {
-      try {
-        rmdirSync(dir);
-      } catch {
-        /* a process still in it (released early): swept once it is empty and we are gone */
-      }
-    },
-  };
+  return { outer: ['/bin/sh', '-c', JOIN, join(dir, 'cgroup.procs')], inner: [], release: () => removeCgroup(dir, 0) };
+}
+
+// The last processes of a sandbox leave its cgroup a moment after bwrap has been reaped:
+// until then rmdir says EBUSY. Tried again a little later, then left to the sweep.
+const RETRY_MS = 20;
+const RETRIES = 100;
+
+function removeCgroup(dir: string, tries: number): void {
+  try {
+    rmdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EBUSY' || tries >= RETRIES) return;
+    setTimeout(() => removeCgroup(dir, tries + 1), RETRY_MS).unref();
+  }
 }
 
 /** The process bound in words, for status and doctor. */
