@@ -2,9 +2,10 @@
  * How many processes one sandbox may hold at once (policy limits.sandbox.processes),
  * decided per start by who starts it:
  *
- *   an ordinary user ─► RLIMIT_NPROC set inside the sandbox (`prlimit --nproc=N:N --`
- *     runs first there and execs the command): since Linux 5.14 the kernel counts it per
- *     user namespace, so it counts the sandbox's own processes, never the user's others
+ *   an ordinary user ─► RLIMIT_NPROC set inside the sandbox (`/bin/sh` runs first there,
+ *     sets soft and hard limit with `ulimit` and execs the command): since Linux 5.14 the
+ *     kernel counts it per user namespace, so it counts the sandbox's own processes, never
+ *     the user's others; N at most the hard limit this process has (it cannot be raised)
  *   root ─► exempt from RLIMIT_NPROC, so a pids cgroup of its own per start: a child of
  *     our cgroup in the v1 pids hierarchy (or of the v2 root, where pids is enabled),
  *     pids.max = N; `/bin/sh` joins it and execs bwrap, so everything inside starts in it;
@@ -14,12 +15,12 @@
  *
  * Both count threads as well as processes, bubblewrap's own two included.
  */
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
 
 export type ProcessBound =
-  | { readonly kind: 'rlimit'; readonly prlimit: string }
+  | { readonly kind: 'rlimit' }
   | { readonly kind: 'cgroup'; readonly base: string }
   | { readonly kind: 'none'; readonly why: string };
 
@@ -32,17 +33,8 @@ export interface StartBound {
 
 const NONE: StartBound = { outer: [], inner: [], release: () => {} };
 
-// util-linux's prlimit, where a sandbox shows it: the system folders are bound read-only inside.
-const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'];
-
-function executable(p: string): boolean {
-  try {
-    accessSync(p, constants.X_OK);
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
+/** The shell that sets the limit inside (a system folder the sandbox shows) or joins the cgroup outside. */
+export const SHELL = '/bin/sh';
 
 /** The pids cgroup folder this process may make children in, as root; null with the reason when there is none. */
 function pidsCgroup(): { base: string } | { why: string } {
@@ -121,11 +113,10 @@ export function processBound(uid: number): ProcessBound {
   if (b) return b;
   if (process.platform !== 'linux') b = { kind: 'none', why: `no process bound on ${process.platform}` };
   else if (uid !== 0) {
-    const prlimit = PRLIMIT.find(executable);
     const [major = 0, minor = 0] = release().split('.').map((x) => Number.parseInt(x, 10));
     // Before 5.14 the count was the user's, across every namespace: a bound there would count their other processes too.
     if (major < 5 || (major === 5 && minor < 14)) b = { kind: 'none', why: `Linux ${release()} counts RLIMIT_NPROC per user, not per user namespace (5.14 and later)` };
-    else b = prlimit ? { kind: 'rlimit', prlimit } : { kind: 'none', why: 'prlimit (util-linux) is not installed' };
+    else b = { kind: 'rlimit' };
   } else {
     const cg = pidsCgroup();
     if ('base' in cg) sweep(cg.base);
@@ -140,9 +131,29 @@ let serial = 0;
 // Joins the cgroup named by $0 (its cgroup.procs) and becomes bwrap: no process is added.
 const JOIN = 'echo $$ > "$0" || exit 125; exec "$@"';
 
+let hard: number | null | undefined;
+
+/** This process's hard RLIMIT_NPROC, which a sandbox it starts inherits and cannot raise; null when unlimited or unknown. Read once. */
+function hardNproc(): number | null {
+  if (hard === undefined) hard = readHardNproc();
+  return hard;
+}
+
+function readHardNproc(): number | null {
+  try {
+    const h = /^Max processes\s+\S+\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    return h && /^\d+$/.test(h) ? Number(h) : null;
+  } catch {
+    return null;
+  }
+}
+
+// Sets soft and hard limit, then becomes the command. bash and most shells call it -u; dash -p.
+const limitScript = (n: number) => `ulimit -u ${n} 2>/dev/null || ulimit -p ${n} || exit 125; exec "$@"`;
+
 /** What one start needs for `count` processes at most; the caller releases it once the sandbox has ended. */
 export function startBound(b: ProcessBound, count: number): StartBound {
-  if (b.kind === 'rlimit') return { outer: [], inner: [b.prlimit, `--nproc=${count}:${count}`, '--'], release: () => {} };
+  if (b.kind === 'rlimit') return { outer: [], inner: [SHELL, '-c', limitScript(Math.min(count, hardNproc() ?? count)), 'sh'], release: () => {} };
   if (b.kind === 'none') return NONE;
   const dir = join(b.base, `shadowcode-${process.pid}-${++serial}`);
   mkdirSync(dir);
@@ -152,7 +163,7 @@ export function startBound(b: ProcessBound, count: number): StartBound {
     rmdirSync(dir);
     throw err;
   }
-  return { outer: ['/bin/sh', '-c', JOIN, join(dir, 'cgroup.procs')], inner: [], release: () => removeCgroup(dir, 0) };
+  return { outer: [SHELL, '-c', JOIN, join(dir, 'cgroup.procs')], inner: [], release: () => removeCgroup(dir, 0) };
 }
 
 // The last processes of a sandbox leave its cgroup a moment after bwrap has been reaped:

@@ -30,7 +30,7 @@ import { appendAudit } from '../../store/audit.js';
 import type { Db } from '../../store/db.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
-import { describeBound, processBound, startBound } from './bounds.js';
+import { describeBound, processBound, SHELL, startBound } from './bounds.js';
 import { sealed } from './fds.js';
 import { holdProtected } from './holds.js';
 import { absolutePath, type BwrapFeatures, commandError, type Confinement, findOnPath, helperArgv, pathLookup, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
@@ -173,8 +173,8 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
   let bound: ReturnType<typeof startBound> | null = null;
   try {
     const pb = processBound(uid);
-    // prlimit must be visible inside: only where the policy shows the system folder it is in.
-    const usable = pb.kind !== 'rlimit' || sp.system_read_only.some((d) => within(pb.prlimit, d));
+    // The shell that sets the limit must be visible inside: only where the policy shows its system folder.
+    const usable = pb.kind !== 'rlimit' || sp.system_read_only.some((d) => within(SHELL, d));
     bound = startBound(usable ? pb : { kind: 'none', why: '' }, L.processes);
     const find = pathLookup(req.env.PATH ?? '');
     const bounds = { tmp_bytes: L.tmp_bytes, home_bytes: L.home_bytes, inner: bound.inner, features: sandboxSupport().features };

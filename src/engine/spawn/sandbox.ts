@@ -12,7 +12,7 @@
  *                          install read-only, or a private copy,
  *                          the project read-write, its protected paths read-only,
  *                          the profile covered wherever it would show
- *                          ─► -- [prlimit --nproc=N:N --] argv
+ *                          ─► -- [sh -c 'ulimit -u N; exec "$@"'] argv
  *
  * Mount order matters: later mounts sit on top of earlier ones, so the private
  * home comes before the project (a project under the home reappears) and the
@@ -65,7 +65,7 @@ export interface BwrapFeatures {
 export interface SandboxBounds {
   readonly tmp_bytes: number;
   readonly home_bytes: number;
-  /** `prlimit --nproc=N:N --` for an ordinary user; nothing for root (a cgroup, outside) or where there is no bound. */
+  /** `sh -c 'ulimit …; exec "$@"'` for an ordinary user; nothing for root (a cgroup, outside) or where there is no bound. */
   readonly inner: readonly string[];
   readonly features: BwrapFeatures;
 }
