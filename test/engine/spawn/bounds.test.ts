@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { sandboxStatus, sandboxSupport } from '../../../src/engine/spawn/index.js';
 import { processBound } from '../../../src/engine/spawn/bounds.js';
+import { sandboxArgv } from '../../../src/engine/spawn/sandbox.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { until } from '../../fixtures/env.js';
 import { approvedCommand, isRoot, marked, NOBODY, ordinaryUser, withSandboxLimits } from '../../fixtures/sandboxed.js';
@@ -188,4 +189,18 @@ t.test('the shipped limits bound every sandbox, and status says so', async (t) =
   const L = shippedPolicy().limits.sandbox;
   t.strictSame(L, { tmp_bytes: 1073741824, home_bytes: 1073741824, processes: 4096 });
   t.match(sandboxStatus(shippedPolicy()).detail, /no capabilities; \/tmp 1024 MiB, home 1024 MiB; at most 4096 processes/);
+});
+
+t.test('a bwrap without --size and --disable-userns (before 0.8.0) still drops every capability; the sizes are left out', async (t) => {
+  const p = shippedPolicy();
+  const plan = { argv: ['true'], cwd: '/', env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent-home' }, bwrap: '/usr/bin/bwrap', trusted: false, unset: [], stateLimits: p.limits.runners, project: null, network: false, profileDir: null, policy: p.sandbox };
+  const bounds = (size: boolean, disableUserns: boolean) => ({ tmp_bytes: 1048576, home_bytes: 2097152, inner: [], features: { size, disableUserns } });
+  const all = sandboxArgv({ ...plan, bounds: bounds(true, true) }).join(' ');
+  t.match(all, '--cap-drop ALL --unshare-user --disable-userns');
+  t.match(all, '--size 1048576 --tmpfs /tmp');
+  t.match(all, '--size 2097152 --tmpfs /nonexistent-home');
+  const old = sandboxArgv({ ...plan, bounds: bounds(false, false) }).join(' ');
+  t.match(old, '--cap-drop ALL');
+  t.notMatch(old, /--disable-userns|--size/);
+  t.match(old, '--tmpfs /tmp');
 });

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { sealed } from '../../../src/engine/spawn/fds.js';
 import { sandboxSupport } from '../../../src/engine/spawn/index.js';
 import { BIN, cli, ROOT, type Sandbox, sandbox, TS_IMPORT, withCodeCache } from '../../fixtures/env.js';
 import { FIXTURES } from '../../fixtures/runner-task.js';
@@ -75,4 +76,19 @@ t.test('unsandboxed (no bwrap on PATH), an inherited descriptor is /dev/null in 
   t.ok(got.inherited.includes(200), `fd 200 is there, emptied: ${r.out}`);
   t.notOk(got.inherited.includes(3), "the supervisor's lifeline is not");
   t.equal(r.landed, '', 'nothing reached the file');
+});
+
+t.test('what is passed on on purpose stays; everything else inherited is /dev/null and, with bwrap, closed by it', async (t) => {
+  const r = sealed(['/bin/sh', '-c', 'x', 'procs', '/usr/bin/bwrap', '--unshare-all', '--', 'true'], ['ignore', 'pipe', 'pipe', 'pipe', 'ignore'], 4, [3, 4, 200]);
+  t.strictSame(r.argv, ['/bin/sh', '-c', 'x', 'procs', '/usr/bin/bwrap', '--args', '4', '--args', '200', '--unshare-all', '--', 'true'], "bwrap's options, right after bwrap");
+  const stdio = r.stdio as unknown[];
+  t.equal(stdio.length, 201);
+  t.strictSame(stdio.slice(0, 4), ['ignore', 'pipe', 'pipe', 'pipe'], "fd 3 is the caller's own pipe: kept");
+  t.equal(typeof stdio[4], 'number', "an 'ignore' above 2 would leave the inherited one in place: /dev/null instead");
+  t.equal(stdio[200], stdio[4]);
+  t.strictSame(new Set(stdio.slice(5, 200)), new Set(['ignore']), 'every other position: nothing');
+  const bare = sealed(['true'], 'inherit', null, [200]);
+  t.strictSame(bare.argv, ['true'], 'without bwrap nothing closes it: it stays, on /dev/null');
+  t.equal(typeof (bare.stdio as unknown[])[200], 'number');
+  t.strictSame(sealed(['true'], 'inherit', null, []), { argv: ['true'], stdio: 'inherit' }, 'with nothing inherited, nothing changes');
 });
