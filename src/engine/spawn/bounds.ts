@@ -180,9 +180,7 @@ function removeCgroup(dir: string, tries: number): void {
   }
 }
 
-/** The process bound in words, for status and doctor. */
+/** The process bound in words, for status and doctor: the same for root and a user where it holds (docs/sandbox.md says how). */
 export function describeBound(b: ProcessBound, count: number): string {
-  if (b.kind === 'rlimit') return `at most ${count} processes (RLIMIT_NPROC in its user namespace)`;
-  if (b.kind === 'cgroup') return `at most ${count} processes (a pids cgroup)`;
-  return `no process bound: ${b.why}`;
+  return b.kind === 'none' ? `no process bound: ${b.why}` : `at most ${count} processes`;
 }
