@@ -155,6 +155,8 @@ const TRUSTED_READS: Record<string, string> = {
   'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',
   'engine/spawn/supervisor.ts': '/proc/<pid>/stat of the processes below the one it supervises',
   'engine/spawn/holds.ts': 'its own registry of placeholders (sandbox-holds.*.json), written by it in the 0700 profile directory',
+  'engine/spawn/fds.ts': '/proc/self/fdinfo written by the kernel (which of our descriptors a child would inherit), and /dev/null',
+  'engine/spawn/bounds.ts': "/proc/self/mountinfo, /proc/self/cgroup and /proc/self/limits written by the kernel, and the pids cgroup folder's listing for our own cgroups",
   'engine/owners.ts': "/proc/PID/stat written by the kernel, and the temp directory's listing for our own run dirs",
   'console/codes.ts': 'console.json in the 0700 profile directory, written 0600 by the console itself',
   'console/server.ts': 'the page files of shadowcode itself, built into dist/console',
