@@ -93,7 +93,7 @@ function ticketTakers(text: string): Array<{ name: string; body: string }> {
 
 t.test('every executor entry point takes a ticket and checks it first', async (t) => {
   for (const f of files.filter((f) => !['ticket.ts', 'policy/gate.ts'].includes(f.rel))) {
-    for (const fn of ticketTakers(f.text)) t.match(fn.body.trimStart(), /^assertTicket\(ticket, '/, `${f.rel}: ${fn.name} asserts its ticket before anything else`);
+    for (const fn of ticketTakers(f.text)) t.match(fn.body.trimStart(), /^assertTicket\(ticket, ('|\[|(SPAWN|DECISION)_ACTIONS\b)/, `${f.rel}: ${fn.name} asserts its ticket before anything else`);
   }
   t.ok(files.some((f) => /assertTicket\(ticket, 'cli:trust'\)/.test(f.text)), 'changing trust is an executor');
   t.ok(files.some((f) => /assertTicket\(ticket, 'cli:secret.set'\)/.test(f.text)), 'storing a secret is an executor');

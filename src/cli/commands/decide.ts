@@ -24,7 +24,7 @@ export async function decide(ctx: Ctx, id: string, decision: 'approved' | 'denie
   const a = getApproval(db, id);
   if (!a || getJob(db, a.job_id)?.project !== project) throw new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(id)} in ${project}`);
   const verb = decision === 'approved' ? 'approve' : 'deny';
-  const done = await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id, project }, args: { approval_id: id } }), () => decideApproval(db, id, decision, ctx.owner));
+  const done = await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id, project }, args: { approval_id: id } }), (t) => decideApproval(t, db, id, decision, ctx.owner));
   const what = done.action.argv ? JSON.stringify(done.action.argv) : (done.action.path ?? '');
   // The shared engine hears of it now; a temporary engine in a server process finds it by polling.
   let engine: Record<string, unknown> = { mode: 'temporary' };

@@ -14,13 +14,14 @@ import { describeAction } from '../../../src/cli/output.js';
 import { openTarget } from '../../../src/client/open.js';
 import { enabledTargets } from '../../../src/client/targets.js';
 import { diagnose } from '../../../src/engine/doctor.js';
-import { decideApproval, pendingApprovals } from '../../../src/engine/jobs.js';
+import { pendingApprovals } from '../../../src/engine/jobs.js';
 import { sandboxSupport, supervise } from '../../../src/engine/spawn/index.js';
 import { sandboxArgv, startupRoots } from '../../../src/engine/spawn/sandbox.js';
 import { enforce } from '../../../src/policy/gate.js';
 import { loadPolicy, type Policy, shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { type AgentBench, agentBench, type Scripted, scripted } from '../../fixtures/agent.js';
+import { decideAsCli } from '../../fixtures/decide.js';
 import { cli, ROOT, spawnCli, until } from '../../fixtures/env.js';
 import { grant, peerDef, world } from '../../fixtures/mcp-client.js';
 
@@ -41,7 +42,7 @@ async function approvedCommand(t: any, script: (project: string, profile: string
   const db = b.engine.db();
   await until(() => pendingApprovals(db, { project: b.sb.project, jobId: job.id }).length === 1, 30000);
   const [a] = pendingApprovals(db, { project: b.sb.project, jobId: job.id });
-  decideApproval(db, a!.id, 'approved', 'test');
+  decideAsCli({ policy: b.engine.policy, db }, a!.id, 'approved');
   b.engine.jobs().sync();
   await b.settle(job.id, 60000);
   const results = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<Extract<Message, { role: 'tool' }>>;
@@ -200,12 +201,13 @@ t.test('an approved command cannot create a protected path that does not exist y
 
 /**
  * A sandboxed `sh -c script` under the supervisor in the bench's project, started through the one spawn
- * point with a real gate ticket; stopped at the test's end, so a failed wait leaves nothing running.
+ * point with the ticket a command needs (job:run, as an approved command's); stopped at the test's end,
+ * so a failed wait leaves nothing running.
  */
 async function boxedShell(t: any, b: AgentBench, script: string) {
   const ticket = await enforce(
     { policy: b.policy, db: () => b.engine.db() },
-    { action: 'tool:shadow_status', principal: { kind: 'engine', owner: 'test', allow_write: false, allow_approvals: false }, project: { path: b.sb.project, trusted: true, level: 'workspace', network: false } },
+    { action: 'job:run', principal: { kind: 'engine', owner: 'test', allow_write: true, allow_approvals: false }, project: { path: b.sb.project, trusted: true, level: 'workspace', network: false }, requested_level: 'workspace', resource: { kind: 'job', id: 'boxed-shell', owner: 'test', project: b.sb.project } },
     (tk) => tk,
   );
   const s = supervise(ticket, { kind: 'command', argv: ['sh', '-c', script], cwd: b.sb.project, env: { PATH: process.env.PATH ?? '', HOME: b.sb.root }, confine: { project: b.sb.project, network: false }, trustedArgv: false, policy: b.policy, db: b.engine.db(), graceMs: 1000, stdin: 'pipe' });
