@@ -15,6 +15,7 @@ import { sandboxSupport, startHelper } from '../../../src/engine/spawn/index.js'
 import { enforce } from '../../../src/policy/gate.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { ROOT } from '../../fixtures/env.js';
+import { fields } from '../../fixtures/exact.js';
 import { connection, sandbox } from '../../fixtures/env.js';
 
 t.test('bwrap can make a sandbox on this machine (the tests below need it)', async (t) => {
@@ -124,5 +125,5 @@ t.test('shadow_sqlite runs its query child sandboxed, and the audit log says so'
   const { call, engine } = await setup(t);
   const r = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'SELECT name FROM users ORDER BY id' });
   t.same(r.data.rows, [['ada'], ['bob']]);
-  t.match(readAudit(engine.db(), { kinds: ['spawn'], limit: 10 }).map((x) => x.body), [{ kind: 'helper', argv0: 'sqlite-child', level: 'bwrap', network: false }]);
+  t.same(fields(readAudit(engine.db(), { kinds: ['spawn'], limit: 10 }).map((x) => x.body), ['kind', 'argv0', 'level', 'network']), [{ kind: 'helper', argv0: 'sqlite-child', level: 'bwrap', network: false }], 'one spawn row: the helper, sandboxed');
 });
