@@ -199,7 +199,8 @@ const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
 // contract they share with the engine and the client is engine/task-contract.ts, in the engine layer.
 // The console (src/console) is a channel of the CLI user built on the CLI's commands, so it sits above
 // them; the command table loads its command module lazily, the one import allowed to point up (UP_LOADS).
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli', 'console', 'lib'];
+// The operations every surface shares (src/ops) sit below the surfaces: server, cli, console and lib call them.
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'cli', 'console', 'lib'];
 const UP_LOADS: Record<string, string> = { 'cli/commands/index.ts': 'console/command.ts' };
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;
@@ -509,6 +510,8 @@ const TRUSTED_READS: Record<string, string> = {
   'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',
   'engine/spawn/supervisor.ts': '/proc/<pid>/stat of the processes below the one it supervises',
   'engine/spawn/holds.ts': 'its own registry of placeholders (sandbox-holds.*.json), written by it in the 0700 profile directory',
+  'engine/spawn/fds.ts': '/proc/self/fdinfo written by the kernel (which of our descriptors a child would inherit), and /dev/null',
+  'engine/spawn/bounds.ts': "/proc/self/mountinfo, /proc/self/cgroup and /proc/self/limits written by the kernel, and the pids cgroup folder's listing for our own cgroups",
   'engine/owners.ts': "/proc/PID/stat written by the kernel, and the temp directory's listing for our own run dirs",
   'console/codes.ts': 'console.json in the 0700 profile directory, written 0600 by the console itself',
   'console/server.ts': 'the page files of shadowcode itself, built into dist/console',
@@ -518,10 +521,20 @@ function rawReaders(files: Source[]): string[] {
   return sorted(files.filter((f) => FILE_READS.test(f.plain) || importsOf(f).some((i) => moduleIs(i.spec, ['fs/promises']) && i.clause !== 'type')).map((f) => f.rel));
 }
 
-function pageProblems(page: Source[]): string[] {
+// The page shows someone else's text through the same renderer as the terminal: that one module,
+// which itself imports nothing, is all it may bundle from src/.
+const PAGE_IMPORTS: Record<string, string> = { 'util/inert-text.ts': 'the one renderer of untrusted text, shared with the CLI' };
+
+/** What the page imports beyond the renderer, what the renderer itself imports, and text parsed as HTML or code. */
+function pageProblems(page: Source[], files: Source[]): string[] {
   const out: string[] = [];
+  for (const rel of Object.keys(PAGE_IMPORTS)) {
+    const f = files.find((x) => x.rel === rel);
+    if (f && importsOf(f).length) out.push(`${rel}, bundled into the page, imports`);
+  }
   for (const f of page) {
-    if (importsOf(f).length) out.push(`${f.rel} imports`);
+    const targets = importsOf(f).map((i) => (i.spec === null ? '(computed)' : relative('/src', resolve(dirname(join('/src', f.rel)), i.spec)).replace(/\.js$/, '.ts')));
+    if (targets.some((x) => !PAGE_IMPORTS[x])) out.push(`${f.rel} imports`);
     if (/innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser|\beval\(|new Function|createContextualFragment|srcdoc/.test(f.code)) out.push(`${f.rel} parses text as HTML or code`);
   }
   return sorted(out);
@@ -671,7 +684,7 @@ t.test('files a project or a user controls are read only through the bounded pri
   t.same(rawReaders(bad.files), ['engine/raw-read-open.ts', 'engine/raw-read-promises.ts', 'engine/raw-read.ts'], 'control: a namespaced read, an O_RDONLY open, node:fs/promises');
 });
 
-t.test("the console's page imports nothing and never parses text as HTML", async (t) => {
-  t.same(pageProblems(src.page), []);
-  t.same(pageProblems(bad.page), ['console/page/bad.ts imports', 'console/page/bad.ts parses text as HTML or code'], 'control');
+t.test("the console's page imports nothing but the text renderer, and never parses text as HTML", async (t) => {
+  t.same(pageProblems(src.page, src.files), []);
+  t.same(pageProblems(bad.page, bad.files), ['console/page/bad.ts imports', 'console/page/bad.ts parses text as HTML or code', 'util/inert-text.ts, bundled into the page, imports'], 'control: an import past the renderer, HTML, and a renderer that imports');
 });
