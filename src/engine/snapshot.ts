@@ -27,6 +27,7 @@
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ScError } from '../errors.js';
+import { holdsSecret } from '../policy/scrub.js';
 import { insideProject } from '../util/confine.js';
 import { type DirEntry, listProjectDir, tryReadProjectFile } from '../util/safe-read.js';
 import { type FileState, readState } from './files.js';
@@ -159,8 +160,12 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
     }
     if (!state.exists) return;
     const size = state.content?.length ?? 0;
-    const keep = opts.keepContent && size <= budget;
+    // A copy of a file that holds a secret value (a .env, a leaked secrets.json) would put that
+    // secret into the profile's store: such a file is compared by its hash only.
+    const secret = opts.keepContent && state.content !== null && holdsSecret(state.content.toString('utf8'));
+    const keep = opts.keepContent && !secret && size <= budget;
     if (keep) budget -= size;
+    else if (secret) unkept ??= 'files that hold a known secret value are compared by their hash only: their content is never copied into the profile, so their changes cannot be rolled back';
     else if (opts.keepContent) unkept ??= `file contents past ${limits.snapshot_bytes} bytes are not kept; those files cannot be rolled back`;
     files.set(path, { state: keep ? state : { ...state, content: null }, restorable: keep, stamp, racy });
   };

@@ -214,6 +214,21 @@ function scrubWith(auto: Automaton | null, max: number, text: string): string {
   return pass(auto, text, true).out;
 }
 
+/**
+ * Whether text holds any known secret value (or its hex/base64 form): one pass that stops at
+ * the first match, for a caller that must keep such text out of a store rather than rewrite it.
+ */
+export function holdsSecret(text: string): boolean {
+  const auto = matcher();
+  if (!auto) return false;
+  let s = 0;
+  for (let i = 0; i < text.length; i++) {
+    s = auto.step(s, text.charCodeAt(i));
+    if (auto.term[s]! >= 0 || auto.dict[s]! >= 0) return true;
+  }
+  return false;
+}
+
 /** A scrub function bound to the current matcher, for a caller that scrubs many strings at once. */
 export function scrubber(): (text: string) => string {
   const auto = matcher();

@@ -34,7 +34,7 @@ t.test('at a terminal, each of two y/N prompts reads its own answer, and the las
   t.equal(readFileSync(join(sb.project, 'one.txt'), 'utf8'), 'one\n', 'the first answer, y, ran the first command');
   t.notOk(existsSync(join(sb.project, 'two.txt')), 'the second answer, n, was read and refused the second');
   const screen = r.screen();
-  t.match(screen, /ran both\n\(succeeded, task (job_\w+); 1 action was refused; changed a\.txt\n {2}the diff: shadowcode --workspace \S+ review \1\n {2}undo it: {2}shadowcode --workspace \S+ rollback \1/);
+  t.match(screen, /ran both\n\(succeeded, task (job_\w+); 1 action was refused; changed one\.txt, a\.txt\n {2}the diff: shadowcode --workspace \S+ review \1\n {2}undo it: {2}shadowcode --workspace \S+ rollback \1/);
   t.notMatch(screen, /shadow_review|shadow_rollback/);
   t.match(screen, /step 4 · finish · 72 tokens · /, 'the status line counts steps and tokens (4 answers of 11 + 7)');
   t.notMatch(screen, /redacted/);

@@ -121,7 +121,7 @@ t.test('status and policy explain show a hostile project path and file path esca
 t.test('a lone surrogate written to the terminal is shown as its escape', async (t) => {
   const sb = sandbox('inert-surrogate');
   const r = await cli(sb, ['--workspace', `x${LONE_SURROGATE.char}y`, 'status']);
-  t.ok(r.stderr.includes(`workspace x${LONE_SURROGATE.shown}y does not exist`), 'shown, not turned into a replacement character');
+  t.ok(r.stderr.includes(`project x${LONE_SURROGATE.shown}y does not exist`), 'shown, not turned into a replacement character');
   assertInert(t, r.stderr, 'the error line');
 });
 

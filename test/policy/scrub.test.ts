@@ -6,7 +6,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ScrubStream, scrub, scrubDeep } from '../../src/policy/scrub.js';
+import { holdsSecret, ScrubStream, scrub, scrubDeep } from '../../src/policy/scrub.js';
 import { loadPolicy, shippedPolicy } from '../../src/policy/load.js';
 import { scrubProfileSecrets } from '../../src/store/secrets.js';
 import { registerSecretValue } from '../../src/util/secret-values.js';
@@ -19,6 +19,16 @@ t.test('a registered value is replaced by its name, every time it occurs', async
   registerSecretValue(v, 'ALPHA');
   t.equal(scrub(`one ${v} two ${v}${v}`), 'one [secret:ALPHA] two [secret:ALPHA][secret:ALPHA]');
   t.equal(scrub('nothing here'), 'nothing here');
+});
+
+t.test('holdsSecret finds a known value, raw or encoded, anywhere in a text, and nothing in a text without one', async (t) => {
+  const v = unique('gamma-secret');
+  registerSecretValue(v, 'GAMMA');
+  t.ok(holdsSecret(`API_KEY=${v}\n`), 'the raw value');
+  t.ok(holdsSecret(`x${Buffer.from(v).toString('hex')}x`), 'its hex form');
+  t.ok(holdsSecret(Buffer.from(`{"value":"${v}"}`).toString('base64')), 'inside base64');
+  t.notOk(holdsSecret(`API_KEY=${v.slice(0, -1)}`), 'a value cut short is not the value');
+  t.notOk(holdsSecret(''), 'an empty text');
 });
 
 t.test('values shorter than secrets.scrub_min_chars are not scrubbed, so ordinary words survive', async (t) => {
