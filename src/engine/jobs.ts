@@ -39,7 +39,7 @@ import { cancelsFor } from './cancel-requests.js';
 import { childEnv } from './child-env.js';
 import { ACTIVE, addEvent, getJob, type JobRow, now, setState } from './job-events.js';
 import { alive, reapOrphans, writerOf } from './owners.js';
-import { type CommandHandle, runCommand } from './process.js';
+import { type CommandHandle, protectedCreatedEvent, runCommand } from './process.js';
 import { sandboxSupport } from './spawn/index.js';
 import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from './task-contract.js';
 
@@ -271,6 +271,8 @@ export class Jobs {
       .then((r) => {
         flush();
         addEvent(db, id, 'exit', r);
+        const created = protectedCreatedEvent(r.protected_created);
+        if (created) addEvent(db, id, 'protected_created', created);
         setState(db, id, r.cancelled || this.cancelling.has(id) ? 'cancelled' : r.code === 0 ? 'succeeded' : 'failed', { exit_code: r.code, duration_ms: r.duration_ms });
       })
       .catch((err: unknown) => {

@@ -21,6 +21,7 @@ import type { Settings } from '../../../gen/types/settings.js';
 import { commandContextOf } from '../../engine/command-context.js';
 import { recordObservedChange } from '../../engine/files.js';
 import { makeRunDir } from '../../engine/owners.js';
+import { protectedCreatedEvent } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
@@ -193,6 +194,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   const dir = makeRunDir();
   const copies = copyPrivateState(privatePaths, dir, limits.state_copy_bytes);
   const procs: RunnerProcess[] = [];
+  // Protected paths a CLI process created where its sandbox could hold nothing, as each one ends.
+  const created: string[] = [];
   let overtime = false;
   const wall = setTimeout(() => {
     overtime = true;
@@ -228,6 +231,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
           runDir: dir, stateKeys, copies,
         }, onLine);
         procs.push(proc);
+        void proc.done.then((e) => created.push(...(e.protected_created ?? [])));
         if (overtime) proc.cancel();
         const stop = abort === 'stop' ? () => proc.cancel() : () => setTimeout(() => proc.cancel(), limits.kill_grace_ms).unref();
         if (ctx.signal.aborted) proc.cancel();
@@ -254,6 +258,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     emit('checkpoint', { path: d.path, checkpoint_id: checkpointId, kind: d.kind, via: entry.provider });
   }
   if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
+  const protectedNew = protectedCreatedEvent([...new Set(created)]);
+  if (protectedNew) emit('protected_created', protectedNew);
   const tampered = [...stateChanges(), ...(privateShown || procs.some((p) => p.sandbox === 'none') ? privateChanges() : [])];
   if (tampered.length) {
     emit('runner.state_changed', {

@@ -7,13 +7,14 @@
  *   ─► approved ─► gate 'job:run' ─► job supervisor: own process group, policy env,
  *   output to job events (capped at jobs.output_bytes), stopped on cancel, on
  *   agent.command_timeout_ms, and by the supervisor itself if the engine dies
- *   ─► exit status and output back to the model
+ *   ─► exit status and output back to the model; a protected path it created where the
+ *   sandbox could hold nothing (a new nested repository) ─► a `protected_created` event
  */
 import { statSync } from 'node:fs';
 import { childEnv } from '../../engine/child-env.js';
 import { commandContext } from '../../engine/command-context.js';
 import { unsandboxedMark } from '../../engine/jobs.js';
-import { runCommand } from '../../engine/process.js';
+import { protectedCreatedEvent, runCommand } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { ScrubStream } from '../../policy/scrub.js';
@@ -82,6 +83,8 @@ export const runCommandTool: NativeTool<Args> = {
     });
     flush();
     ctx.emit('exit', { ...result, argv: a.argv, cwd });
+    const created = protectedCreatedEvent(result.protected_created);
+    if (created) ctx.emit('protected_created', created);
     const how = timedOut ? `was stopped after ${limits.agent.command_timeout_ms} ms` : result.cancelled ? 'was cancelled' : result.error ? `could not start: ${result.error}` : result.signal ? `ended by ${result.signal}` : `exited ${result.code}`;
     const text = (b: Buffer[]) => Buffer.concat(b).toString('utf8');
     const body = `${JSON.stringify(a.argv)} ${how} after ${result.duration_ms} ms.\n--- stdout ---\n${text(out.stdout)}\n--- stderr ---\n${text(out.stderr)}${captured >= limits.jobs.output_bytes ? `\n[output cut at ${limits.jobs.output_bytes} bytes]` : ''}`;

@@ -115,7 +115,7 @@ export const command: CommandSpec = {
             view.tool = body.name;
             line(`step ${body.step}: ${body.name}`);
           } else if (e.kind === 'checkpoint') line(`  changed ${body.path} (checkpoint ${body.checkpoint_id})`);
-          else if (e.kind === 'runner.state_changed') line(`WARNING: ${body.notice}`);
+          else if (e.kind === 'runner.state_changed' || e.kind === 'protected_created') line(`WARNING: ${body.notice}`);
           else if (e.kind === 'approval_requested') {
             // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
             const stored = getApproval(engine.db(), body.approval_id);

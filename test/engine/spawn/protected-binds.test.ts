@@ -9,8 +9,12 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { decideApproval, pendingApprovals } from '../../../src/engine/jobs.js';
 import { confinedCommand, sandboxSupport } from '../../../src/engine/spawn/index.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
+import { readAudit } from '../../../src/store/audit.js';
+import { agentBench, type Scripted, scripted } from '../../fixtures/agent.js';
+import { until } from '../../fixtures/env.js';
 
 const policy = shippedPolicy();
 const ROOT = process.getuid?.() === 0;
@@ -170,3 +174,23 @@ for (const who of WHO) {
     t.same(r.created.sort(), ['newrepo/.git', 'pkg/.claude'], 'exactly the new protected paths, not ordinary files nor what existed before');
   });
 }
+
+t.test('an approved command that creates a nested repository and a host config: a WARNING event and an audit row name them', async (t) => {
+  let model: Scripted | undefined;
+  const b = await agentBench(() => model as Scripted);
+  t.teardown(() => b.close());
+  model = scripted([{ calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', 'git init -q vendored && mkdir -p pkg/.claude && echo "{}" > pkg/.claude/settings.json && echo ok > plain.txt'] } }] }, { calls: [{ name: 'finish', arguments: { summary: 'ran' } }] }]);
+  const job = b.submit('set up');
+  const db = b.engine.db();
+  await until(() => pendingApprovals(db, { project: b.sb.project, jobId: job.id }).length === 1, 30000);
+  decideApproval(db, pendingApprovals(db, { project: b.sb.project, jobId: job.id })[0]!.id, 'approved', 'test');
+  b.engine.jobs().sync();
+  await b.settle(job.id, 60000);
+  const warned = b.events(job.id).filter((e) => e.kind === 'protected_created');
+  t.equal(warned.length, 1, 'one warning');
+  t.same(warned[0]!.body.paths, ['pkg/.claude', 'vendored/.git']);
+  t.match(warned[0]!.body.notice, /git or a coding host may load and run later: pkg\/\.claude, vendored\/\.git/);
+  const rows = readAudit(db, { kinds: ['protected_created'], limit: 10 }).map((r) => r.body as Record<string, unknown>);
+  t.match(rows, [{ kind: 'command', project: b.sb.project, paths: ['pkg/.claude', 'vendored/.git'] }]);
+  t.equal(rows.length, 1);
+});
