@@ -52,7 +52,7 @@ export const command: CommandSpec = {
       const pathRule = v.rule ? { list: v.list, id: v.rule, effect: v.effect, description: v.description, matched: v.matched } : null;
       // A task's write is the engine acting for it at the task's level: the gate decides that part.
       const gate = access === 'write'
-        ? explain(ctx.policy(), { action: 'file:write', principal: { kind: 'engine', owner: 'explain', allow_write: true, allow_approvals: false }, project, requested_level: (options.level as Level | undefined) ?? 'workspace' })
+        ? explain(ctx.policy(), { action: 'file:write', principal: { kind: 'engine', owner: 'explain', allow_write: true, allow_approvals: false }, project, requested_level: (options.level as Level | undefined) ?? 'workspace' }, ctx.homes())
         : null;
       const allow = v.effect !== 'refuse' && (gate ? gate.allow : true);
       const verdict = !allow ? 'DENY' : v.effect === 'approve' ? 'ASK' : 'ALLOW';
@@ -68,7 +68,7 @@ export const command: CommandSpec = {
       principal: { kind, owner: kind === 'cli' ? 'cli' : 'explain', allow_write: options['allow-write'] === true, allow_approvals: options['allow-approvals'] === true },
       project,
       ...(options.level ? { requested_level: options.level as Level } : {}),
-    });
+    }, ctx.homes());
     const action = asked;
     const isKnown = isKnownAction(known, action);
     const suggestion = isKnown ? undefined : nearest(action, known.names);

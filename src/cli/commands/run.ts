@@ -79,7 +79,7 @@ export const command: CommandSpec = {
     try {
       const entry = resolveModelEntry(engine.freshSettings(), options.model as string | undefined);
       attachAgentRuntime(engine);
-      ({ job } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
+      ({ job } = await enforce({ policy: engine.policy, db: () => engine.db(), homes: ctx.homes() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
         engine.submitJob(owner, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
       ));
       const id = job.id;
@@ -170,7 +170,7 @@ async function detached(ctx: Ctx, engine: Engine, project: string, prompt: strin
   try {
     if (engine.mode !== 'shared') throw new ScError('SC_ENGINE_NOT_RUNNING', 'run --detach needs the shared engine, which outlives this command: start it with shadowcode engine start, then run this again');
     const entry = resolveModelEntry(engine.freshSettings(), model);
-    const { job } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
+    const { job } = await enforce({ policy: engine.policy, db: () => engine.db(), homes: ctx.homes() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
       engine.submitDetached(project, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
     );
     return {
