@@ -216,7 +216,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
           const b = diffs.get(rel)?.before;
           return b?.exists && b.content ? b.content.toString('utf8') : null;
         };
-        return commandContextOf(ctx.project, { changed: [...diffs.keys()], before: prior }, argv, cwd, deps.policy.limits.agent.read_bytes);
+        return commandContextOf(ctx.project, { changed: [...diffs.keys()], before: prior }, argv, cwd, deps.policy.limits.agent.read_bytes, deps.policy);
       },
       tempFile: (name, content) => {
         const path = join(dir, name);

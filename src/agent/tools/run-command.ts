@@ -37,7 +37,7 @@ export const runCommandTool: NativeTool<Args> = {
     const { ctx } = env;
     const cwd = confinedPath(ctx.project, a.cwd ?? '.', { mustExist: true });
     if (!statSync(cwd).isDirectory()) throw new ScError('SC_FILE_NOT_FOUND', `${a.cwd} is not a directory`);
-    const action = commandContext(env.db(), ctx.project, ctx.jobId, a.argv, cwd, env.policy.limits.agent.read_bytes);
+    const action = commandContext(env.db(), ctx.project, ctx.jobId, a.argv, cwd, env.policy.limits.agent.read_bytes, env.policy);
     const outcome = await ctx.requestApproval('command', { ...action, ...unsandboxedMark() });
     if (outcome !== 'approved') return fail('SC_APPROVAL_DENIED', `${JSON.stringify(a.argv)} in ${cwd} was ${outcome} and did not run`);
     const limits = env.policy.limits;
