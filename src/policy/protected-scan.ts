@@ -261,3 +261,20 @@ export function coveredBy(layout: ProtectedLayout, rel: string): ProtectedEntry 
   }
   return null;
 }
+
+/**
+ * What an approved command may do with a project path, as the sandbox will build it now:
+ * hidden (the profile), read_only (a held path, or a protected one the spawn point finds),
+ * created_later (a protected path no sandbox can hold yet: a command could make it, and it
+ * is named after the command ends), or writable.
+ */
+export type SandboxAccess = 'hidden' | 'read_only' | 'created_later' | 'writable';
+
+export function sandboxAccess(policy: Policy, project: string, rel: string, verdict: { list: string | null; effect: string }): SandboxAccess {
+  if (verdict.list === 'profile') return 'hidden';
+  const r = rel.toLowerCase();
+  const under = (x: string) => r === x.toLowerCase() || r.startsWith(`${x.toLowerCase()}/`);
+  if (policy.sandbox.project_read_only.some(under)) return 'read_only';
+  if (coveredBy(protectedLayout(policy, project), rel)) return 'read_only';
+  return verdict.list === 'never_write' && verdict.effect === 'refuse' ? 'created_later' : 'writable';
+}
