@@ -6,7 +6,8 @@
  *   never_write literals (.git, .shadowcode, .shadow/mcp) ─► lstat each
  *   never_write '**' names (.git, .gitmodules, .claude, .mcp.json, …) ─► breadth-first
  *       scan below the top (limits.protection.scan_entries, scan_depth; never into a
- *       link, a match or a scan.skip folder such as node_modules)
+ *       link, a match or a scan.skip folder such as node_modules); a folder unchanged
+ *       since the last scan of the project (same inode and times) is not read again
  *   each match that is a link ─► its real target inside the project, same rule
  *   each repository found (.git folder or .git file ─► gitdir ─► commondir) ─► its
  *       config (and the files it includes) ─► git_config keys: the hooks folder,
@@ -62,6 +63,54 @@ interface Compiled {
   /** Names a '**' pattern protects at any depth, lower case ─► rule. */
   readonly names: ReadonlyMap<string, { rule: string; description: string }>;
   readonly skip: ReadonlySet<string>;
+  /** The last project's folder listings, to read again only the folders that changed since. */
+  cache: { project: string; dirs: Map<string, Listing> } | null;
+}
+
+/** What the scan needs of one folder, and the stamp that says it is still so. */
+interface Listing {
+  readonly ino: number;
+  readonly ctimeMs: number;
+  readonly mtimeMs: number;
+  readonly count: number;
+  readonly hits: ReadonlyArray<{ name: string; kind: EntryKind }>;
+  readonly subdirs: readonly string[];
+}
+
+function cacheFor(c: Compiled, project: string): Map<string, Listing> | null {
+  return c.cache && c.cache.project === project ? c.cache.dirs : null;
+}
+
+/**
+ * One folder's protected names and subfolders to enter. A folder whose inode, change time
+ * and modification time are those of the last listing has the same entries: adding,
+ * removing or renaming one changes both times, and the change time cannot be set back.
+ * A listing is reused only if its folder last changed more than `racyMs` before it was
+ * read: file times are coarse, and a change in the same tick as the read would not show.
+ */
+function listing(c: Compiled, project: string, dir: string, cache: Map<string, Listing> | null, racyMs: number): Listing | null {
+  const abs = dir ? join(project, dir) : project;
+  const st = lstatSync(abs, { throwIfNoEntry: false });
+  if (!st || !st.isDirectory()) return null;
+  const old = cache?.get(dir);
+  if (old && old.ino === st.ino && old.ctimeMs === st.ctimeMs && old.mtimeMs === st.mtimeMs) return old;
+  const readAt = Date.now();
+  let list: Dirent[];
+  try {
+    list = readdirSync(abs, { withFileTypes: true });
+  } catch {
+    return null;
+  }
+  const hits: Array<{ name: string; kind: EntryKind }> = [];
+  const subdirs: string[] = [];
+  for (const d of list) {
+    const lower = d.name.toLowerCase();
+    if (c.names.has(lower)) hits.push({ name: d.name, kind: direntKind(d) });
+    else if (d.isDirectory() && !c.skip.has(lower)) subdirs.push(d.name);
+  }
+  // Changed too recently to trust the stamp: used now, listed again next time.
+  const racy = readAt - Math.max(st.ctimeMs, st.mtimeMs) < racyMs;
+  return { ino: racy ? -1 : st.ino, ctimeMs: st.ctimeMs, mtimeMs: st.mtimeMs, count: list.length, hits, subdirs };
 }
 
 const compiledFor = new WeakMap<object, Compiled>();
@@ -80,7 +129,7 @@ function compile(policy: Policy): Compiled {
       } else if (!path.includes('*')) literals.push({ rel: path, rule: r.id, description: r.description });
     }
   }
-  c = { literals, names, skip: new Set(p.scan.skip.map((s) => s.toLowerCase())) };
+  c = { literals, names, skip: new Set(p.scan.skip.map((s) => s.toLowerCase())), cache: null };
   compiledFor.set(p, c);
   return c;
 }
@@ -111,34 +160,27 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
   let truncated = false;
   let budget = L.scan_entries;
   let level: string[] = [''];
+  const seen = cacheFor(c, project);
+  const fresh = new Map<string, Listing>();
   for (let depth = 0; level.length > 0; depth++) {
     const next: string[] = [];
     for (const dir of level) {
-      let list: Dirent[];
-      try {
-        list = readdirSync(dir ? join(project, dir) : project, { withFileTypes: true });
-      } catch {
-        continue;
-      }
+      const list = listing(c, project, dir, seen, L.scan_cache_racy_ms);
+      if (!list) continue;
+      fresh.set(dir, list);
       // The top is always read whole: it is where hosts and git look first.
       if (depth > 0) {
         if (budget <= 0) {
           truncated = true;
           break;
         }
-        budget -= list.length;
+        budget -= list.count;
       }
-      for (const d of list) {
-        const rel = dir ? `${dir}/${d.name}` : d.name;
-        const lower = d.name.toLowerCase();
-        const hit = c.names.get(lower);
-        if (hit) {
-          add({ rel, rule: hit.rule, description: hit.description, via: null, kind: direntKind(d), hold: false });
-          continue;
-        }
-        if (opts.scan === false || !d.isDirectory() || c.skip.has(lower)) continue;
-        next.push(rel);
+      for (const h of list.hits) {
+        const hit = c.names.get(h.name.toLowerCase()) as { rule: string; description: string };
+        add({ rel: dir ? `${dir}/${h.name}` : h.name, rule: hit.rule, description: hit.description, via: null, kind: h.kind, hold: false });
       }
+      if (opts.scan !== false) for (const s of list.subdirs) next.push(dir ? `${dir}/${s}` : s);
     }
     if (truncated) break;
     if (next.length > 0 && depth + 1 > L.scan_depth) {
@@ -147,6 +189,8 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
     }
     level = next;
   }
+  // Only what was read this time is kept: a folder gone or out of reach drops out.
+  if (opts.scan !== false) c.cache = { project, dirs: fresh };
   // A protected path that is a link: what it leads to inside the project is protected by the same rule.
   for (const e of [...entries.values()]) {
     if (e.kind !== 'link') continue;

@@ -45,7 +45,8 @@ export const command: CommandSpec = {
     }
     const kept = network === undefined && current.trusted;
     const state = rec.network ? 'network allowed' : 'network off';
-    const note = kept ? (rec.network ? ' (kept from before; --no-network withdraws it)' : ' (as before; --network allows it)') : '';
+    // A network permission granted earlier and kept without being asked for is the one to point out.
+    const note = kept && rec.network ? ' (kept from before; --no-network withdraws it)' : '';
     return { data: { project: rec, network_changed: rec.network !== current.network }, text: `trusted ${rec.path} at level ${rec.level}, ${state}${note}` };
   },
 };
