@@ -17,9 +17,9 @@
  * Everything is a real, project-relative path ('/'-separated). A link is never
  * followed by the scan itself, only resolved once to see where it leads.
  */
-import { type Dirent, lstatSync, readdirSync, realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { readUserFile } from '../util/safe-read.js';
+import { dirStamp, listDirNoFollow, readUserFile } from '../util/safe-read.js';
 import { insideProject } from '../util/confine.js';
 import { firstWord, matchesKey, parseGitConfig } from './git-config.js';
 import type { Policy } from './load.js';
@@ -51,10 +51,6 @@ function kindOf(abs: string): EntryKind {
   const st = lstatSync(abs, { throwIfNoEntry: false });
   if (!st) return 'missing';
   return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
-}
-
-function direntKind(d: Dirent): EntryKind {
-  return d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other';
 }
 
 interface Compiled {
@@ -90,23 +86,19 @@ function cacheFor(c: Compiled, project: string): Map<string, Listing> | null {
  */
 function listing(c: Compiled, project: string, dir: string, cache: Map<string, Listing> | null, racyMs: number): Listing | null {
   const abs = dir ? join(project, dir) : project;
-  const st = lstatSync(abs, { throwIfNoEntry: false });
-  if (!st || !st.isDirectory()) return null;
+  const st = dirStamp(abs);
+  if (!st) return null;
   const old = cache?.get(dir);
   if (old && old.ino === st.ino && old.ctimeMs === st.ctimeMs && old.mtimeMs === st.mtimeMs) return old;
   const readAt = Date.now();
-  let list: Dirent[];
-  try {
-    list = readdirSync(abs, { withFileTypes: true });
-  } catch {
-    return null;
-  }
+  const list = listDirNoFollow(abs);
+  if (!list) return null;
   const hits: Array<{ name: string; kind: EntryKind }> = [];
   const subdirs: string[] = [];
   for (const d of list) {
     const lower = d.name.toLowerCase();
-    if (c.names.has(lower)) hits.push({ name: d.name, kind: direntKind(d) });
-    else if (d.isDirectory() && !c.skip.has(lower)) subdirs.push(d.name);
+    if (c.names.has(lower)) hits.push({ name: d.name, kind: d.kind });
+    else if (d.kind === 'dir' && !c.skip.has(lower)) subdirs.push(d.name);
   }
   // Changed too recently to trust the stamp: used now, listed again next time.
   const racy = readAt - Math.max(st.ctimeMs, st.mtimeMs) < racyMs;
@@ -132,11 +124,6 @@ function compile(policy: Policy): Compiled {
   c = { literals, names, skip: new Set(p.scan.skip.map((s) => s.toLowerCase())), cache: null };
   compiledFor.set(p, c);
   return c;
-}
-
-/** The never_write names protected at any depth (lower case), for the sandbox's own use. */
-export function anyDepthNames(policy: Policy): readonly string[] {
-  return [...compile(policy).names.keys()];
 }
 
 /**
