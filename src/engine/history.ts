@@ -94,6 +94,13 @@ function restoreTask(db: Db, project: string, taskId: string, fileCap: number): 
   if (files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${taskId} changed no files`);
   const states = files.map((f) => ({ ...f, now: readState(project, f.path, fileCap) }));
   const conflicts = states.filter((s) => s.now.sha !== s.after).map((s) => s.path);
+  // Undone once already: the files no longer hold what the task left, because the rollback put them back.
+  const earlier = sql(db, "SELECT max(at) AS at FROM changes WHERE job_id = ? AND project = ? AND kind = 'rollback' AND state = 'applied'").get(taskId, project) as { at: string | null };
+  if (conflicts.length && earlier.at) {
+    const since = states.filter((s) => s.now.sha !== s.cp.sha256).map((s) => s.path);
+    if (since.length === 0) throw new ScError('SC_ALREADY_ROLLED_BACK', `task ${taskId} was already rolled back at ${earlier.at}: its files are as they were before it; nothing was changed`, { task_id: taskId, rolled_back_at: earlier.at });
+    throw new ScError('SC_ROLLBACK_CONFLICT', `task ${taskId} was rolled back at ${earlier.at}, and since then ${since.join(', ')} changed; nothing was rolled back`, { files: since, rolled_back_at: earlier.at });
+  }
   if (conflicts.length) throw new ScError('SC_ROLLBACK_CONFLICT', `changed since task ${taskId}: ${conflicts.join(', ')}; nothing was rolled back`, { files: conflicts });
   const done: typeof states = [];
   try {

@@ -25,7 +25,7 @@
  * task runner is given).
  */
 import type { GateRequest } from '../../gen/types/gate-request.js';
-import { asScError, ScError } from '../errors.js';
+import { asScError, decisionOf, ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { redact, scrubText } from '../policy/redact.js';
@@ -277,7 +277,7 @@ export class Jobs {
       })
       .catch((err: unknown) => {
         flush();
-        addEvent(db, id, 'error', { message: (err as Error).message, code: (err as ScError).code });
+        addEvent(db, id, 'error', { message: (err as Error).message, code: (err as ScError).code, ...decisionOf(err) });
         setState(db, id, 'failed');
       })
       .finally(() => {

@@ -16,17 +16,18 @@ import { enforce } from '../../policy/gate.js';
 import { getProject } from '../../store/projects.js';
 import type { CommandSpec } from '../spec.js';
 import { pinReport, readLine } from './mcp-tools.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp enable',
-  summary: 'Grant a definition to the trusted project, pinned by its hash',
+  summary: "Grant an external server to the trusted project's tasks, pinned by its hash",
   description: 'Grant one definition to the selected project. The project must be trusted, --hash must be the definition\'s current hash (so you enable exactly what you reviewed), and at most four servers may be enabled per project. The server is then started once under the new grant and its tools are shown and pinned: tasks offer only a catalog pinned in front of you (see mcp tools --refresh).',
   options: [
     { name: 'hash', type: 'string', value: 'HASH', description: 'the hash shown by shadowcode mcp (required)' },
     { name: 'no-review', type: 'boolean', description: 'grant without starting the server; tasks offer none of its tools until mcp tools ID --refresh' },
   ],
   args: [{ name: 'ID', required: true, description: 'config:NAME, plugin:P/S or project:.shadowcode/mcp/FILE' }],
-  examples: ['shadowcode --workspace ~/src/app mcp enable config:my-tools --hash 3f9c…'],
+  examples: ['shadowcode --project ~/src/app mcp enable config:my-tools --hash 3f9c…'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('mcp enable');
@@ -41,8 +42,9 @@ export const command: CommandSpec = {
     const g = await enforce(ctx.gate(), ctx.request('cli:mcp.enable', { resource: { kind: 'definition', id, hash }, args: { id, hash } }), (t) =>
       enableGrant(t, db, project, id, hash, current, ctx.policy().limits.grants.enabled_servers_per_project),
     );
-    const enabled = `enabled ${id} for ${project} at hash ${g.hash}`;
-    const again = `shadowcode --workspace ${project} mcp tools ${id} --refresh`;
+    // An id can be a project file's name; a read's failure can quote the server.
+    const enabled = `enabled ${inert(id)} for ${inert(project)} at hash ${g.hash}`;
+    const again = `shadowcode --workspace ${inert(project)} mcp tools ${inert(id)} --refresh`;
     if (options['no-review'] === true) {
       return { data: { grant: g, review: null }, text: `${enabled}\nits tool catalog was not read (--no-review); tasks offer none of its tools until ${again} reads and pins it` };
     }
@@ -54,7 +56,7 @@ export const command: CommandSpec = {
       const e = asScError(err);
       return {
         data: { grant: g, review: { ok: false, code: e.code, message: e.message } },
-        text: `${enabled}\nits tool catalog could not be read (${e.code}: ${e.message}); tasks offer none of its tools until ${again} reads and pins it`,
+        text: `${enabled}\nits tool catalog could not be read (${e.code}: ${inert(e.message)}); tasks offer none of its tools until ${again} reads and pins it`,
       };
     }
   },

@@ -19,7 +19,7 @@ import { realpathSync, statSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { EngineFrame } from '../../../gen/types/engine-frame.js';
 import type { EngineReply } from '../../../gen/types/engine-reply.js';
-import { asScError, type ErrorCode, ScError } from '../../errors.js';
+import { asScError, decisionOf, type ErrorCode, ScError } from '../../errors.js';
 import type { GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
 import { sql } from '../../store/db.js';
@@ -143,7 +143,7 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
 
   const send = (p: Peer, frame: EngineReply) => p.chan.send(frame);
   const refuse = (p: Peer, id: number | null, err: ScError, fatal: boolean) => {
-    void send(p, { type: 'error', id, code: err.code, message: err.message, ...(fatal ? { fatal: true } : {}) });
+    void send(p, { type: 'error', id, code: err.code, message: err.message, ...decisionOf(err), ...(fatal ? { fatal: true } : {}) });
   };
   const drop = (p: Peer, id: number | null, code: ErrorCode, message: string) => {
     if (p.stage === 'closing') return;

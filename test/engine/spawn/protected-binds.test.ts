@@ -50,6 +50,8 @@ function inside(w: ReturnType<typeof world>, script: string, uid?: number): { ou
     { argv: ['/bin/sh', '-c', script], cwd: w.project, env: { PATH: '/usr/bin:/bin', HOME: join(w.root, 'home') }, confine: { project: w.project, network: false }, trustedArgv: false, policy },
     bwrap(),
     w.profile,
+    // Built for whoever starts bwrap: its process bound differs for root and an ordinary user.
+    uid ?? process.getuid?.() ?? -1,
   );
   let out = '';
   try {
