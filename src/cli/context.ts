@@ -89,7 +89,7 @@ export class Ctx {
       ensureProfileDir(this.profile.dir);
       this._db = openDb(this.profile.dir, this.policy().limits.cli.sqlite_busy_timeout_ms);
       // Any command that opens the profile settles what dead processes left: no one is shown a task that cannot move.
-      settleDeadOwners(this._db);
+      settleDeadOwners(this._db, this.policy());
       // Everything this command prints is scrubbed of the stored secrets (cli/output.ts).
       scrubProfileSecrets(this.profile.dir);
     }

@@ -42,9 +42,9 @@ export function describeAction(kind: string, action: Record<string, unknown>): s
 
 /**
  * What a person must see before deciding, beyond the one line: for a command, every file the
- * task changed so far and, said plainly, which of them the command runs; for a write that needs
- * its own approval, the complete diff. Empty when there is nothing more. Each file name is one
- * line and each line of the diff stays one line, whatever they hold.
+ * task changed so far and, said plainly, which of them the command runs, with the diff of each;
+ * for a write that needs its own approval, the complete diff. Empty when there is nothing more.
+ * Each file name is one line and each line of a diff stays one line, whatever they hold.
  */
 export function approvalDetails(kind: string, action: Record<string, unknown>): string {
   const out: string[] = [];
@@ -52,6 +52,11 @@ export function approvalDetails(kind: string, action: Record<string, unknown>): 
     const files = action.changed_files as string[];
     out.push(files.length ? `  files this task changed so far: ${files.map((f) => inert(String(f))).join(', ')}` : '  this task has changed no files so far');
     if (typeof action.notice === 'string') out.push(`  WARNING: ${inert(action.notice)}`);
+    // What the task did to each file the command runs: the diff, so the approval shows the code it would run.
+    for (const r of Array.isArray(action.runs_changed) ? (action.runs_changed as Array<{ path?: unknown; diff?: unknown }>) : []) {
+      if (typeof r.diff !== 'string' || r.diff === '') continue;
+      out.push(`  what this task changed in ${inert(String(r.path))}:`, ...r.diff.replace(/\n$/, '').split('\n').map((l) => `    ${inertBlock(l)}`));
+    }
   }
   if (kind === 'write' && typeof action.diff === 'string') {
     if (typeof action.reason === 'string') out.push(`  why this needs its own approval: ${inert(action.reason)}`);

@@ -108,7 +108,7 @@ t.test('every wrapper in policy/commands.json has its cases above', async (t) =>
 t.test('wrappers inside wrappers, and the reason names the program that runs the scripts', async (t) => {
   const { p, known } = project();
   const a = commandContextOf(p, known, ['timeout', '60', 'bash', '-lc', 'env CI=1 nice npm test'], p, 65536, policy);
-  t.same(a.runs_changed, [{ path: 'package.json', reason: 'npm runs scripts from package.json, which this task changed (its changed script "test")' }]);
+  t.same(a.runs_changed.map(({ path, reason }) => ({ path, reason })), [{ path: 'package.json', reason: 'npm runs scripts from package.json, which this task changed (its changed script "test")' }]);
   t.same(invocations(p, ['timeout', '60', 'bash', '-lc', 'env CI=1 nice npm test'], p, policy).map((v) => v.name), ['timeout', 'bash', 'env', 'nice', 'npm', 'echo', 'curl', 'sh'], 'outermost first; a package script (pretest, test) after the program that runs it');
 });
 

@@ -10,6 +10,7 @@
  * output says the job had not ended yet.
  */
 import { awaitEnd, requestCancel } from '../../engine/cancel-requests.js';
+import { settleWatches } from '../../engine/owners.js';
 import { getJob, now } from '../../engine/job-events.js';
 import { sql } from '../../store/db.js';
 import { ScError } from '../../errors.js';
@@ -34,6 +35,8 @@ export async function cancelJob(ctx: Ctx, id: string): Promise<Output> {
   // Long enough for the runner to notice (a poll) and for a process group's TERM grace and KILL.
   const bound = l.jobs.approval_poll_ms * 25 + l.runners.kill_grace_ms * 2;
   const { job: after, ended } = await awaitEnd(db, id, l.jobs.approval_poll_ms / 2, bound);
+  // Settled here because its process was gone: what it changed so far is recorded on it now.
+  if (ended) settleWatches(db, ctx.policy());
   const text = ended ? `job ${id} ${after.state}` : `cancel of job ${id} requested; it is still ${after.state} and ends as soon as the process running it acts on the request (follow with shadowcode jobs)`;
   return { data: { job: after, ended }, text };
 }

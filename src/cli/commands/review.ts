@@ -18,7 +18,7 @@ interface Review {
 export const command: CommandSpec = {
   name: 'review',
   summary: 'Show what a task changed, as a diff per file',
-  description: 'Show every file a task (shadowcode run, shadow_run) changed in the selected project as a unified diff from before the task to now, and the test runs that verified it. Task ids are listed by shadowcode jobs.',
+  description: 'Show every file a task (shadowcode run, shadow_run) changed in the selected project as a unified diff from before the task to now, whatever changed it (its write tools, its approved commands and test runs, its background processes, a coding CLI), and the test runs that verified it. A test job id shows what that run changed. Task ids are listed by shadowcode jobs.',
   options: [],
   args: [{ name: 'TASK', required: true, description: 'the task id (job_…)' }],
   examples: ['shadowcode --project ~/src/app review job_0mh3k2x1a000f3c9d2e7b1', 'shadowcode --project ~/src/app --json review job_0mh3k2x1a000f3c9d2e7b1'],

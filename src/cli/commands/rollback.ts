@@ -39,6 +39,7 @@ export const command: CommandSpec = {
       }
     }
     const done = await enforce(ctx.gate(), request, (ticket) => rollbackTaskFromCli(ticket, db, project, id, l.checkpoint_bytes));
-    return { data: done, text: `rolled back task ${id}: restored ${done.restored.map((p) => inert(p)).join(', ')}` };
+    const left = done.not_restored?.length ? `; not restored (its earlier content was not kept): ${done.not_restored.map((f) => inert(f.path)).join(', ')}` : '';
+    return { data: done, text: `rolled back task ${id}: restored ${done.restored.map((p) => inert(p)).join(', ') || 'nothing'}${left}` };
   },
 };

@@ -1,7 +1,9 @@
 /*
  * shadowcode test: run the project's test command as an owned job, without a
  * model. The person at the terminal is the approver: they confirm the exact
- * command (or pass --yes), and its output streams here as it runs.
+ * command (or pass --yes), and its output streams here as it runs. What the run
+ * changed in the project is recorded on the job (engine/change-watch.ts) and named
+ * in the summary: shadowcode review JOB shows it, rollback JOB undoes it.
  */
 import { randomBytes } from 'node:crypto';
 import type { OwnerSpec } from '../../engine/engine-submit.js';
@@ -67,7 +69,7 @@ export const command: CommandSpec = {
   name: 'test',
   summary: "Run the project's test command as an approved job",
   description:
-    "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output); 3 when the policy refused to run it, e.g. in a project that is not trusted.",
+    "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output); 3 when the policy refused to run it, e.g. in a project that is not trusted. What the run changed in the project is recorded on its job and named in the summary (--json: changed_files): shadowcode review JOB shows the diff, shadowcode rollback JOB undoes it.",
   options: [{ name: 'yes', type: 'boolean', description: 'approve the exact command without asking' }],
   args: [{ name: 'COMMAND', required: false, variadic: true, description: 'the literal argv, after --' }],
   examples: ['shadowcode --project ~/src/app test', 'shadowcode --project ~/src/app test --yes -- npm run test:unit'],
@@ -87,6 +89,7 @@ export const command: CommandSpec = {
     const tail = new Tail(ctx.policy().limits.cli.output_tail_bytes);
     let exit: ExitBody | undefined;
     let refusal: { message: string; code?: string; decision_id?: string } | undefined;
+    const changed = new Map<string, string>();
     try {
       // A refusal, at submission or when the job is about to run, says which rule and what to do about it.
       const refused = (message: string, detail: Record<string, unknown> | undefined): ScError => {
@@ -111,6 +114,7 @@ export const command: CommandSpec = {
               tail.add(body.text);
               if (!ctx.json) (e.kind === 'stderr' ? ctx.io.stderr : ctx.io.stdout).write(body.text);
             } else if (e.kind === 'exit') exit = body;
+            else if (e.kind === 'files_changed') for (const c of (e.body as { changed?: Array<{ path: string; kind: string }> }).changed ?? []) changed.set(c.path, c.kind);
             else if (e.kind === 'error') refusal = { message: body.message ?? 'the job failed', ...(body.code ? { code: body.code } : {}), ...(body.decision_id ? { decision_id: body.decision_id } : {}) };
           }
           const last = page.items[page.items.length - 1];
@@ -129,9 +133,11 @@ export const command: CommandSpec = {
           const summary = ok
             ? `succeeded: ${inert(JSON.stringify(argv))} exited 0 after ${cur.duration_ms} ms (job ${cur.id})`
             : `${cur.state}: ${inert(JSON.stringify(argv))}: ${inert(reason ?? '')}${cur.duration_ms !== null ? ` after ${cur.duration_ms} ms` : ''} (job ${cur.id})`;
-          const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated };
+          const files = [...changed].map(([path, kind]) => ({ path, kind }));
+          const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated, changed_files: files };
+          const note = files.length ? `\nit changed ${files.map((f) => `${inert(f.path)} (${f.kind})`).join(', ')}: see shadowcode --project ${project} review ${cur.id}` : '';
           // Our own status, never the command's: its 2, 3 or 4 would read as a usage error, a denial or a broken chain.
-          return { data, text: summary, exitCode: ok ? EXIT.ok : EXIT.error };
+          return { data, text: `${summary}${note}`, exitCode: ok ? EXIT.ok : EXIT.error };
         }
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -89,6 +89,9 @@ function approvalCard(a: Json): HTMLElement {
     }
     if (act.unsandboxed) rows.push(['sandbox', 'NONE: it runs with your full access']);
     if (typeof act.notice === 'string') rows.push(['warning', act.notice]);
+    for (const r of Array.isArray(act.runs_changed) ? act.runs_changed : []) {
+      if (typeof r?.diff === 'string' && r.diff !== '') rows.push([`what the task changed in ${String(r.path)}`, diffView(r.diff)]);
+    }
   } else if (a.kind === 'write') {
     rows.push(['file', String(act.path ?? '')]);
     if (typeof act.reason === 'string') rows.push(['why it asks', act.reason]);
