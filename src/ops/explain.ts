@@ -11,7 +11,7 @@
  *          engine:submit             whoever submits; its write flag follows the task's level,
  *                                    the job is for this project      (engine/engine-submit.ts)
  *          engine:connect            whoever opens the engine socket, no project
- *          job:run, file:write, background:*, runner:spawn, task:tool.*, model:request,
+ *          job:run, job:observe, file:write, background:*, runner:spawn, task:tool.*, model:request,
  *          mcp:connect, mcp:call     the engine, for a task at --level      (engine/, agent/, client/)
  *                                    (mcp:connect --as cli: your review of a server's tools)
  *     ─► authorize (pure) ─► verdict, ceiling, the deciding rules in words, and what was assumed
@@ -74,6 +74,7 @@ export interface ActionExplanation {
 /** Actions the engine asks for while it runs a task, with the kind of record each names. */
 const ENGINE_WORK: ReadonlyArray<readonly [string, string]> = [
   ['job:run', 'job'],
+  ['job:observe', 'job'],
   ['file:write', 'file'],
   ['background:start', 'background'],
   ['background:stop', 'background'],
