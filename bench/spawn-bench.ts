@@ -9,9 +9,10 @@
  *
  *   round r: [bare, sandboxed] (order alternates by round) × calls ─► medians per round
  *   own: confinedCommand alone, no process, averaged over many ─► µs
+ *   own in a populated project (the scan for protected paths), and the scan after the exit ─► µs
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { confinedCommand, sandboxSupport } from '../src/engine/spawn/index.js';
@@ -28,6 +29,25 @@ function once(argv: readonly string[], cwd: string): Promise<number> {
   });
 }
 
+/** A project of 120 folders three levels deep with 6 files each, a submodule and a nested host config. */
+function populate(dir: string): void {
+  for (let a = 0; a < 5; a++) {
+    for (let b = 0; b < 4; b++) {
+      for (let c = 0; c < 6; c++) {
+        const d = join(dir, `pkg${a}`, `mod${b}`, `part${c}`);
+        mkdirSync(d, { recursive: true });
+        for (let f = 0; f < 6; f++) writeFileSync(join(d, `file${f}.ts`), '');
+      }
+    }
+  }
+  mkdirSync(join(dir, '.git', 'modules', 'lib'), { recursive: true });
+  writeFileSync(join(dir, '.git', 'config'), '[core]\n\tbare = false\n');
+  writeFileSync(join(dir, '.git', 'modules', 'lib', 'config'), '[core]\n\tbare = false\n');
+  mkdirSync(join(dir, 'pkg0', 'lib'), { recursive: true });
+  writeFileSync(join(dir, 'pkg0', 'lib', '.git'), 'gitdir: ../../.git/modules/lib\n');
+  mkdirSync(join(dir, 'pkg1', '.vscode'), { recursive: true });
+}
+
 export async function run(o: { rounds?: number; calls?: number } = {}) {
   const rounds = o.rounds ?? 5;
   const calls = o.calls ?? 20;
@@ -42,7 +62,7 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
   mkdirSync(profile, { mode: 0o700 });
   const bare = ['true'];
   const boxed = () => confinedCommand({ argv: bare, cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy }, support.bwrap as string, profile);
-  const out = { bare: [] as number[], sandboxed: [] as number[], teardown: [] as number[], own_us: 0, rounds, calls_per_round: calls };
+  const out = { bare: [] as number[], sandboxed: [] as number[], teardown: [] as number[], own_us: 0, own_tree_us: 0, after_tree_us: 0, rounds, calls_per_round: calls };
   try {
     for (let r = 0; r < rounds; r++) {
       const order: Array<'bare' | 'sandboxed'> = r % 2 ? ['sandboxed', 'bare'] : ['bare', 'sandboxed'];
@@ -77,6 +97,24 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
       c.release();
     }
     out.own_us = (own / n) * 1000;
+    // The same in a project the size of a small real one (about 800 entries in 120 folders, a
+    // submodule, a nested host config): the scan for protected paths below the top is most of it.
+    const tree = join(root, 'tree');
+    populate(tree);
+    const boxedTree = () => confinedCommand({ argv: bare, cwd: tree, env, confine: { project: tree, network: false }, trustedArgv: false, policy }, support.bwrap as string, profile);
+    let ownTree = 0;
+    let after = 0;
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      const c = boxedTree();
+      ownTree += performance.now() - t0;
+      c.release();
+      const t1 = performance.now();
+      c.created();
+      after += performance.now() - t1;
+    }
+    out.own_tree_us = (ownTree / n) * 1000;
+    out.after_tree_us = (after / n) * 1000;
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

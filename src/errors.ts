@@ -78,6 +78,7 @@ export const ERRORS = {
   SC_DEF_REFUSED: { exit: EXIT.error, summary: 'A project definition file is a link or resolves outside the project.' },
   SC_GRANT_LIMIT: { exit: EXIT.error, summary: 'The project already has the most enabled servers allowed.' },
   SC_PROJECT_UNTRUSTED: { exit: EXIT.error, summary: 'The project is not trusted.' },
+  SC_PROJECT_HOLDS_HOME: { exit: EXIT.denied, summary: 'The project is /, your home folder or a folder holding it: it cannot be trusted, and no task, command or coding CLI works in it.' },
   SC_PLUGIN_INVALID: { exit: EXIT.error, summary: 'A plugin manifest is malformed, or its definitions are not by reference.' },
   SC_PLUGIN_NOT_FOUND: { exit: EXIT.error, summary: 'No plugin with that name is installed.' },
   SC_MODEL_NOT_FOUND: { exit: EXIT.error, summary: 'No configured model with that id, or no model given and no default set.' },
@@ -118,6 +119,10 @@ export const ERRORS = {
 } as const satisfies Record<string, { exit: number; summary: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERRORS, code);
+}
 
 export class ScError extends Error {
   override readonly name = 'ScError';

@@ -12,6 +12,7 @@ export declare const validateAuditReport: GeneratedValidator;
 export declare const validateCatalogView: GeneratedValidator;
 export declare const validateClients: GeneratedValidator;
 export declare const validateCommandApproval: GeneratedValidator;
+export declare const validateCommands: GeneratedValidator;
 export declare const validateDecisionCase: GeneratedValidator;
 export declare const validateDefinition: GeneratedValidator;
 export declare const validateEngineFrame: GeneratedValidator;

@@ -10,6 +10,7 @@ export { default as validateAuditReport } from './audit-report.js';
 export { default as validateCatalogView } from './catalog-view.js';
 export { default as validateClients } from './clients.js';
 export { default as validateCommandApproval } from './command-approval.js';
+export { default as validateCommands } from './commands.js';
 export { default as validateDecisionCase } from './decision-case.js';
 export { default as validateDefinition } from './definition.js';
 export { default as validateEngineFrame } from './engine-frame.js';

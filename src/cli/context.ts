@@ -9,6 +9,7 @@ import type { GateRequest } from '../../gen/types/gate-request.js';
 import { settleDeadOwners } from '../engine/owners.js';
 import { ScError } from '../errors.js';
 import type { GateEnv } from '../policy/gate.js';
+import { homeFolders } from '../policy/home.js';
 import { type Policy, shippedPolicy } from '../policy/load.js';
 import { type Db, openDb } from '../store/db.js';
 import { ensureProfileDir, type ProfileChoice, resolveProfile } from '../store/profile.js';
@@ -42,6 +43,7 @@ export class Ctx {
   private _secrets: SecretStore | undefined;
   private _workspace: string | undefined;
   private _style: Style | undefined;
+  private _homes: readonly string[] | undefined;
 
   /**
    * `host` is set by the library (src/lib): its policy directory, loaded and frozen by
@@ -99,7 +101,12 @@ export class Ctx {
   }
 
   gate(): GateEnv {
-    return { policy: this.policy(), db: () => this.db() };
+    return { policy: this.policy(), db: () => this.db(), homes: this.homes() };
+  }
+
+  /** The home folders of the user at this terminal (their HOME and their account's), for the gate's project.holds_home. */
+  homes(): readonly string[] {
+    return (this._homes ??= homeFolders(this.io.env));
   }
 
   /** A CLI request: the person at the terminal, acting on the selected project (if any). */

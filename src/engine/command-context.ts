@@ -5,19 +5,28 @@
  *   changes of the job (applied): its write tools', and what its commands, test jobs,
  *   background processes or coding CLI changed (recorded by its change watch,
  *   change-watch.ts, before the approval is built) ─► changed_files (project-relative, sorted)
- *   argv (and each command of a `sh -c` script) ─► runners that read a file we know
- *           (npm/npx/yarn/pnpm/bun ─► package.json scripts, with the script names whose
- *           text changed; make ─► Makefile, *.mk)
- *        ─► any argv word (or a word inside `sh -c "…"`) naming a changed file
+ *   argv ─► the programs it runs, each with the folder it runs in: through the wrappers
+ *           policy/commands.json lists (timeout, env, nice, xargs, sudo, …), shell scripts
+ *           (sh/bash -c, also -lc and -ec; each command of the script, after `cd DIR`), npx and
+ *           npm exec, and the package.json scripts npm run / npm test / yarn NAME run
+ *           (limits.protection.command_unwrap_depth deep)
+ *        ─► runners that read a file we know (npm/npx/yarn/pnpm/bun ─► package.json
+ *           scripts from the nearest manifest up from where they run, with the script names
+ *           whose text changed; make ─► Makefile, *.mk)
+ *        ─► any word of those programs' command lines naming a changed file
  *   ─► runs_changed [{path, reason, diff}] (the diff from before the task to now) and one
  *      plain notice sentence
  *
  * An approval of ["npm","test"] looks harmless; after the task rewrote the
- * `test` script it is not, and the person approving must be told so.
+ * `test` script it is not, and the person approving must be told so. Wrapped in
+ * `timeout 60 npm test` or `bash -lc "npm test"` it must say the same.
  */
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { CommandApproval } from '../../gen/types/command-approval.js';
+import type { Commands } from '../../gen/types/commands.js';
+import type { Policy } from '../policy/load.js';
 import { type Db, sql } from '../store/db.js';
+import { insideProject } from '../util/confine.js';
 import { tryReadProjectFile } from '../util/safe-read.js';
 import { unifiedDiff } from './diff.js';
 
@@ -66,7 +75,7 @@ function nowText(project: string, rel: string, cap: number): string | null {
   }
 }
 
-/** Words of the argv, and of any shell script in it, that could name a file. */
+/** Words of a command line, and of any shell script in it, that could name a file. */
 function words(argv: readonly string[]): string[] {
   return argv.flatMap((a) => [a, ...a.split(/[\s;&|<>()'"`=]+/)]).filter((w) => w !== '' && w.length < 4096);
 }
@@ -77,38 +86,243 @@ export interface ChangesSoFar {
   before(rel: string): string | null | undefined;
 }
 
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh']);
+/** One program a command runs, with its command line and the folder it runs in. */
+export interface Invocation {
+  readonly name: string;
+  readonly argv: readonly string[];
+  readonly cwd: string;
+}
 
-/** The programs a command runs: argv[0], and for `sh -c SCRIPT` the first word of each command in the script. */
-function programs(argv: readonly string[]): string[] {
-  const out = [basename(argv[0] ?? '')];
-  const c = argv.indexOf('-c');
-  if (SHELLS.has(out[0] as string) && c > 0 && typeof argv[c + 1] === 'string') {
-    for (const part of (argv[c + 1] as string).split(/&&|\|\||[;&|\n()]/)) {
-      const first = part.trim().split(/\s+/).find((w) => w !== '' && !/^\w+=/.test(w));
-      if (first) out.push(basename(first.replace(/^['"]|['"]$/g, '')));
+/** What reading a command line needs from the policy: the wrappers and how deep to look. */
+export type CommandPolicy = Pick<Policy, 'commands' | 'limits'>;
+
+// Words that start or continue a shell command without being its program.
+const SHELL_KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', '!', '{', '}', 'case', 'esac', 'in', 'function']);
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/**
+ * The simple commands of a shell script, each as its words with quotes removed: split at
+ * `;` `&` `|` newlines, parentheses, backquotes and `$(` outside quotes. Enough to find the
+ * programs it starts; not a shell.
+ */
+export function scriptCommands(script: string): string[][] {
+  const out: string[][] = [];
+  let cmd: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: '"' | "'" | null = null;
+  const endWord = () => {
+    if (inWord) cmd.push(word);
+    word = '';
+    inWord = false;
+  };
+  const endCommand = () => {
+    endWord();
+    if (cmd.length) out.push(cmd);
+    cmd = [];
+  };
+  for (let i = 0; i < script.length; i++) {
+    const c = script[i] as string;
+    if (quote) {
+      if (c === quote) quote = null;
+      else if (c === '\\' && quote === '"' && i + 1 < script.length) word += script[++i];
+      else word += c;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (c === '\\' && i + 1 < script.length) {
+      const n = script[++i] as string;
+      if (n !== '\n') {
+        word += n;
+        inWord = true;
+      }
+    } else if (c === '#' && !inWord) {
+      while (i + 1 < script.length && script[i + 1] !== '\n') i++;
+    } else if (';&|\n()`'.includes(c) || (c === '$' && script[i + 1] === '(')) {
+      endCommand();
+      if (c === '$') i++;
+    } else if (/\s/.test(c)) endWord();
+    else {
+      word += c;
+      inWord = true;
     }
   }
-  return [...new Set(out)];
+  endCommand();
+  return out;
+}
+
+/**
+ * The programs a command runs: argv[0], and what each wrapper it is (policy/commands.json)
+ * runs in turn, a shell script's commands, the package.json scripts npm and its kin run,
+ * each with the folder it runs in. Depth-bounded: a loop of wrappers ends there.
+ */
+export function invocations(project: string, argv: readonly string[], cwd: string, policy: CommandPolicy): Invocation[] {
+  const L = policy.limits.protection;
+  const out: Invocation[] = [];
+  const byName = new Map<string, Commands['wrappers'][number]>();
+  for (const w of policy.commands.wrappers) for (const n of w.names) if (!byName.has(n)) byName.set(n, w);
+  const script = (text: string, dir: string, depth: number) => {
+    let here = dir;
+    for (const words of scriptCommands(text.slice(0, L.command_script_bytes))) {
+      let i = 0;
+      while (i < words.length && (SHELL_KEYWORDS.has(words[i] as string) || ASSIGNMENT.test(words[i] as string))) i++;
+      const rest = words.slice(i);
+      if (rest[0] === 'cd') {
+        // `cd DIR && npm test`: what follows in the script runs there.
+        const to = rest[1];
+        if (to && !to.startsWith('-') && !to.startsWith('~') && !to.includes('$')) here = resolve(here, to);
+        continue;
+      }
+      visit(rest, here, depth);
+    }
+  };
+  const visit = (args: readonly string[], dir: string, depth: number): void => {
+    if (args.length === 0 || depth > L.command_unwrap_depth) return;
+    const name = basename(args[0] as string);
+    const w = byName.get(name);
+    if (!w) {
+      out.push({ name, argv: args, cwd: dir });
+      return;
+    }
+    let here = dir;
+    let i = 1;
+    let operands = 0;
+    let scriptNext = false;
+    const opt = (list: readonly string[] | undefined, word: string): { hit: boolean; value: string | undefined; next: boolean } => {
+      for (const o of list ?? []) {
+        if (word === o) return { hit: true, value: args[i + 1], next: true };
+        if (o.startsWith('--') && word.startsWith(`${o}=`)) return { hit: true, value: word.slice(o.length + 1), next: false };
+        if (!o.startsWith('--') && o.length === 2 && word.startsWith(o) && word.length > 2 && !word.startsWith('--')) return { hit: true, value: word.slice(2), next: false };
+      }
+      return { hit: false, value: undefined, next: false };
+    };
+    for (; i < args.length; i++) {
+      const a = args[i] as string;
+      if (a === '--') {
+        i++;
+        break;
+      }
+      if (w.assignments && ASSIGNMENT.test(a)) continue;
+      if (a === '-') continue;
+      // An option starts with '-' (a shell's set options also with '+'). Another word is one of the
+      // wrapper's operands (timeout's DURATION, flock's FILE) while it takes more, else the command.
+      if (!(a[0] === '-' || (a[0] === '+' && w.script_flag))) {
+        if (operands < (w.operands ?? 0)) {
+          operands++;
+          continue;
+        }
+        break;
+      }
+      const s = opt(w.script_options, a);
+      if (s.hit) {
+        if (s.value !== undefined) script(s.value, here, depth + 1);
+        if (s.next) i++;
+        continue;
+      }
+      const c = opt(w.cwd_options, a);
+      if (c.hit) {
+        if (c.value !== undefined) here = resolve(here, c.value);
+        if (c.next) i++;
+        continue;
+      }
+      const v = opt(w.value_options, a);
+      if (v.hit) {
+        if (v.next) i++;
+        continue;
+      }
+      if (w.script_flag && /^-[A-Za-z]+$/.test(a) && a.includes(w.script_flag)) scriptNext = true;
+    }
+    // Recorded with the folder it runs in, once its own options have said which.
+    out.push({ name, argv: args, cwd: here });
+    if (scriptNext) {
+      if (typeof args[i] === 'string') script(args[i] as string, here, depth + 1);
+      return;
+    }
+    for (const e of w.exec_words ?? []) {
+      for (let k = i; k < args.length; k++) {
+        if (args[k] !== e) continue;
+        const end = args.findIndex((x, j) => j > k && (x === ';' || x === '+'));
+        visit(args.slice(k + 1, end < 0 ? args.length : end), here, depth + 1);
+      }
+    }
+    const first = args[i];
+    if (first !== undefined && (w.exec_subcommands ?? []).includes(first)) {
+      // The subcommand's own options, then the command it runs.
+      let k = i + 1;
+      for (; k < args.length; k++) {
+        const a = args[k] as string;
+        if (a === '--') {
+          k++;
+          break;
+        }
+        if (!a.startsWith('-')) break;
+        const v = opt(w.value_options, a);
+        if (v.hit && v.next) k++;
+      }
+      visit(args.slice(k), here, depth + 1);
+      return;
+    }
+    const scriptName = first === undefined ? null : (w.script_subcommands ?? []).includes(first) ? (args[i + 1] ?? null) : Object.hasOwn(w.named_scripts ?? {}, first) ? ((w.named_scripts ?? {})[first] ?? null) : w.other_words_run_scripts ? first : null;
+    if (scriptName !== null) {
+      // npm runs pre<name>, <name> and post<name>, from the nearest package.json up from where it runs.
+      const scripts = packageScripts(project, here, L.command_script_bytes);
+      for (const n of [`pre${scriptName}`, scriptName, `post${scriptName}`]) {
+        const text = scripts?.scripts[n];
+        if (typeof text === 'string') script(text, scripts?.dir ?? here, depth + 1);
+      }
+      return;
+    }
+    if (w.command === false) return;
+    visit(args.slice(i), here, depth + 1);
+  };
+  visit(argv, cwd, 0);
+  return out;
+}
+
+/** The scripts of the nearest package.json from `dir` up to the project, read as they are now; null when there is none. */
+function packageScripts(project: string, dir: string, cap: number): { dir: string; scripts: Record<string, unknown> } | null {
+  for (let d = dir; insideProject(project, d); d = dirname(d)) {
+    const rel = relative(project, join(d, 'package.json'));
+    let text: string | undefined;
+    try {
+      text = tryReadProjectFile(project, rel, { cap, kind: 'manifest', overflow: 'truncate' })?.bytes.toString('utf8');
+    } catch {
+      return null;
+    }
+    if (text !== undefined) {
+      try {
+        const v = JSON.parse(text) as { scripts?: unknown };
+        return { dir: d, scripts: v && typeof v.scripts === 'object' && v.scripts !== null ? (v.scripts as Record<string, unknown>) : {} };
+      } catch {
+        return null;
+      }
+    }
+    if (d === project) break;
+  }
+  return null;
 }
 
 /** The approval of a native task's run_command: the job's own recorded changes. */
-export function commandContext(db: Db, project: string, jobId: string, argv: readonly string[], cwd: string, cap: number): CommandApproval {
-  return commandContextOf(project, { changed: jobChangedFiles(db, jobId), before: (rel) => beforeText(db, jobId, rel) }, argv, cwd, cap);
+export function commandContext(db: Db, project: string, jobId: string, argv: readonly string[], cwd: string, cap: number, policy: CommandPolicy): CommandApproval {
+  return commandContextOf(project, { changed: jobChangedFiles(db, jobId), before: (rel) => beforeText(db, jobId, rel) }, argv, cwd, cap, policy);
 }
 
-export function commandContextOf(project: string, known: ChangesSoFar, argv: readonly string[], cwd: string, cap: number): CommandApproval {
+export function commandContextOf(project: string, known: ChangesSoFar, argv: readonly string[], cwd: string, cap: number, policy: CommandPolicy): CommandApproval {
   const changed = [...known.changed].map(slashed).sort();
   const runs: CommandApproval['runs_changed'] = [];
   const add = (path: string, reason: string) => {
     if (!runs.some((r) => r.path === path)) runs.push({ path, reason });
   };
-  const cwdRel = slashed(relative(project, cwd));
-  const all = words(argv);
-  const progs = programs(argv);
-  const tool = progs.find((p) => PACKAGE_RUNNERS.has(p)) ?? (progs.includes('node') && all.includes('--run') ? 'node' : null);
-  // npm and its kin run package.json scripts from the nearest manifest up the tree, and the root's.
-  if (tool) {
+  const invoked = invocations(project, argv, cwd, policy);
+  const all = [...words(argv), ...invoked.flatMap((v) => words(v.argv))];
+  const progs = invoked.map((v) => v.name);
+  // npm and its kin run package.json scripts from the nearest manifest up from where they run, and the root's.
+  for (const v of invoked) {
+    const tool = PACKAGE_RUNNERS.has(v.name) ? v.name : v.name === 'node' && v.argv.includes('--run') ? 'node' : null;
+    if (!tool) continue;
+    const cwdRel = slashed(relative(project, v.cwd));
     for (const path of changed.filter((p) => basename(p).toLowerCase() === 'package.json')) {
       const dir = slashed(dirname(path));
       if (dir !== '.' && !(cwdRel === dir || cwdRel.startsWith(`${dir}/`))) continue;

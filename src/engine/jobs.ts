@@ -44,7 +44,7 @@ import { commandContext } from './command-context.js';
 import { childEnv } from './child-env.js';
 import { ACTIVE, addEvent, getJob, type JobRow, now, setState } from './job-events.js';
 import { alive, reapOrphans, writerOf } from './owners.js';
-import { type CommandHandle, runCommand } from './process.js';
+import { type CommandHandle, protectedCreatedEvent, runCommand } from './process.js';
 import { sandboxSupport } from './spawn/index.js';
 import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from './task-contract.js';
 
@@ -142,7 +142,7 @@ export class Jobs {
     if (taskId) {
       const task = getJob(db, taskId);
       if (task && openWatchOf(db, taskId)) observeJob(this.gate, task, { id: taskId, jobId: taskId, project: task.project }, betweenCause(db, taskId));
-      action = commandContext(db, project, taskId, argv, project, this.limits.agent.read_bytes) as unknown as Record<string, unknown>;
+      action = commandContext(db, project, taskId, argv, project, this.limits.agent.read_bytes, this.c.policy) as unknown as Record<string, unknown>;
     }
     db.transaction(() => {
       const used = (sql(db, 'SELECT count(*) AS n FROM jobs WHERE owner = ?').get(owner) as { n: number }).n;
@@ -314,6 +314,8 @@ export class Jobs {
       .then((r) => {
         flush();
         addEvent(db, id, 'exit', r);
+        const created = protectedCreatedEvent(r.protected_created);
+        if (created) addEvent(db, id, 'protected_created', created);
         observed(true);
         setState(db, id, r.cancelled || this.cancelling.has(id) ? 'cancelled' : r.code === 0 ? 'succeeded' : 'failed', { exit_code: r.code, duration_ms: r.duration_ms });
       })

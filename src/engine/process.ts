@@ -5,6 +5,7 @@
  *
  *   runCommand(ticket, spec) ─► spawn/supervise ─► [bwrap …] command (own process group)
  *   cancel() ends the lifeline ─► TERM, grace, KILL to the group
+ *   ─► the result, with the protected paths it created where nothing could be held
  */
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
@@ -31,6 +32,17 @@ export interface CommandResult {
   readonly error?: string;
   /** The sandbox the command ran in; absent when it never started. */
   readonly sandbox?: SandboxLevel;
+  /** Protected paths the command created where the sandbox could hold nothing (a nested repository, a host config below the top). */
+  readonly protected_created?: readonly string[];
+}
+
+/** The job event that warns of protected paths a command created, or null when it created none. */
+export function protectedCreatedEvent(paths: readonly string[] | undefined): { paths: string[]; notice: string } | null {
+  if (!paths || paths.length === 0) return null;
+  return {
+    paths: [...paths],
+    notice: `The command created ${paths.length === 1 ? 'a protected path' : 'protected paths'} that git or a coding host may load and run later: ${paths.join(', ')}. Check ${paths.length === 1 ? 'it' : 'them'} before you use git or open a host there.`,
+  };
 }
 
 export interface CommandHandle {
@@ -46,13 +58,14 @@ export function runCommand(ticket: GateTicket, spec: CommandSpec, onOutput: (str
   });
   s.process.stdout?.on('data', (c: Buffer) => onOutput('stdout', c));
   s.process.stderr?.on('data', (c: Buffer) => onOutput('stderr', c));
-  const done = s.status.then((st): CommandResult => ({
+  const done = Promise.all([s.status, s.created]).then(([st, created]): CommandResult => ({
     code: st.code,
     signal: st.signal,
     cancelled: st.stopped,
     duration_ms: st.duration_ms,
     sandbox: s.level,
     ...(st.error ? { error: st.error } : {}),
+    ...(created.length ? { protected_created: created } : {}),
   }));
   return { done, cancel: () => s.stop() };
 }

@@ -11,7 +11,7 @@
  *          engine:submit             whoever submits; its write flag follows the task's level,
  *                                    the job is for this project      (engine/engine-submit.ts)
  *          engine:connect            whoever opens the engine socket, no project
- *          job:run, file:write, background:*, runner:spawn, task:tool.*, model:request,
+ *          job:run, job:observe, file:write, background:*, runner:spawn, task:tool.*, model:request,
  *          mcp:connect, mcp:call     the engine, for a task at --level      (engine/, agent/, client/)
  *                                    (mcp:connect --as cli: your review of a server's tools)
  *     ─► authorize (pure) ─► verdict, ceiling, the deciding rules in words, and what was assumed
@@ -27,6 +27,7 @@
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import { ScError } from '../errors.js';
 import { explain, enforce, type GateEnv, ruleTexts, type RuleText } from '../policy/gate.js';
+import { holdsHome } from '../policy/home.js';
 import type { Policy } from '../policy/load.js';
 import { findDecision, type ChainRow } from '../store/audit-read.js';
 import type { Level } from '../ticket.js';
@@ -54,6 +55,8 @@ export interface ActionQuery {
   readonly otherProject?: boolean;
   /** The CLI user's owner label: cli, or host:NAME for an embedding host. */
   readonly cliOwner: string;
+  /** The asking user's home folders, for project.holds_home (src/policy/home.ts); by default this process's. */
+  readonly homes?: readonly string[];
 }
 
 export interface ActionExplanation {
@@ -71,6 +74,7 @@ export interface ActionExplanation {
 /** Actions the engine asks for while it runs a task, with the kind of record each names. */
 const ENGINE_WORK: ReadonlyArray<readonly [string, string]> = [
   ['job:run', 'job'],
+  ['job:observe', 'job'],
   ['file:write', 'file'],
   ['background:start', 'background'],
   ['background:stop', 'background'],
@@ -178,8 +182,10 @@ function projectWords(p: GateRequest['project']): string {
 
 /** What the gate would decide for `q`, and why; nothing is recorded and nothing runs. */
 export function explainAction(policy: Policy, q: ActionQuery): ActionExplanation {
-  const { request, assumed } = requestFor(q);
-  const d = explain(policy, request);
+  const { request: asked, assumed } = requestFor(q);
+  const d = explain(policy, asked, q.homes);
+  // As the gate decided it: with what the gate adds (project.holds_home).
+  const request = asked.project ? { ...asked, project: { ...asked.project, holds_home: holdsHome(asked.project.path, q.homes) } } : asked;
   return { action: q.action, allow: d.allow, ceiling: d.ceiling, rules: d.rules, request, assumed, policy_hash: policy.hash };
 }
 
@@ -243,7 +249,7 @@ export async function explainDecision(gate: GateEnv, caller: Caller, id: string)
   let now: DecisionExplanation['now'] = null;
   if (request) {
     try {
-      const d = explain(gate.policy, request);
+      const d = explain(gate.policy, request, gate.homes);
       now = { allow: d.allow, ceiling: d.ceiling, rules: d.rules };
     } catch {
       // A row written under another schema version: the recorded part still stands.

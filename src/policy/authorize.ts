@@ -58,6 +58,7 @@ function attributes(req: GateRequest, ceiling: Level): Attrs {
     a['project.trusted'] = req.project.trusted;
     a['project.level'] = req.project.level;
     if (req.project.network !== undefined) a['project.network'] = req.project.network;
+    if (req.project.holds_home !== undefined) a['project.holds_home'] = req.project.holds_home;
   }
   if (req.requested_level) a.requested_level = req.requested_level;
   if (req.resource?.owner !== undefined) a['resource.owner'] = req.resource.owner;

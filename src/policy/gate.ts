@@ -7,11 +7,11 @@
  *                                        tool call it carries), decided in one transaction
  *     ─► BEGIN IMMEDIATE (the audit write lock)
  *     ─► project trust read here, when the caller left it to the gate
- *     ─► validate request (schemas/gate-request.schema.json)
+ *     ─► validate request (schemas/gate-request.schema.json), add project.holds_home
  *     ─► authorize(request, policy)      pure decision
  *     ─► audit row {decision, masked args, policy hash}; a denial stops the list
  *     ─► COMMIT
- *     ─► denied?  SC_POLICY_DENIED naming the rules (their texts are built only now)
+ *     ─► denied?  SC_POLICY_DENIED (or the deciding rule's own code) naming the rules
  *     ─► run(ticket)                     the ticket opens the executors of that action (and record) only
  *
  * The rows are committed before any ticket exists, and a failed write denies:
@@ -19,12 +19,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { GateRequest } from '../../gen/types/gate-request.js';
-import { ScError } from '../errors.js';
+import { type ErrorCode, isErrorCode, ScError } from '../errors.js';
 import { check } from '../schema/validate.js';
 import { type AuditRow, appendAuditRows } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { type GateTicket, mintTicket } from '../ticket.js';
 import { authorize, type Decision } from './authorize.js';
+import { holdsHome } from './home.js';
 import type { Policy } from './load.js';
 import { redact } from './redact.js';
 
@@ -42,6 +43,8 @@ export interface GateEnv {
    * that records the decision, so `untrust` cannot slip between read and decision.
    */
   readonly project?: (db: Db) => GateRequest['project'];
+  /** The user's home folders, for project.holds_home (src/policy/home.ts); by default this process's. */
+  readonly homes?: readonly string[];
 }
 
 /** One rule that decided, in words. */
@@ -70,14 +73,25 @@ function rulesOf(policy: Policy, d: Decision): Explained['rules'] {
   return ruleTexts(policy, d.reasons);
 }
 
-function validated(request: PendingRequest): GateRequest {
-  return check<GateRequest>('gate-request', request, 'SC_POLICY_REQUEST_INVALID', 'gate request');
+/** The request checked against its schema, with what the gate itself knows of the project added: whether it holds the home folder. */
+function validated(request: PendingRequest, homes?: readonly string[]): GateRequest {
+  const r = check<GateRequest>('gate-request', request, 'SC_POLICY_REQUEST_INVALID', 'gate request');
+  return r.project ? { ...r, project: { ...r.project, holds_home: holdsHome(r.project.path, homes) } } : r;
 }
 
 /** The decision with each reason's rule text; for `policy explain` and for denial messages. */
-export function explain(policy: Policy, request: GateRequest): Explained {
-  const d = authorize(validated(request), policy.permissions);
+export function explain(policy: Policy, request: GateRequest, homes?: readonly string[]): Explained {
+  const d = authorize(validated(request, homes), policy.permissions);
   return { ...d, rules: rulesOf(policy, d) };
+}
+
+/** The code of a denial: the first deciding forbid rule's own code (a known one), else SC_POLICY_DENIED. */
+function denialCode(policy: Policy, d: Decision): ErrorCode {
+  for (const id of d.reasons) {
+    const code = policy.permissions.rules.find((r) => r.id === id)?.code;
+    if (code && isErrorCode(code)) return code;
+  }
+  return 'SC_POLICY_DENIED';
 }
 
 /** One decided request: a ticket to run with, or the denial to report. */
@@ -127,7 +141,7 @@ function ticketResource(req: GateRequest): { resource?: { kind: string; id: stri
  */
 export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admission[] {
   // Requests that carry their project are checked before the store opens; the rest once trust is read.
-  const early = requests.map((r) => (r.project !== undefined || !env.project ? validated(r) : undefined));
+  const early = requests.map((r) => (r.project !== undefined || !env.project ? validated(r, env.homes) : undefined));
   const decided: Decided[] = [];
   try {
     const db = env.db();
@@ -135,7 +149,7 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
       decided.length = 0;
       const rows: AuditRow[] = [];
       for (const [i, r] of requests.entries()) {
-        const request = early[i] ?? validated({ ...r, project: env.project!(db) });
+        const request = early[i] ?? validated({ ...r, project: env.project!(db) }, env.homes);
         const decision = authorize(request, env.policy.permissions);
         const decisionId = randomUUID();
         decided.push({ request, decision, decisionId });
@@ -152,7 +166,7 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
   return decided.map(({ request, decision: d, decisionId }) => {
     if (d.allow) return { decisionId, request, ticket: mintTicket({ decisionId, action: request.action, ceiling: d.ceiling, owner: request.principal.owner, ...ticketResource(request) }) };
     const why = rulesOf(env.policy, d).map((r) => `${r.id} (${r.description})`).join('; ');
-    const denied = new ScError('SC_POLICY_DENIED', `${request.action} denied by ${why}`, {
+    const denied = new ScError(denialCode(env.policy, d), `${request.action} denied by ${why}`, {
       decision_id: decisionId,
       action: request.action,
       reasons: [...d.reasons],

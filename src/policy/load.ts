@@ -7,7 +7,8 @@
  *   policy/environment.json ┤
  *   policy/clients.json ────┤
  *   policy/sandbox.json ────┤
- *   policy/protected-paths.json ┘
+ *   policy/protected-paths.json ┤
+ *   policy/commands.json ───┘
  *
  * A broken file is one SC_POLICY_INVALID naming the file and the JSON path, at
  * start-up, before anything is served. The hash is over canonical JSON, so it
@@ -22,6 +23,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clients } from '../../gen/types/clients.js';
+import type { Commands } from '../../gen/types/commands.js';
 import type { Environment } from '../../gen/types/environment.js';
 import type { Limits } from '../../gen/types/limits.js';
 import type { Permissions } from '../../gen/types/permissions.js';
@@ -40,6 +42,7 @@ export interface Policy {
   readonly clients: Clients;
   readonly sandbox: SandboxPolicy;
   readonly protected_paths: ProtectedPaths;
+  readonly commands: Commands;
   readonly hash: string;
   readonly dir: string;
 }
@@ -51,6 +54,7 @@ const FILES = [
   ['clients', 'clients.json', 'clients'],
   ['sandbox', 'sandbox.json', 'sandbox'],
   ['protected_paths', 'protected-paths.json', 'protected-paths'],
+  ['commands', 'commands.json', 'commands'],
 ] as const satisfies ReadonlyArray<readonly [keyof Omit<Policy, 'hash' | 'dir'>, string, SchemaKey]>;
 
 declare const __SHADOWCODE_VERIFIED_POLICY__: Readonly<Record<string, string>> | undefined;

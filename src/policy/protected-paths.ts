@@ -4,7 +4,9 @@
  *   path as a task named it ─► lexical form: resolved against the project, relative
  *                          └─► real form: the deepest existing ancestor's real path + the rest
  *   each form inside the project ─► never_write rules ─► the profile (when inside) ─► needs_approval
- *   ─► PathVerdict { effect: refuse | approve | open, rule, matched }
+ *   a write no pattern refuses ─► the project's protected layout (protected-scan.ts): what a
+ *          protected link leads to, what git config names (core.hooksPath, …) ─► refuse
+ *   ─► PathVerdict { effect: refuse | approve | open, rule, matched, via }
  *
  * Both forms are judged and the strictest wins, so `./.git/../.git/config`, a
  * trailing slash, `.GIT/config` and a link pointing into .git all meet the same
@@ -19,6 +21,7 @@ import type { ProtectedPaths } from '../../gen/types/protected-paths.js';
 import { ScError } from '../errors.js';
 import { insideProject } from '../util/confine.js';
 import type { Policy } from './load.js';
+import { coveredBy, protectedLayout } from './protected-scan.js';
 
 export type PathAccess = 'read' | 'write';
 
@@ -31,13 +34,15 @@ export interface PathVerdict {
   readonly description: string | null;
   /** The project-relative form that matched ('/'-separated), or the lexical form when none did. */
   readonly matched: string;
+  /** Why the path is protected when no pattern names it: "the link .claude leads here", "core.hooksPath in .git/config". */
+  readonly via?: string;
 }
 
 /** What a sandbox or another enforcer needs: the patterns, and the plain paths among them (no wildcard). */
 export interface ProtectedPathList {
   /** Patterns a task never writes (project-relative; a pattern covers everything below it). */
   readonly never_write: readonly string[];
-  /** The never_write patterns without wildcards: literal project-relative paths, e.g. `.git`, `.mcp.json`. */
+  /** The never_write paths at the top of the project: patterns without wildcards, and the NAME of each pattern `**` + `/NAME`, e.g. `.git`, `.mcp.json`. */
   readonly never_write_literal: readonly string[];
   /** Patterns whose change needs its own approval with the complete diff. */
   readonly needs_approval: readonly string[];
@@ -51,7 +56,7 @@ export function protectedPaths(policy: Policy): ProtectedPathList {
   const never = p.never_write.flatMap((r) => r.paths);
   return {
     never_write: never,
-    never_write_literal: never.filter((x) => !x.includes('*')),
+    never_write_literal: [...new Set(never.map((x) => x.replace(/^\*\*\//, '')).filter((x) => !x.includes('*')))],
     needs_approval: p.needs_approval.flatMap((r) => r.paths),
     profile_hidden: p.profile.refuse_reads,
   };
@@ -126,6 +131,7 @@ export function pathVerdict(policy: Policy, project: string, path: string, acces
   const profileReal = profile ? realOrSelf(profile) : undefined;
   const profileLex = profile ? resolve(profile) : undefined;
   let approve: PathVerdict | undefined;
+  const rels: string[] = [];
   for (const f of forms) {
     if (profileReal && profileLex && (insideLower(profileReal, f) || insideLower(profileLex, f)) && (access === 'write' || p.profile.refuse_reads)) {
       return { effect: 'refuse', rule: p.profile.id, list: 'profile', description: p.profile.description, matched: slashed(relative(project, f)) };
@@ -133,10 +139,19 @@ export function pathVerdict(policy: Policy, project: string, path: string, acces
     if (!insideProject(project, f)) continue;
     const rel = slashed(relative(project, f));
     if (rel === '') continue;
+    rels.push(rel);
     for (const r of rulesOf(p)) {
       if (!r.re.some((re) => re.test(rel))) continue;
       if (r.list === 'never_write' && access === 'write') return { effect: 'refuse', rule: r.id, list: r.list, description: r.description, matched: rel };
       if (r.list === 'needs_approval' && access === 'write') approve ??= { effect: 'approve', rule: r.id, list: r.list, description: r.description, matched: rel };
+    }
+  }
+  if (access === 'write' && rels.length > 0) {
+    // What no pattern can name: the target of a protected link, the hooks folder git config names.
+    const layout = protectedLayout(policy, project);
+    for (const rel of rels) {
+      const e = coveredBy(layout, rel);
+      if (e) return { effect: 'refuse', rule: e.rule, list: 'never_write', description: e.description, matched: rel, ...(e.via ? { via: e.via } : {}) };
     }
   }
   return approve ?? { effect: 'open', rule: null, list: null, description: null, matched: lexical };
@@ -157,6 +172,6 @@ export function assertPathAllowed(policy: Policy, project: string, path: string,
 }
 
 export function protectedError(v: PathVerdict, path: string, access: PathAccess): ScError {
-  const what = v.list === 'profile' ? 'is inside the shadowcode profile directory' : `is protected (${v.matched})`;
+  const what = v.list === 'profile' ? 'is inside the shadowcode profile directory' : `is protected (${v.matched}${v.via ? `: ${v.via}` : ''})`;
   return new ScError('SC_PATH_PROTECTED', `${path} ${what}; a task may not ${access} it [rule ${v.rule}: ${v.description}]`, { path, rule: v.rule, access });
 }

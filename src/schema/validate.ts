@@ -15,6 +15,7 @@ const byKey = {
   'audit-report': gen.validateAuditReport,
   'catalog-view': gen.validateCatalogView,
   clients: gen.validateClients,
+  commands: gen.validateCommands,
   'decision-case': gen.validateDecisionCase,
   definition: gen.validateDefinition,
   'engine-frame': gen.validateEngineFrame,

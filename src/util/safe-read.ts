@@ -29,6 +29,9 @@
  *                                              scanning at most cap bytes
  *   readUserFile(path, { cap, kind })          a regular file a user named, anywhere
  *   listProjectDir(project, rel)               entries of one directory, kinds from lstat
+ *   dirStamp(abs), listDirNoFollow(abs)        a folder's identity and times, and its entries, for
+ *                                              a walk that enters only what a listing showed as a
+ *                                              folder (no realpath per folder: the protected-path scan)
  *   walkProject(project, { maxDepth, visit })  a breadth-first walk that never follows links
  *
  * `kind` names the file in messages ("manifest", "definition", ...). `links`:
@@ -290,6 +293,26 @@ export function listProjectDir(project: string, rel: string): DirEntry[] {
     throw fsError(err, rel || '.', 'directory');
   }
   return list.map((d) => ({ name: d.name, kind: kindOf(d) })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** A folder's inode and times (lstat: a link is not a folder); null when it is not a folder now. */
+export function dirStamp(abs: string): { ino: number; ctimeMs: number; mtimeMs: number } | null {
+  const st = lstatSync(abs, { throwIfNoEntry: false });
+  return st?.isDirectory() ? { ino: st.ino, ctimeMs: st.ctimeMs, mtimeMs: st.mtimeMs } : null;
+}
+
+/**
+ * The entries of a folder, kinds from the listing itself (a link is a link), unsorted; null
+ * when it cannot be read. For a walk that starts at the project and enters only entries
+ * listed as folders, checked with dirStamp just before: a listing opens nothing but the
+ * folder, so it cannot block, and no entry is followed.
+ */
+export function listDirNoFollow(abs: string): DirEntry[] | null {
+  try {
+    return readdirSync(abs, { withFileTypes: true }).map((d) => ({ name: d.name, kind: kindOf(d) }));
+  } catch {
+    return null;
+  }
 }
 
 export interface WalkOptions {

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import type { GateRequest } from '../../gen/types/gate-request.js';
-import { ScError } from '../../src/errors.js';
+import { isErrorCode, ScError } from '../../src/errors.js';
 import { admit, enforce } from '../../src/policy/gate.js';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { readAudit, verifyAudit } from '../../src/store/audit.js';
@@ -151,6 +151,25 @@ t.test('trust left to the gate is read inside the transaction that records the d
   const { project: _omit, ...pending } = stdio({ action: 'tool:shadow_status' });
   const seen = await enforce({ ...env, project }, pending, (_ticket, req) => req);
   t.equal(reads, 1);
-  t.same(seen.project, { path: '/p', trusted: false, level: 'read_only' }, 'the tool sees the trust that was decided on');
+  t.same(seen.project, { path: '/p', trusted: false, level: 'read_only', holds_home: false }, 'the tool sees the trust that was decided on, and what the gate added');
   t.match(readAudit(db, { kinds: ['decision'], limit: 1 })[0]?.body, { project: '/p', allow: true });
+});
+
+t.test('the gate itself says whether a project holds the home folder: a caller cannot claim it does not', async (t) => {
+  const { db, env } = setup(t);
+  const homes = ['/home/me'];
+  const trust = (path: string) => stdio({ action: 'cli:trust', principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project: { path, trusted: false, level: 'read_only', holds_home: false } });
+  for (const path of ['/home/me', '/home', '/']) {
+    const err = await enforce({ ...env, homes }, trust(path), () => 'ran').catch((e: ScError) => e);
+    t.match(err, { code: 'SC_PROJECT_HOLDS_HOME', detail: { reasons: ['project-holds-home'] } }, `${path}: the rule's own code`);
+  }
+  t.equal(await enforce({ ...env, homes }, trust('/home/me/src/app'), () => 'ran'), 'ran', 'a project inside the home');
+  t.equal(await enforce({ ...env, homes }, trust('/home/other'), () => 'ran'), 'ran', "another user's folder beside it");
+  t.match(readAudit(db, { kinds: ['decision'], limit: 10 }).map((r) => r.body), [{ allow: false }, { allow: false }, { allow: false }, { allow: true }, { allow: true }]);
+});
+
+t.test('every error code a rule of the shipped policy names is a known one', async (t) => {
+  const codes = shippedPolicy().permissions.rules.filter((r) => r.code).map((r) => r.code as string);
+  t.ok(codes.length > 0);
+  for (const c of codes) t.ok(isErrorCode(c), c);
 });

@@ -26,6 +26,7 @@ import type { Settings } from '../../../gen/types/settings.js';
 import { type Cause, type ObservedChange, observeJob, type WatchOf } from '../../engine/change-watch.js';
 import { commandContext } from '../../engine/command-context.js';
 import { makeRunDir } from '../../engine/owners.js';
+import { protectedCreatedEvent } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
@@ -208,6 +209,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   }
   const copies = copyPrivateState(privatePaths, dir, limits.state_copy_bytes);
   const procs: RunnerProcess[] = [];
+  // Protected paths a CLI process created where its sandbox could hold nothing, as each one ends.
+  const created: string[] = [];
   let overtime = false;
   const wall = setTimeout(() => {
     overtime = true;
@@ -224,7 +227,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
       protect: (path) => pathVerdict(deps.policy, ctx.project, path, 'write', dirname(deps.db.name)),
       commandApproval: (argv, cwd) => {
         observe();
-        return commandContext(deps.db, ctx.project, ctx.jobId, argv, cwd, deps.policy.limits.agent.read_bytes);
+        return commandContext(deps.db, ctx.project, ctx.jobId, argv, cwd, deps.policy.limits.agent.read_bytes, deps.policy);
       },
       tempFile: (name, content) => {
         const path = join(dir, name);
@@ -239,6 +242,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
           runDir: dir, stateKeys, copies,
         }, onLine);
         procs.push(proc);
+        void proc.done.then((e) => created.push(...(e.protected_created ?? [])));
         if (overtime) proc.cancel();
         const stop = abort === 'stop' ? () => proc.cancel() : () => setTimeout(() => proc.cancel(), limits.kill_grace_ms).unref();
         if (ctx.signal.aborted) proc.cancel();
@@ -262,6 +266,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     emit('changes_unobserved', { reason: (err as Error).message });
   }
   if (seen.length) emit('runner.files', { changed: seen.map((c) => ({ path: c.path, kind: c.kind, recorded: c.recorded, restorable: c.restorable })) });
+  const protectedNew = protectedCreatedEvent([...new Set(created)]);
+  if (protectedNew) emit('protected_created', protectedNew);
   const tampered = [...stateChanges(), ...(privateShown || procs.some((p) => p.sandbox === 'none') ? privateChanges() : [])];
   if (tampered.length) {
     emit('runner.state_changed', {

@@ -57,6 +57,8 @@ export interface RunnerExit {
   /** Why we stopped it, when a limit did. */
   readonly overflow?: string;
   readonly stderr: string;
+  /** Protected paths the CLI or its commands created where the sandbox could hold nothing (spawn/index.ts). */
+  readonly protected_created?: readonly string[];
 }
 
 export interface RunnerProcess {
@@ -164,7 +166,7 @@ export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line:
     if (stderr.length < spec.stderrBytes) stderr += chunk.toString('utf8').slice(0, spec.stderrBytes - stderr.length);
   });
 
-  const done = s.status.then((st): RunnerExit => {
+  const done = Promise.all([s.status, s.created]).then(([st, created]): RunnerExit => {
     if (pending.length && !overflow && pending.toString('utf8').trim()) {
       try {
         onLine(pending.toString('utf8'));
@@ -173,7 +175,7 @@ export function spawnRunner(ticket: GateTicket, spec: RunnerSpec, onLine: (line:
       }
     }
     s.stop();
-    return { code: st.code, signal: st.signal, stopped: stopped || st.stopped, stderr, ...(st.error ? { error: st.error } : {}), ...(overflow ? { overflow } : {}) };
+    return { code: st.code, signal: st.signal, stopped: stopped || st.stopped, stderr, ...(st.error ? { error: st.error } : {}), ...(overflow ? { overflow } : {}), ...(created.length ? { protected_created: created } : {}) };
   });
   return {
     sandbox: s.level,

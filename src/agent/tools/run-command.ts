@@ -11,13 +11,15 @@
  *   agent.command_timeout_ms, and by the supervisor itself if the engine dies
  *   ─► the watch observes again: what the command changed is a change of the task
  *   ─► exit status and output (and the files it changed) back to the model
+ *   ─► a protected path it created where the sandbox could hold nothing (a new nested
+ *   repository) ─► a `protected_created` event
  */
 import { statSync } from 'node:fs';
 import { betweenCause, observeJob, type ObservedChange } from '../../engine/change-watch.js';
 import { childEnv } from '../../engine/child-env.js';
 import { commandContext } from '../../engine/command-context.js';
 import { unsandboxedMark } from '../../engine/jobs.js';
-import { runCommand } from '../../engine/process.js';
+import { protectedCreatedEvent, runCommand } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { ScrubStream } from '../../policy/scrub.js';
@@ -44,7 +46,7 @@ export const runCommandTool: NativeTool<Args> = {
     const watch = { id: ctx.jobId, jobId: ctx.jobId, project: ctx.project };
     // What changed since the last look (a background process, anything else) is the task's before the approval lists it.
     observeJob(env.gate, job, watch, betweenCause(env.db(), ctx.jobId), { emit: ctx.emit });
-    const action = commandContext(env.db(), ctx.project, ctx.jobId, a.argv, cwd, env.policy.limits.agent.read_bytes);
+    const action = commandContext(env.db(), ctx.project, ctx.jobId, a.argv, cwd, env.policy.limits.agent.read_bytes, env.policy);
     const outcome = await ctx.requestApproval('command', { ...action, ...unsandboxedMark() });
     if (outcome !== 'approved') return fail('SC_APPROVAL_DENIED', `${JSON.stringify(a.argv)} in ${cwd} was ${outcome} and did not run`);
     // What changed while the approval waited is not the command's.
@@ -100,6 +102,8 @@ export const runCommandTool: NativeTool<Args> = {
     });
     flush();
     ctx.emit('exit', { ...result, argv: a.argv, cwd });
+    const created = protectedCreatedEvent(result.protected_created);
+    if (created) ctx.emit('protected_created', created);
     const how = timedOut ? `was stopped after ${limits.agent.command_timeout_ms} ms` : result.cancelled ? 'was cancelled' : result.error ? `could not start: ${result.error}` : result.signal ? `ended by ${result.signal}` : `exited ${result.code}`;
     const text = (b: Buffer[]) => Buffer.concat(b).toString('utf8');
     const files = changed.length ? `\nIt changed ${changed.map((c) => `${c.path} (${c.kind})`).join(', ')}; these are changes of this task, reviewed and rolled back with the rest.` : '';

@@ -8,12 +8,14 @@
  *   file:read:PATH     ─► the protected-path rule for a task's read of PATH
  *   --decision ID      ─► ops/explain: a recorded decision, its request and rules, the policy hash
  *                         then and now
+ *   either             ─► what an approved command may do there (policy/protected-scan.ts)
  */
 import { NATIVE_TOOLS } from '../../agent/tools/index.js';
 import { ScError } from '../../errors.js';
 import { type ActionExplanation, type Asker, type DecisionExplanation, explainAction, explainDecision } from '../../ops/explain.js';
 import { isKnownAction, knownActions } from '../../policy/actions.js';
 import { type PathAccess, pathVerdict } from '../../policy/protected-paths.js';
+import { sandboxAccess } from '../../policy/protected-scan.js';
 import { nearest } from '../../util/suggest.js';
 import { getProject } from '../../store/projects.js';
 import type { Level } from '../../ticket.js';
@@ -22,6 +24,13 @@ import type { CommandSpec, Input } from '../spec.js';
 import { inert } from '../../util/inert-text.js';
 
 const PATH_ACTION = /^file:(write|read):(.+)$/s;
+
+const SANDBOX_WORDS = {
+  hidden: 'not visible to approved commands',
+  read_only: 'read-only for approved commands',
+  created_later: 'not there yet, and not held: an approved command could create it; it is named after the command ends (a protected_created event)',
+  writable: 'writable for approved commands',
+} as const;
 
 const ruleLines = (rules: ActionExplanation['rules']) => rules.map((r) => `  ${r.effect} ${r.id}: ${r.description}`);
 const assumedLines = (assumed: readonly string[]) => (assumed.length ? ['assumed:', ...assumed.map((a) => `  ${a}`)] : []);
@@ -70,6 +79,7 @@ function asked(ctx: Ctx, action: string, options: Input['options']) {
     notOwn: options['not-own'] === true,
     otherProject: options['other-project'] === true,
     cliOwner: ctx.owner,
+    homes: ctx.homes(),
   };
 }
 
@@ -77,7 +87,7 @@ export const command: CommandSpec = {
   name: 'policy explain',
   summary: 'Show which policy rules decide an action, or why a recorded decision was made',
   description:
-    "Evaluate one action against the policy without doing it, built the way the operation that makes it builds its request (who asks, the project's trust, the level, the record it names), and print the verdict, the rules that decided and what was assumed. --as says who asks: a stdio or http connection (the default for tool:, resource: and prompt: actions) or you at the command line (the default for cli: actions); the engine asks for what it does for a task (job:run, file:write, task:tool.…, model:request, mcp:call), at --level (default workspace). file:write:PATH and file:read:PATH show what decides a task's write or read of that project path, the protected-path rule included. --decision ID shows a recorded decision instead: its request, the rules that decided and the policy hash, and says when the policy in force now differs. A refusal's error line names its decision id.",
+    "Evaluate one action against the policy without doing it, built the way the operation that makes it builds its request (who asks, the project's trust, the level, the record it names), and print the verdict, the rules that decided and what was assumed. --as says who asks: a stdio or http connection (the default for tool:, resource: and prompt: actions) or you at the command line (the default for cli: actions); the engine asks for what it does for a task (job:run, file:write, task:tool.…, model:request, mcp:call), at --level (default workspace). file:write:PATH and file:read:PATH show what decides a task's write or read of that project path, the protected-path rule included, and what an approved command may do with it in the sandbox. --decision ID shows a recorded decision instead: its request, the rules that decided and the policy hash, and says when the policy in force now differs. A refusal's error line names its decision id.",
   options: [
     { name: 'as', type: 'string', value: 'KIND', choices: ['stdio', 'http', 'cli'], description: 'who asks: a stdio or http connection, or you at the command line (default: cli for cli: actions, else stdio)' },
     { name: 'allow-write', type: 'boolean', description: 'as if the connection was started with --allow-write' },
@@ -116,15 +126,17 @@ export const command: CommandSpec = {
       const access = file[1] as PathAccess;
       const target = file[2] as string;
       const v = pathVerdict(ctx.policy(), root, target, access, ctx.profile.dir);
-      const pathRule = v.rule ? { list: v.list, id: v.rule, effect: v.effect, description: v.description, matched: v.matched } : null;
+      const pathRule = v.rule ? { list: v.list, id: v.rule, effect: v.effect, description: v.description, matched: v.matched, ...(v.via ? { via: v.via } : {}) } : null;
+      const sandbox = sandboxAccess(ctx.policy(), root, v.matched, v);
       // A task's write is the engine acting for it at the task's level: the gate decides that part.
       const gate = access === 'write' ? explainAction(ctx.policy(), asked(ctx, 'file:write', options)) : null;
       const allow = v.effect !== 'refuse' && (gate ? gate.allow : true);
       const verdict = !allow ? 'DENY' : v.effect === 'approve' ? 'ASK' : 'ALLOW';
-      const data = { action: `file:${access}`, path: target, allow, needs_approval: allow && v.effect === 'approve', path_rule: pathRule, ...(gate ? { ceiling: gate.ceiling, rules: gate.rules, request: gate.request, assumed: gate.assumed } : {}), policy_hash: ctx.policy().hash };
+      const data = { action: `file:${access}`, path: target, allow, needs_approval: allow && v.effect === 'approve', path_rule: pathRule, sandbox, ...(gate ? { ceiling: gate.ceiling, rules: gate.rules, request: gate.request, assumed: gate.assumed } : {}), policy_hash: ctx.policy().hash };
       const lines = [`${verdict} file:${access} ${inert(target)}${gate ? ` (ceiling ${gate.ceiling})` : ''}`];
       if (gate) lines.push(...ruleLines(gate.rules));
-      lines.push(pathRule ? `  ${v.effect === 'refuse' ? 'refuse' : 'own approval with the diff'} ${pathRule.list} ${pathRule.id}: ${pathRule.description} (matched ${inert(pathRule.matched)})` : '  no protected-path rule applies');
+      lines.push(pathRule ? `  ${v.effect === 'refuse' ? 'refuse' : 'own approval with the diff'} ${pathRule.list} ${pathRule.id}: ${pathRule.description} (matched ${inert(pathRule.matched)}${v.via ? `: ${inert(v.via)}` : ''})` : '  no protected-path rule applies');
+      lines.push(`  sandbox: ${SANDBOX_WORDS[sandbox]}`);
       if (gate) lines.push(...assumedLines(gate.assumed));
       return { data, text: lines.join('\n') };
     }

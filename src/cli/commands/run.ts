@@ -81,7 +81,7 @@ export const command: CommandSpec = {
     try {
       const entry = resolveModelEntry(engine.freshSettings(), options.model as string | undefined);
       attachAgentRuntime(engine);
-      ({ job } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
+      ({ job } = await enforce({ policy: engine.policy, db: () => engine.db(), homes: ctx.homes() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
         engine.submitJob(owner, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
       ));
       const id = job.id;
@@ -123,7 +123,7 @@ export const command: CommandSpec = {
             view.tool = body.name;
             line(`step ${body.step}: ${inert(body.name)}`);
           } else if (e.kind === 'checkpoint') line(`  changed ${inert(body.path)} (checkpoint ${body.checkpoint_id})`);
-          else if (e.kind === 'runner.state_changed') line(`WARNING: ${inert(body.notice)}`);
+          else if (e.kind === 'runner.state_changed' || e.kind === 'protected_created') line(`WARNING: ${inert(body.notice)}`);
           else if (e.kind === 'approval_requested') {
             // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
             const stored = getApproval(engine.db(), body.approval_id);
@@ -180,7 +180,7 @@ async function detached(ctx: Ctx, engine: Engine, project: string, prompt: strin
   try {
     if (engine.mode !== 'shared') throw new ScError('SC_ENGINE_NOT_RUNNING', 'run --detach needs the shared engine, which outlives this command: start it with shadowcode engine start, then run this again');
     const entry = resolveModelEntry(engine.freshSettings(), model);
-    const { job } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
+    const { job } = await enforce({ policy: engine.policy, db: () => engine.db(), homes: ctx.homes() }, ctx.request('cli:run', { requested_level: level, args: { mode, model: entry.id, level } }), (t) =>
       engine.submitDetached(project, { kind: 'agent', prompt, mode, model_id: entry.id, ceiling: mode === 'build' ? t.ceiling : 'read_only' }),
     );
     return {

@@ -1,6 +1,7 @@
 /* shadowcode status: what this invocation would act on, and with which policy. */
 import type { Status } from '../../../gen/types/status.js';
 import { check } from '../../schema/validate.js';
+import { holdsHome } from '../../policy/home.js';
 import { getProject } from '../../store/projects.js';
 import { PROTOCOL_REVISIONS, VERSION } from '../../version.js';
 import { engineFiles } from '../../engine/daemon/files.js';
@@ -19,7 +20,7 @@ export const command: CommandSpec = {
   async run(ctx) {
     const db = ctx.db();
     const policy = ctx.policy();
-    const project = ctx.workspace === undefined ? null : getProject(db, ctx.workspace);
+    const project = ctx.workspace === undefined ? null : { ...getProject(db, ctx.workspace), holds_home: holdsHome(ctx.workspace, ctx.homes()) };
     const shared = await findShared(ctx);
     const data = check<Status>(
       'status',
@@ -41,7 +42,7 @@ export const command: CommandSpec = {
     );
     const lines = [
       project
-        ? `project   ${inert(project.path)}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}\nnetwork   ${project.network ? 'allowed: tasks may reach remote models and servers' : 'off: loopback models and servers only'}`
+        ? `project   ${inert(project.path)}${project.holds_home ? '\nrefused   it is /, your home folder or holds it: trust, tasks, tests and commands are refused here (rule project-holds-home)' : ''}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}\nnetwork   ${project.network ? 'allowed: tasks may reach remote models and servers' : 'off: loopback models and servers only'}`
         : 'project   none selected (use --project DIR)',
       `profile   ${inert(data.profile.path)}`,
       `engine    ${shared ? `shared, pid ${shared.info.pid} on ${inert(data.engine.socket)}` : 'temporary (no shared engine running; each server runs its own jobs)'}`,

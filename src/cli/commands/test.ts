@@ -96,7 +96,7 @@ export const command: CommandSpec = {
         const trusted = getProject(engine.db(), project).trusted;
         return new ScError('SC_POLICY_DENIED', `${JSON.stringify(argv)} did not run: ${message}${trusted ? '' : `; trust the project first: shadowcode --workspace ${project} trust`}`, detail);
       };
-      const { job, approval } = await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:test', { requested_level: 'workspace', args: { argv } }), (t) =>
+      const { job, approval } = await enforce({ policy: engine.policy, db: () => engine.db(), homes: ctx.homes() }, ctx.request('cli:test', { requested_level: 'workspace', args: { argv } }), (t) =>
         engine.submitJob(owner, { kind: 'test', argv, ceiling: t.ceiling === 'read_only' ? 'workspace' : t.ceiling, task_id: null }),
       ).catch((err: unknown) => {
         throw err instanceof ScError && err.code === 'SC_POLICY_DENIED' ? refused(err.message, err.detail) : err;

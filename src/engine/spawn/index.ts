@@ -9,11 +9,16 @@
  *                       ─► 'bwrap' | 'none' + why, and what this bwrap can do
  *   supervise(ticket, req)  ─► a ticket for req.kind? (SPAWN_ACTIONS; any other: SC_TICKET_REFUSED, nothing starts)
  *        ─► sandbox? (none + sandbox.require: SC_SANDBOX_UNAVAILABLE, nothing starts)
+ *        ─► the project's protected layout (nested repositories and host configs, protected
+ *           links' targets, the hooks folder git config names) ─► placeholders for the held
+ *           ones that are missing ─► bwrap command line with all of them read-only
  *        ─► the process bound (bounds.ts: a cgroup for root, RLIMIT_NPROC inside for a user)
  *        ─► audit row 'spawn' {decision_id, kind, argv0, level, network}
  *        ─► node dist/supervisor.cjs ─► [sh joining the cgroup ─►] [bwrap …] argv (own process group)
  *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines;
  *        the supervisor passes neither fd 3 nor anything it inherited on (fds.ts)
+ *        ─► after the group: placeholders given back; protected paths it created where
+ *           nothing could be held ─► audit row 'protected_created', Supervised.created
  *   startDirect(ticket, req) ─► same decision, bound and row ─► [bwrap …] argv, detached, no
  *                               supervisor, nothing inherited passed on (background processes
  *                               with their own lifetime, a version probe)
@@ -31,6 +36,7 @@ import { appendAudit } from '../../store/audit.js';
 import type { Db } from '../../store/db.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
+import { type ProtectedLayout, protectedLayout } from '../../policy/protected-scan.js';
 import { describeBound, processBound, SHELL, startBound } from './bounds.js';
 import { sealed } from './fds.js';
 import { holdProtected } from './holds.js';
@@ -92,6 +98,12 @@ export interface Supervised {
   readonly status: Promise<SupervisorStatus>;
   /** Ends the lifeline: TERM, the grace period, KILL to the group. Idempotent. */
   stop(): void;
+  /**
+   * After the whole group is gone: the protected paths (project-relative) the process
+   * created where the sandbox could hold nothing read-only (a new nested repository, a
+   * host's config folder below the top). Each is also in a `protected_created` audit row.
+   */
+  readonly created: Promise<readonly string[]>;
 }
 
 const probed = new Map<string, SandboxSupport & { features: BwrapFeatures }>();
@@ -143,20 +155,14 @@ export function sandboxStatus(policy: Policy): { level: SandboxLevel; label: 'sa
   return { level: s.level, label: 'sandboxed', detail: parts.join('; '), require: policy.sandbox.require };
 }
 
-const sandboxPolicies = new WeakMap<Policy, Policy['sandbox']>();
-
 /**
- * The sandbox settings with the project's read-only paths joined by the literal
- * paths of policy/protected-paths.json's never_write rules (patterns with `*` are
- * left to the file tools: a mount needs a real path). Once per loaded policy.
+ * The sandbox settings. Its project_read_only paths are held: bound read-only whether
+ * they exist or not (a placeholder stands in for a missing one). Every other protected
+ * path of policy/protected-paths.json is found at each start (protected-scan.ts) and
+ * bound read-only where it exists.
  */
 function sandboxPolicy(policy: Policy): Policy['sandbox'] {
-  let sp = sandboxPolicies.get(policy);
-  if (sp) return sp;
-  const literal = (policy.protected_paths?.never_write ?? []).flatMap((r) => r.paths).filter((p) => !p.includes('*') && !p.startsWith('/') && !p.split('/').includes('..'));
-  sp = { ...policy.sandbox, project_read_only: [...new Set([...policy.sandbox.project_read_only, ...literal])] };
-  sandboxPolicies.set(policy, sp);
-  return sp;
+  return policy.sandbox;
 }
 
 const profileOf = (db: Db) => (db.name && db.name !== ':memory:' ? dirname(db.name) : null);
@@ -171,6 +177,12 @@ interface Prepared {
   readonly error: string | null;
   /** Gives back the placeholders of missing protected paths; call once the process and its sandbox are gone. */
   readonly release: () => void;
+  /**
+   * The protected paths that exist now and did not when the sandbox was made (a nested
+   * repository, a host's config folder): the sandbox could not hold what was not there.
+   * Project-relative; call after release.
+   */
+  readonly created: () => string[];
 }
 
 /**
@@ -184,8 +196,12 @@ interface Prepared {
 export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null, uid: number = currentUid()): Omit<Prepared, 'level'> {
   const sp = sandboxPolicy(req.policy);
   const L = req.policy.limits.sandbox;
+  const project = req.confine.project;
+  // Nested repositories and host configs, protected links' targets, the hooks folder git config names.
+  const layout = project ? protectedLayout(req.policy, project) : null;
+  const held = [...sp.project_read_only, ...(layout?.entries.filter((e) => e.hold).map((e) => e.rel) ?? [])];
   // A protected path that does not exist yet gets a placeholder first, so the sandbox can bind it read-only.
-  const hold = req.confine.project ? holdProtected(req.confine.project, sp.project_read_only, profileDir) : null;
+  const hold = project ? holdProtected(project, held, profileDir) : null;
   let bound: ReturnType<typeof startBound> | null = null;
   try {
     const pb = processBound(uid);
@@ -195,8 +211,9 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     const find = pathLookup(req.env.PATH ?? '');
     const bounds = { tmp_bytes: L.tmp_bytes, home_bytes: L.home_bytes, inner: bound.inner, features: sandboxSupport().features };
     const b = bound;
+    const protectedBinds = layout?.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) ?? [];
     return {
-      argv: [...b.outer, ...sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, bounds })],
+      argv: [...b.outer, ...sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, bounds, protectedBinds })],
       bwrapAt: b.outer.length,
       env: sandboxEnv(req.env, req.confine.project),
       error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
@@ -207,6 +224,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
           hold?.release();
         }
       },
+      created: () => (project && layout ? createdSince(req.policy, project, layout, held) : []),
     };
   } catch (err) {
     bound?.release();
@@ -224,6 +242,12 @@ function recordSpawn(db: Db, kind: string, body: Record<string, unknown>): void 
   }
 }
 
+/** Protected paths there now that were not at the start; what was held read-only throughout cannot have been made inside. */
+function createdSince(policy: Policy, project: string, start: ProtectedLayout, held: readonly string[]): string[] {
+  const known = new Set([...start.entries.map((e) => e.rel.toLowerCase()), ...held.map((h) => h.toLowerCase())]);
+  return protectedLayout(policy, project).entries.filter((e) => !known.has(e.rel.toLowerCase()) && e.kind !== 'missing').map((e) => e.rel);
+}
+
 /** Decides the sandbox, refuses when it is required and missing, records the spawn. */
 function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
@@ -234,7 +258,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   const prepared: Prepared =
     support.level === 'bwrap'
       ? { ...confinedCommand(req, support.bwrap as string, profileOf(req.db)), level: 'bwrap' }
-      : { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, release: () => {} };
+      : { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, release: () => {}, created: () => [] };
   try {
     // Recorded before the process exists: a spawn the log does not know of cannot happen.
     recordSpawn(req.db, req.kind, { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), project: req.confine.project });
@@ -291,8 +315,8 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
     });
   });
   // The supervisor reports only after the whole group is gone, and with it the sandbox's mounts.
-  void status.then(releaseQuietly(p));
-  return { process: sup, level: p.level, pid, status, stop: () => life.end() };
+  const created = status.then(afterExit(p, ticket, req));
+  return { process: sup, level: p.level, pid, status, stop: () => life.end(), created };
 }
 
 /** Releases a hold after the process; a failure there leaves a placeholder behind, never an error in the caller's path. */
@@ -304,8 +328,25 @@ const releaseQuietly = (p: Prepared) => () => {
   }
 };
 
+/**
+ * Once the process is gone: the placeholders given back, then what it created among the
+ * protected paths (a sandbox binds only what exists when it starts), recorded in the
+ * audit log beside its spawn row. Never throws into the caller's path.
+ */
+const afterExit = (p: Prepared, ticket: GateTicket, req: SpawnRequest) => (): string[] => {
+  releaseQuietly(p)();
+  let created: string[] = [];
+  try {
+    created = p.created();
+    if (created.length > 0) appendAudit(req.db, 'protected_created', { decision_id: ticket.decisionId, kind: req.kind, project: req.confine.project, paths: created });
+  } catch {
+    /* the store is closing: the caller still gets the list */
+  }
+  return created;
+};
+
 /** Starts a process with no supervisor (it keeps its own lifetime), detached as the leader of its own group, sandboxed where possible. */
-export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: StdioOptions }): { child: ChildProcess; level: SandboxLevel } {
+export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: StdioOptions }): { child: ChildProcess; level: SandboxLevel; created: Promise<readonly string[]> } {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   const p = prepare(ticket, req);
   let child: ChildProcess;
@@ -319,9 +360,14 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
     throw err;
   }
   // bwrap exits only after the sandbox's first process, and with it the PID namespace, is gone.
-  child.once('exit', releaseQuietly(p));
-  child.once('error', releaseQuietly(p));
-  return { child, level: p.level };
+  const after = afterExit(p, ticket, req);
+  let done: Promise<readonly string[]> | null = null;
+  const created = new Promise<readonly string[]>((resolve) => {
+    const end = () => resolve((done ??= Promise.resolve(after())));
+    child.once('exit', end);
+    child.once('error', end);
+  });
+  return { child, level: p.level, created };
 }
 
 export interface HelperRequest {

@@ -10,7 +10,8 @@
  *                          read-only, a toolchain's own state read-write, what in it
  *                          configures what runs outside later and the executable's own
  *                          install read-only, or a private copy,
- *                          the project read-write, its protected paths read-only,
+ *                          the project read-write, its protected paths read-only (the
+ *                          folders above a nested one pinned: not renamable),
  *                          the profile covered wherever it would show
  *                          ─► -- [sh -c 'ulimit -u N; exec "$@"'] argv
  *
@@ -82,6 +83,12 @@ export interface SandboxPlan extends Confinement {
   readonly unset: readonly string[];
   /** How much of a CLI's protected settings is searched for the programs they name (limits.runners). */
   readonly stateLimits: NamedLimits;
+  /**
+   * More protected project paths (project-relative) found at this start, bound read-only
+   * where they exist: nested repositories and host configs, what a protected link leads
+   * to, what git config names (policy/protected-paths.json, src/policy/protected-scan.ts).
+   */
+  readonly protectedBinds?: readonly string[];
   /** Sizes and the process bound; without them the tmpfs folders are the kernel's default size. */
   readonly bounds?: SandboxBounds;
 }
@@ -313,6 +320,41 @@ function linkBetween(base: string, path: string): boolean {
   return false;
 }
 
+/**
+ * The project's protected paths, read-only: each that exists and is not a link (the
+ * top-level ones from the policy, and what the spawn point found below the top, behind
+ * protected links and named by git config). Absent here means absent for good: the spawn
+ * point made a placeholder for each path it holds (holds.ts), so what is still missing
+ * could not be made; a link is never bound (its target, when inside the project, is in
+ * the list itself). A nested path's folders inside the project are bound onto themselves
+ * first, still writable: a mount point cannot be renamed, so `lib/` cannot be moved aside
+ * with its read-only `.git` and a new one put in its place. Pins go outer first and all
+ * before the read-only binds, and never over a folder holding something mounted earlier in
+ * `before` (a pin would show the host's writable folder over it).
+ */
+function protectedArgs(project: string, rels: readonly string[], before: readonly string[]): string[] {
+  const earlier: string[] = [];
+  for (let i = 0; i < before.length - 2; i++) if (before[i] === '--ro-bind' || before[i] === '--bind') earlier.push(before[i + 2] as string);
+  const binds: string[] = [];
+  for (const rel of new Set(rels)) {
+    const abs = join(project, rel);
+    const st = lstatSync(abs, { throwIfNoEntry: false });
+    if (!st || st.isSymbolicLink() || !within(abs, project) || abs === project || linkBetween(project, dirname(abs))) continue;
+    if (binds.some((b) => within(abs, b))) continue;
+    binds.push(abs);
+  }
+  // A path inside another one that is read-only anyway needs nothing of its own.
+  const kept = binds.filter((b) => !binds.some((o) => o !== b && within(b, o)));
+  const pins = new Set<string>();
+  for (const b of kept) {
+    for (let d = dirname(b); d !== project && within(d, project); d = dirname(d)) {
+      if (!earlier.some((e) => e !== d && within(e, d))) pins.add(d);
+    }
+  }
+  const outerFirst = (a: string, b: string) => a.split(sep).length - b.split(sep).length;
+  return [...[...pins].sort(outerFirst).flatMap((d) => ['--bind', d, d]), ...kept.sort(outerFirst).flatMap((b) => ['--ro-bind', b, b])];
+}
+
 /** The full bwrap command line that runs plan.argv confined. */
 export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const f = plan.bounds?.features;
@@ -360,16 +402,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates, ...installs], open));
   // The project's protected paths after that: a folder bound above to pin a protected state
   // file (a project that is the home) must not make them writable again.
-  if (plan.project) {
-    for (const rel of protectedProjectPaths(plan.policy)) {
-      const abs = join(plan.project, rel);
-      // Absent here means absent for good: the spawn point made a placeholder for every
-      // protected path that was missing (holds.ts), so what is still missing could not be made.
-      const st = lstatSync(abs, { throwIfNoEntry: false });
-      // A link is not followed: its target outside the project is not visible anyway.
-      if (st && !st.isSymbolicLink()) out.push('--ro-bind', abs, abs);
-    }
-  }
+  if (plan.project) out.push(...protectedArgs(plan.project, [...protectedProjectPaths(plan.policy), ...(plan.protectedBinds ?? [])], out));
   // A state file the CLI writes as it runs but that also configures it: a copy of its own
   // to write, at its path (its real file is read-only above). Where the project shows that
   // path through a link, a bind would go through it (and fail where it leads nowhere

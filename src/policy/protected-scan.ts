@@ -1,0 +1,311 @@
+/*
+ * The protected paths of one project as they lie on disk now: what no pattern can say
+ * in advance. The write tools check a path against it, the sandbox binds it read-only,
+ * and the spawn point compares it before and after a process to see what that made.
+ *
+ *   never_write literals (.git, .shadowcode, .shadow/mcp) ─► lstat each
+ *   never_write '**' names (.git, .gitmodules, .claude, .mcp.json, …) ─► breadth-first
+ *       scan below the top (limits.protection.scan_entries, scan_depth; never into a
+ *       link, a match or a scan.skip folder such as node_modules); a folder unchanged
+ *       since the last scan of the project (same inode and times) is not read again
+ *   each match that is a link ─► its real target inside the project, same rule
+ *   each repository found (.git folder or .git file ─► gitdir ─► commondir) ─► its
+ *       config (and the files it includes) ─► git_config keys: the hooks folder,
+ *       included files, the programs of command settings, inside the project
+ *   ─► ProtectedLayout { entries [{rel, rule, via, kind, hold}], truncated }
+ *
+ * Everything is a real, project-relative path ('/'-separated). A link is never
+ * followed by the scan itself, only resolved once to see where it leads.
+ */
+import { lstatSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { dirStamp, listDirNoFollow, readUserFile } from '../util/safe-read.js';
+import { insideProject } from '../util/confine.js';
+import { firstWord, matchesKey, parseGitConfig } from './git-config.js';
+import type { Policy } from './load.js';
+
+export type EntryKind = 'dir' | 'file' | 'link' | 'other' | 'missing';
+
+export interface ProtectedEntry {
+  /** Project-relative real path, '/'-separated. */
+  readonly rel: string;
+  /** The rule that protects it (a never_write rule, or git_config's). */
+  readonly rule: string;
+  readonly description: string;
+  /** Why this path, when no pattern names it: "the link .claude leads here", "core.hooksPath in .git/config". */
+  readonly via: string | null;
+  readonly kind: EntryKind;
+  /** A folder to hold with a placeholder while sandboxes run, when it is missing (a hooks folder git config names). */
+  readonly hold: boolean;
+}
+
+export interface ProtectedLayout {
+  readonly entries: readonly ProtectedEntry[];
+  /** The scan stopped at a limit: deeper or later entries were not looked at. */
+  readonly truncated: boolean;
+}
+
+const slashed = (p: string) => (sep === '/' ? p : p.split(sep).join('/'));
+
+function kindOf(abs: string): EntryKind {
+  const st = lstatSync(abs, { throwIfNoEntry: false });
+  if (!st) return 'missing';
+  return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+}
+
+interface Compiled {
+  /** Literal project paths (no wildcard), lower case ─► rule. */
+  readonly literals: ReadonlyArray<{ rel: string; rule: string; description: string }>;
+  /** Names a '**' pattern protects at any depth, lower case ─► rule. */
+  readonly names: ReadonlyMap<string, { rule: string; description: string }>;
+  readonly skip: ReadonlySet<string>;
+  /** The last project's folder listings, to read again only the folders that changed since. */
+  cache: { project: string; dirs: Map<string, Listing> } | null;
+}
+
+/** What the scan needs of one folder, and the stamp that says it is still so. */
+interface Listing {
+  readonly ino: number;
+  readonly ctimeMs: number;
+  readonly mtimeMs: number;
+  readonly count: number;
+  readonly hits: ReadonlyArray<{ name: string; kind: EntryKind }>;
+  readonly subdirs: readonly string[];
+}
+
+function cacheFor(c: Compiled, project: string): Map<string, Listing> | null {
+  return c.cache && c.cache.project === project ? c.cache.dirs : null;
+}
+
+/**
+ * One folder's protected names and subfolders to enter. A folder whose inode, change time
+ * and modification time are those of the last listing has the same entries: adding,
+ * removing or renaming one changes both times, and the change time cannot be set back.
+ * A listing is reused only if its folder last changed more than `racyMs` before it was
+ * read: file times are coarse, and a change in the same tick as the read would not show.
+ */
+function listing(c: Compiled, project: string, dir: string, cache: Map<string, Listing> | null, racyMs: number): Listing | null {
+  const abs = dir ? join(project, dir) : project;
+  const st = dirStamp(abs);
+  if (!st) return null;
+  const old = cache?.get(dir);
+  if (old && old.ino === st.ino && old.ctimeMs === st.ctimeMs && old.mtimeMs === st.mtimeMs) return old;
+  const readAt = Date.now();
+  const list = listDirNoFollow(abs);
+  if (!list) return null;
+  const hits: Array<{ name: string; kind: EntryKind }> = [];
+  const subdirs: string[] = [];
+  for (const d of list) {
+    const lower = d.name.toLowerCase();
+    if (c.names.has(lower)) hits.push({ name: d.name, kind: d.kind });
+    else if (d.kind === 'dir' && !c.skip.has(lower)) subdirs.push(d.name);
+  }
+  // Changed too recently to trust the stamp: used now, listed again next time.
+  const racy = readAt - Math.max(st.ctimeMs, st.mtimeMs) < racyMs;
+  return { ino: racy ? -1 : st.ino, ctimeMs: st.ctimeMs, mtimeMs: st.mtimeMs, count: list.length, hits, subdirs };
+}
+
+const compiledFor = new WeakMap<object, Compiled>();
+
+function compile(policy: Policy): Compiled {
+  const p = policy.protected_paths;
+  let c = compiledFor.get(p);
+  if (c) return c;
+  const literals: Array<{ rel: string; rule: string; description: string }> = [];
+  const names = new Map<string, { rule: string; description: string }>();
+  for (const r of p.never_write) {
+    for (const path of r.paths) {
+      const m = /^\*\*\/([^/*]+)$/.exec(path);
+      if (m) {
+        if (!names.has((m[1] as string).toLowerCase())) names.set((m[1] as string).toLowerCase(), { rule: r.id, description: r.description });
+      } else if (!path.includes('*')) literals.push({ rel: path, rule: r.id, description: r.description });
+    }
+  }
+  c = { literals, names, skip: new Set(p.scan.skip.map((s) => s.toLowerCase())), cache: null };
+  compiledFor.set(p, c);
+  return c;
+}
+
+/**
+ * The never_write paths that exist in the project now, what protected links lead to,
+ * and what its git configuration names. `scan: false` looks only at the top of the
+ * project (the literals and the names there), for a caller that cannot afford more.
+ */
+export function protectedLayout(policy: Policy, project: string, opts: { scan?: boolean; home?: string } = {}): ProtectedLayout {
+  const c = compile(policy);
+  const L = policy.limits.protection;
+  const entries = new Map<string, ProtectedEntry>();
+  const add = (e: ProtectedEntry) => {
+    const key = e.rel.toLowerCase();
+    if (e.rel !== '' && !entries.has(key)) entries.set(key, e);
+  };
+  for (const l of c.literals) {
+    const kind = kindOf(join(project, l.rel));
+    if (kind !== 'missing') add({ rel: l.rel, rule: l.rule, description: l.description, via: null, kind, hold: false });
+  }
+  // Breadth first, so a bound cuts off the deepest folders, never the shallow ones a host or git would use first.
+  let truncated = false;
+  let budget = L.scan_entries;
+  let level: string[] = [''];
+  const seen = cacheFor(c, project);
+  const fresh = new Map<string, Listing>();
+  for (let depth = 0; level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const dir of level) {
+      const list = listing(c, project, dir, seen, L.scan_cache_racy_ms);
+      if (!list) continue;
+      fresh.set(dir, list);
+      // The top is always read whole: it is where hosts and git look first.
+      if (depth > 0) {
+        if (budget <= 0) {
+          truncated = true;
+          break;
+        }
+        budget -= list.count;
+      }
+      for (const h of list.hits) {
+        const hit = c.names.get(h.name.toLowerCase()) as { rule: string; description: string };
+        add({ rel: dir ? `${dir}/${h.name}` : h.name, rule: hit.rule, description: hit.description, via: null, kind: h.kind, hold: false });
+      }
+      if (opts.scan !== false) for (const s of list.subdirs) next.push(dir ? `${dir}/${s}` : s);
+    }
+    if (truncated) break;
+    if (next.length > 0 && depth + 1 > L.scan_depth) {
+      truncated = true;
+      break;
+    }
+    level = next;
+  }
+  // Only what was read this time is kept: a folder gone or out of reach drops out.
+  if (opts.scan !== false) c.cache = { project, dirs: fresh };
+  // A protected path that is a link: what it leads to inside the project is protected by the same rule.
+  for (const e of [...entries.values()]) {
+    if (e.kind !== 'link') continue;
+    let real: string;
+    try {
+      real = realpathSync(join(project, e.rel));
+    } catch {
+      continue; // dangling: nothing there to protect (yet)
+    }
+    if (!insideProject(project, real) || real === project) continue;
+    add({ rel: slashed(relative(project, real)), rule: e.rule, description: e.description, via: `the link ${e.rel} leads here`, kind: kindOf(real), hold: false });
+  }
+  for (const g of gitNamed(policy, project, [...entries.values()], opts.home)) add(g);
+  // What lies inside another protected folder is protected with it already.
+  const all = [...entries.values()];
+  const dirs = all.filter((e) => e.kind === 'dir').map((e) => e.rel.toLowerCase());
+  const kept = all.filter((e) => !dirs.some((d) => e.rel.toLowerCase().startsWith(`${d}/`)));
+  return { entries: kept, truncated };
+}
+
+/** The config files of the repository whose .git entry is `dotGit` (a folder, or a file naming the real one). */
+function configFiles(dotGit: string, cap: number): string[] {
+  const st = lstatSync(dotGit, { throwIfNoEntry: false });
+  if (!st) return [];
+  let gitdir = dotGit;
+  if (st.isFile()) {
+    let text: string;
+    try {
+      text = readUserFile(dotGit, { cap, kind: 'git file', overflow: 'truncate' }).bytes.toString('utf8');
+    } catch {
+      return [];
+    }
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(text);
+    if (!m) return [];
+    gitdir = isAbsolute(m[1] as string) ? (m[1] as string) : join(dirname(dotGit), m[1] as string);
+  } else if (!st.isDirectory()) return [];
+  const out = [join(gitdir, 'config.worktree')];
+  let common = gitdir;
+  try {
+    const rel = readUserFile(join(gitdir, 'commondir'), { cap, kind: 'git commondir', overflow: 'truncate' }).bytes.toString('utf8').trim();
+    if (rel) common = isAbsolute(rel) ? rel : join(gitdir, rel);
+  } catch {
+    /* an ordinary repository: its config is beside */
+  }
+  out.push(join(common, 'config'));
+  return out;
+}
+
+/**
+ * What the git configuration of the project's repositories names inside the project.
+ * Each repository's working tree is the folder holding its .git; a relative hooks
+ * folder or program is taken from there, an included file from its config's folder.
+ */
+function gitNamed(policy: Policy, project: string, found: readonly ProtectedEntry[], home: string | undefined): ProtectedEntry[] {
+  const g = policy.protected_paths.git_config;
+  const L = policy.limits.protection;
+  const out: ProtectedEntry[] = [];
+  const repos = found.filter((e) => e.rel.split('/').pop()?.toLowerCase() === '.git' && e.kind !== 'link' && e.via === null).map((e) => join(project, e.rel));
+  const queue: Array<{ file: string; top: string }> = repos.flatMap((dotGit) => configFiles(dotGit, L.git_config_bytes).map((file) => ({ file, top: dirname(dotGit) })));
+  const seen = new Set<string>();
+  const expand = (v: string, base: string): string | null => {
+    if (v.startsWith('~/')) return home ? join(home, v.slice(2)) : null;
+    return isAbsolute(v) ? v : join(base, v);
+  };
+  const named = (abs: string | null, via: string, hold: boolean) => {
+    if (!abs) return;
+    let real = abs;
+    try {
+      real = realpathSync(abs);
+    } catch {
+      /* missing: judged as written */
+    }
+    if (!insideProject(project, real) || real === project) return;
+    const kind = kindOf(real);
+    out.push({ rel: slashed(relative(project, real)), rule: g.id, description: g.description, via, kind, hold: hold && kind === 'missing' });
+  };
+  while (queue.length > 0 && seen.size < L.git_config_files) {
+    const { file, top } = queue.shift() as { file: string; top: string };
+    if (seen.has(file)) continue;
+    seen.add(file);
+    let text: string;
+    try {
+      text = readUserFile(file, { cap: L.git_config_bytes, kind: 'git config', overflow: 'truncate' }).bytes.toString('utf8');
+    } catch {
+      continue;
+    }
+    const where = insideProject(project, file) ? slashed(relative(project, file)) : file;
+    for (const s of parseGitConfig(text)) {
+      const k = g.keys.find((x) => matchesKey(s, x.key));
+      if (!k) continue;
+      const via = `${k.key} in ${where}`;
+      if (k.value === 'hooks_dir') named(expand(s.value, top), via, true);
+      else if (k.value === 'include') {
+        const abs = expand(s.value, dirname(file));
+        named(abs, via, false);
+        if (abs) queue.push({ file: abs, top });
+      } else {
+        const word = firstWord(s.value.replace(/^!/, ''));
+        if (word && word.includes('/')) named(expand(word, top), via, false);
+      }
+    }
+  }
+  return out;
+}
+
+/** Whether `rel` (project-relative, '/'-separated) is an entry or lies below one; the entry, ignoring case. */
+export function coveredBy(layout: ProtectedLayout, rel: string): ProtectedEntry | null {
+  const r = rel.toLowerCase();
+  for (const e of layout.entries) {
+    const x = e.rel.toLowerCase();
+    if (r === x || r.startsWith(`${x}/`)) return e;
+  }
+  return null;
+}
+
+/**
+ * What an approved command may do with a project path, as the sandbox will build it now:
+ * hidden (the profile), read_only (a held path, or a protected one the spawn point finds),
+ * created_later (a protected path no sandbox can hold yet: a command could make it, and it
+ * is named after the command ends), or writable.
+ */
+export type SandboxAccess = 'hidden' | 'read_only' | 'created_later' | 'writable';
+
+export function sandboxAccess(policy: Policy, project: string, rel: string, verdict: { list: string | null; effect: string }): SandboxAccess {
+  if (verdict.list === 'profile') return 'hidden';
+  const r = rel.toLowerCase();
+  const under = (x: string) => r === x.toLowerCase() || r.startsWith(`${x.toLowerCase()}/`);
+  if (policy.sandbox.project_read_only.some(under)) return 'read_only';
+  if (coveredBy(protectedLayout(policy, project), rel)) return 'read_only';
+  return verdict.list === 'never_write' && verdict.effect === 'refuse' ? 'created_later' : 'writable';
+}
