@@ -25,9 +25,11 @@ function imports(text: string): string[] {
 // Lowest first. An import may point to its own layer or any layer below it.
 // The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; the task
 // contract they share with the engine and the client is engine/task-contract.ts, in the engine layer.
+// The operations every surface shares (src/ops: typed input, the gate, a typed result) sit above the runtime
+// and below the surfaces that call them (server, cli, console, lib).
 // The console (src/console) is a channel of the CLI user built on the CLI's commands, so it sits above
 // them; the command table loads its command module lazily, the one import allowed to point up (UP_LOADS).
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'server', 'cli', 'console', 'lib'];
+const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'cli', 'console', 'lib'];
 const UP_LOADS: Record<string, string> = { 'cli/commands/index.ts': 'console/command.ts' };
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;
@@ -105,7 +107,7 @@ const CAPABILITIES = [/^import (?!type\b)[^\n]*from 'node:(child_process|net|htt
 
 // Separate programs the gated executors start (the job supervisor, the SQLite query child). They run
 // only as child processes: nothing in src/ may import them, and the build must emit them as entries.
-const CHILD_PROGRAMS = ['engine/sqlite-child.ts', 'engine/spawn/supervisor.ts', 'agent/runners/mcp-relay.ts'];
+const CHILD_PROGRAMS = ['engine/sqlite-child.ts', 'engine/spawn/supervisor.ts', 'engine/spawn/net-bridge.ts', 'agent/runners/mcp-relay.ts'];
 
 t.test('child programs are started by executors, never imported', async (t) => {
   const build = readFileSync(join(ROOT, 'scripts', 'build.mjs'), 'utf8');
@@ -118,8 +120,10 @@ t.test('child programs are started by executors, never imported', async (t) => {
 
 // The one spawn point: every process is started in src/engine/spawn/ (where the sandbox is applied
 // and the spawn recorded), so nothing else may import a way to start one.
+// The bridge (net-bridge.ts) is part of it: inside a sandbox whose process may reach only granted hosts,
+// it is the sandbox's first process and starts the command that spawn point decided.
 const SPAWN_APIS = /^import (?!type\b)[^\n]*\b(spawn|spawnSync|exec|execSync|execFile|execFileSync|fork)\b[^\n]*from 'node:child_process'/m;
-const SPAWN_POINT = ['engine/spawn/index.ts', 'engine/spawn/supervisor.ts'];
+const SPAWN_POINT = ['engine/spawn/index.ts', 'engine/spawn/net-bridge.ts', 'engine/spawn/supervisor.ts'];
 
 t.test('only the spawn point imports the child_process APIs that start a process', async (t) => {
   const importers = files.filter((f) => SPAWN_APIS.test(f.text) || /require\(['"](node:)?child_process['"]\)|import\(['"](node:)?child_process['"]\)/.test(f.text)).map((f) => f.rel).sort();
@@ -150,6 +154,7 @@ const TRUSTED_READS: Record<string, string> = {
   'catalog/definition.ts': 'schemas/definition.schema.json shipped with the package, for the known keys',
   'boot.ts': 'dist/cli.cjs of shadowcode itself and its code cache in the user\'s own cache directory',
   'store/settings.ts': 'settings.json in the 0700 profile directory',
+  'store/sandbox-grants.ts': 'sandbox-grants.json in the 0700 profile directory, written by shadowcode sandbox allow/revoke',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',
   'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',
   'engine/spawn/supervisor.ts': '/proc/<pid>/stat of the processes below the one it supervises',

@@ -7,8 +7,12 @@
  *                          what the executable needs to start read-only,
  *                          a toolchain's own state read-write, what in it configures
  *                          what runs outside later read-only or a private copy,
- *                          the project read-write, its protected paths read-only,
- *                          the profile covered wherever it would show ─► -- argv
+ *                          the project read-write, then what the user granted (grants.ts:
+ *                          `sandbox allow`, a definition's sandbox; hidden paths covered again),
+ *                          its protected paths read-only,
+ *                          the profile covered wherever it would show
+ *                          ─► -- argv, or -- node net-bridge SOCKET -- argv when only granted
+ *                             hosts may be reached (the proxy's socket bound in: net-proxy.ts)
  *
  * Mount order matters: later mounts sit on top of earlier ones, so the private
  * home comes before the project (a project under the home reappears) and the
@@ -18,6 +22,7 @@ import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSyn
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
+import { type Boundary, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
 import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
@@ -47,6 +52,8 @@ export interface Confinement {
   readonly stateKeys?: readonly string[];
   /** Private copies of tool_state_private files (real path ─► the copy), bound read-write in their place; a file without one is read-only. */
   readonly copies?: ReadonlyMap<string, string>;
+  /** What a server's definition declares it needs (its sandbox key); the spawn point checks and binds it. */
+  readonly declared?: DeclaredSandbox;
 }
 
 export interface SandboxPlan extends Confinement {
@@ -61,6 +68,10 @@ export interface SandboxPlan extends Confinement {
   readonly unset: readonly string[];
   /** How much of a CLI's protected settings is searched for the programs they name (limits.runners). */
   readonly stateLimits: NamedLimits;
+  /** What the user granted beyond the defaults, already checked (grants.ts). */
+  readonly grants?: Boundary;
+  /** Only granted hosts may be reached: the proxy's socket folder, bound in, and the bridge that starts the command. */
+  readonly proxy?: { readonly dir: string; readonly socket: string; readonly bridge: string; readonly node: string };
 }
 
 /** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
@@ -307,12 +318,27 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     out.push('--bind', plan.project, plan.project);
     bound.push(plan.project);
   }
+  // ── What the user granted: after the project (a grant above the project binds the project again
+  // in its place), before the pins and the protected paths below, so that no grant can make a
+  // protected path writable, and before the profile's cover, so that none can show the profile.
+  const granted = plan.grants?.paths.length ? grantArgs(plan.grants.paths, hiddenPaths(plan.policy, home), [...writable, ...(plan.project ? [plan.project] : [])]) : null;
+  if (granted) {
+    out.push(...granted.args);
+    bound.push(...granted.bound);
+  }
+  if (plan.proxy) {
+    // The proxy's socket, the bridge program and the node that runs it; nothing else of ours.
+    out.push('--bind', plan.proxy.dir, plan.proxy.dir, '--ro-bind', plan.proxy.bridge, plan.proxy.bridge);
+    const node = installRoot(real(plan.proxy.node), home);
+    if (!bound.some((b) => within(node, b))) out.push('--ro-bind', node, node);
+  }
+  // ── end of the grants
   // What in that state decides what the toolchain runs unsandboxed later (hooks and the
   // scripts they name, MCP servers), and the real file of each private one: read-only on
   // top of every writable place that shows it, the project included, so these come after
   // it, in one list (its folder pins first, then every read-only bind). What is missing, or
   // a link, cannot be covered: the runner reports any change to it (state-paths.ts).
-  const open = [...writable, ...(plan.project ? [plan.project] : [])];
+  const open = [...writable, ...(plan.project ? [plan.project] : []), ...(granted?.writable ?? [])];
   // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
   const privates = home ? privateStatePaths(plan.policy, keys, home).filter((abs) => within(abs, home) && statQuiet(abs)?.isFile()) : [];
   out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates], open));
@@ -343,7 +369,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   }
   // Names only (a value in argv would show in the process table); bwrap drops them before exec.
   for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
-  out.push('--chdir', plan.cwd, '--', ...plan.argv);
+  out.push('--chdir', plan.cwd, '--', ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
   return out;
 }
 
