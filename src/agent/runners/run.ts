@@ -35,6 +35,7 @@ import { type ServerChoice, serversForRun } from './servers.js';
 import { diffSnapshots, takeSnapshot } from './snapshot.js';
 import { guardState } from './state-guard.js';
 import { guardedStatePaths, privateStatePaths, shownIn, stateFolders } from '../../engine/spawn/state-paths.js';
+import { type GrantNote, sandboxMark } from '../../engine/spawn/index.js';
 import { readUserFile } from '../../util/safe-read.js';
 import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
 
@@ -86,7 +87,8 @@ export interface Run {
    * file the CLI changed so far (the snapshot before the run against the project now), and
    * which of them the command runs.
    */
-  commandApproval(argv: readonly string[], cwd: string): CommandApproval;
+  /** A command's approval: the files changed so far, and the folders and files granted to the runner's sandbox (sandbox allow). */
+  commandApproval(argv: readonly string[], cwd: string): CommandApproval & { grants?: GrantNote[] };
   /**
    * Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`.
    * On cancellation its group is stopped at once, or with `abort: 'grace'` (a driver that tells
@@ -204,6 +206,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   try {
     // Loaded only when there is something to relay, as the client above.
     if (servers.shared.length) relay = await (await import('./relay-host.js')).startRelay(ticket, deps, ctx, servers.shared, dir, limits.line_bytes);
+    // What the runner's sandbox was given beyond the defaults: every command it runs inside has it too (its network is open anyway).
+    const granted = (sandboxMark(deps.db, ctx.project, deps.policy, deps.env.HOME).grants ?? []).filter((g) => 'path' in g);
     const run: Run = {
       ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms,
       protect: (path) => pathVerdict(deps.policy, ctx.project, path, 'write', dirname(deps.db.name)),
@@ -213,7 +217,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
           const b = diffs.get(rel)?.before;
           return b?.exists && b.content ? b.content.toString('utf8') : null;
         };
-        return commandContextOf(ctx.project, { changed: [...diffs.keys()], before: prior }, argv, cwd, deps.policy.limits.agent.read_bytes);
+        return { ...commandContextOf(ctx.project, { changed: [...diffs.keys()], before: prior }, argv, cwd, deps.policy.limits.agent.read_bytes), ...(granted.length ? { grants: granted } : {}) };
       },
       tempFile: (name, content) => {
         const path = join(dir, name);

@@ -12,7 +12,7 @@
 import { statSync } from 'node:fs';
 import { childEnv } from '../../engine/child-env.js';
 import { commandContext } from '../../engine/command-context.js';
-import { unsandboxedMark } from '../../engine/jobs.js';
+import { sandboxMark } from '../../engine/jobs.js';
 import { runCommand } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
@@ -37,7 +37,7 @@ export const runCommandTool: NativeTool<Args> = {
     const cwd = confinedPath(ctx.project, a.cwd ?? '.', { mustExist: true });
     if (!statSync(cwd).isDirectory()) throw new ScError('SC_FILE_NOT_FOUND', `${a.cwd} is not a directory`);
     const action = commandContext(env.db(), ctx.project, ctx.jobId, a.argv, cwd, env.policy.limits.agent.read_bytes);
-    const outcome = await ctx.requestApproval('command', { ...action, ...unsandboxedMark() });
+    const outcome = await ctx.requestApproval('command', { ...action, ...sandboxMark(env.db(), ctx.project, env.policy, env.env.HOME) });
     if (outcome !== 'approved') return fail('SC_APPROVAL_DENIED', `${JSON.stringify(a.argv)} in ${cwd} was ${outcome} and did not run`);
     const limits = env.policy.limits;
     const req = env.request('job:run', { resource: { kind: 'job', id: ctx.jobId, owner: ctx.owner, project: ctx.project }, args: { argv: a.argv, cwd } });
