@@ -191,6 +191,7 @@ export function normalize(data: unknown, where: string, limits: DefLimits): Norm
   if (d && typeof d === 'object' && 'url' in d && ('env' in d || 'env_refs' in d)) {
     throw new ScError('SC_DEF_INVALID', `${where}: env and env_refs apply to stdio commands only; an HTTP definition takes api_key_env`);
   }
+  if (d && typeof d === 'object' && 'url' in d && 'sandbox' in d) throw new ScError('SC_DEF_INVALID', `${where}: sandbox applies to stdio commands only; an HTTP server is not started by shadowcode, so there is nothing to confine`);
   if (d && typeof d === 'object' && 'url' in d && 'command' in d) throw new ScError('SC_DEF_INVALID', `${where}: a definition has either command or url, not both`);
   const def = check<Definition>('definition', data, 'SC_DEF_INVALID', where);
   const base = { name: def.name, description: def.description ?? '', timeout_sec: def.timeout_sec ?? limits.timeout_sec_default };
