@@ -228,7 +228,7 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
       command: argv ? [...argv] : null,
       read_only: [...new Set([...seen.ro.filter((p) => !internal(p)), ...protectedPaths])].sort(),
       read_write: seen.rw.filter((p) => !internal(p) && !protectedPaths.includes(p)).sort(),
-      private: seen.private.sort(),
+      private: seen.private,
       hidden: [...new Set([...hidden, ...seen.covered])].filter((h) => !grants.paths.some((g) => g.secret && within(g.path, h))).sort(),
       network: { mode: network ? 'all' : hosts ? 'hosts' : 'none', hosts: network ? [] : grants.hosts.map((h) => hostPortText(h)) },
       grants: {

@@ -70,7 +70,7 @@ export const command: CommandSpec = {
       const e = asScError(err);
       return {
         data: { grant: g, ...sandbox, review: { ok: false, code: e.code, message: e.message, ...(e.detail?.stderr_tail !== undefined ? { stderr_tail: e.detail.stderr_tail } : {}) } },
-        text: `${enabled}\nits tool catalog could not be read (${e.code}: ${firstLine(e.message)})${rest(e.message)}\ntasks offer none of its tools until ${again} reads and pins it`,
+        text: `${enabled}\nits tool catalog could not be read (${e.code}: ${firstLine(e.message)})${rest(e.message) ? `${rest(e.message)}\n` : '; '}tasks offer none of its tools until ${again} reads and pins it`,
       };
     }
   },
