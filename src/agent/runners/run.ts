@@ -78,6 +78,8 @@ export interface Run {
   readonly relay: readonly RelayEntry[];
   /** How long one relayed call may take in the CLI's eyes: it waits for a person's approval. */
   readonly relayCallMs: number;
+  /** The folders and files granted to the runner's sandbox (sandbox allow), as its command approvals name them. */
+  readonly sandboxGrants: readonly GrantNote[];
   /** Writes a file (mode 0600) in the run's private temp dir, removed after the run. */
   tempFile(name: string, content: string): string;
   /** Which protected-path rule decides a write by the CLI to this project path (policy/protected-paths.json). */
@@ -209,7 +211,7 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     // What the runner's sandbox was given beyond the defaults: every command it runs inside has it too (its network is open anyway).
     const granted = (sandboxMark(deps.db, ctx.project, deps.policy, deps.env.HOME).grants ?? []).filter((g) => 'path' in g);
     const run: Run = {
-      ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms,
+      ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms, sandboxGrants: granted,
       protect: (path) => pathVerdict(deps.policy, ctx.project, path, 'write', dirname(deps.db.name)),
       commandApproval: (argv, cwd) => {
         const diffs = new Map(diffSnapshots(before, takeSnapshot(ctx.project, snapLimits, false)).map((d) => [d.path, d]));
