@@ -70,7 +70,7 @@ export interface SandboxPlan extends Confinement {
   readonly stateLimits: NamedLimits;
   /** What the user granted beyond the defaults, already checked (grants.ts). */
   readonly grants?: Boundary;
-  /** Only granted hosts may be reached: the proxy's socket folder, bound in, and the bridge that starts the command. */
+  /** Only granted hosts may be reached: the proxy's socket (in its own folder), bound in, and the bridge that starts the command. */
   readonly proxy?: { readonly dir: string; readonly socket: string; readonly bridge: string; readonly node: string };
 }
 
@@ -327,8 +327,9 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     bound.push(...granted.bound);
   }
   if (plan.proxy) {
-    // The proxy's socket, the bridge program and the node that runs it; nothing else of ours.
-    out.push('--bind', plan.proxy.dir, plan.proxy.dir, '--ro-bind', plan.proxy.bridge, plan.proxy.bridge);
+    // The proxy's socket (read-only: connecting needs no write, and its folder stays ours), the
+    // bridge program and the node that runs it; nothing else of ours.
+    out.push('--ro-bind', plan.proxy.socket, plan.proxy.socket, '--ro-bind', plan.proxy.bridge, plan.proxy.bridge);
     const node = installRoot(real(plan.proxy.node), home);
     if (!bound.some((b) => within(node, b))) out.push('--ro-bind', node, node);
   }
