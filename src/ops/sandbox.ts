@@ -175,10 +175,10 @@ function readBack(argv: readonly string[]): { ro: string[]; rw: string[]; privat
   const end = argv.indexOf('--');
   for (let i = 1; i < (end < 0 ? argv.length : end); i++) {
     const a = argv[i];
-    if (a === '--ro-bind' || a === '--bind') {
+    if (a === '--ro-bind' || a === '--bind' || a === '--ro-bind-try' || a === '--bind-try') {
       const [src, dst] = [argv[i + 1] as string, argv[i + 2] as string];
       mode.delete(dst);
-      mode.set(dst, src === '/dev/null' ? 'covered' : a === '--bind' ? 'rw' : 'ro');
+      mode.set(dst, src === '/dev/null' ? 'covered' : a.startsWith('--bind') ? 'rw' : 'ro');
       i += 2;
     } else if (a === '--tmpfs') {
       const dst = argv[i + 1] as string;
@@ -189,8 +189,10 @@ function readBack(argv: readonly string[]): { ro: string[]; rw: string[]; privat
       const dst = argv[i + 1] as string;
       if (mode.get(dst) === 'private') mode.set(dst, 'covered');
       i += 1;
-    } else if (a === '--symlink' || a === '--chdir' || a === '--unsetenv' || a === '--proc' || a === '--dev') {
-      i += a === '--symlink' ? 2 : 1;
+    } else if (a === '--symlink' || a === '--setenv') {
+      i += 2;
+    } else if (['--chdir', '--unsetenv', '--proc', '--dev', '--size', '--perms', '--cap-drop', '--cap-add', '--uid', '--gid', '--hostname'].includes(a as string)) {
+      i += 1;
     }
   }
   const of = (m: string) => [...mode].filter(([, v]) => v === m).map(([k]) => k);
