@@ -72,7 +72,7 @@ export async function run(o: { rounds?: number; calls?: number; requests?: numbe
           for (let i = 0; i < calls; i++) {
             const t0 = performance.now();
             const proxy = which === 'hosts' ? startNetProxy(ticket, { hosts, gate, owner: 'bench', project, limits: policy.limits.net_proxy }) : null;
-            const c = confinedCommand(req, support.bwrap as string, profile, { grants: proxy ? { ...NO_GRANTS, hosts } : NO_GRANTS, proxy });
+            const c = confinedCommand(req, support.bwrap as string, profile, undefined, { grants: proxy ? { ...NO_GRANTS, hosts } : NO_GRANTS, proxy });
             await once(c.argv, project, env);
             times.push(performance.now() - t0);
             c.release();

@@ -2,11 +2,25 @@
 //   node bench/report.mjs          print the page
 //   node bench/report.mjs --write  write it to docs/performance.md
 // The numbers come only from the result files: run `npm run bench` first.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const read = (n) => JSON.parse(readFileSync(`${root}bench/results/${n}.json`, 'utf8'));
+// bench/results/ is what `npm run bench` measured on this machine; a clone has none. Say so, and
+// write nothing, rather than fail with a stack trace (or a page of numbers from nowhere).
+const read = (n) => {
+  const file = `bench/results/${n}.json`;
+  if (!existsSync(`${root}${file}`)) {
+    process.stderr.write(`bench/report.mjs: ${file} does not exist. The results are measured on this machine and are not part of a clone: run \`npm run bench\` first (it writes bench/results/), then this again. Nothing was written.\n`);
+    process.exit(1);
+  }
+  try {
+    return JSON.parse(readFileSync(`${root}${file}`, 'utf8'));
+  } catch (err) {
+    process.stderr.write(`bench/report.mjs: ${file} is not a result file (${err.message}); run \`npm run bench\` again. Nothing was written.\n`);
+    process.exit(1);
+  }
+};
 const s = read('stdio');
 const h = read('http');
 const c = read('client');

@@ -5,6 +5,7 @@ await import('./http.mjs');
 await import('./client.mjs');
 await import('./spawn.mjs');
 await import('./net-bridge.mjs');
+await import('./changes.mjs');
 await import('./agent.mjs');
 await import('./stream.mjs');
 await import('./console.mjs');

@@ -14,8 +14,8 @@ export const ERRORS = {
   SC_UNKNOWN_COMMAND: { exit: EXIT.usage, summary: 'No such command.' },
   SC_UNKNOWN_OPTION: { exit: EXIT.usage, summary: 'An option is not known to this command.' },
   SC_BAD_VALUE: { exit: EXIT.usage, summary: 'An option or argument has an invalid value.' },
-  SC_WORKSPACE_REQUIRED: { exit: EXIT.usage, summary: 'This command needs --workspace DIR.' },
-  SC_WORKSPACE_INVALID: { exit: EXIT.usage, summary: 'The --workspace directory does not exist or is not a directory.' },
+  SC_WORKSPACE_REQUIRED: { exit: EXIT.usage, summary: 'This command needs the project: --project DIR (or --workspace DIR).' },
+  SC_WORKSPACE_INVALID: { exit: EXIT.usage, summary: 'The --project (--workspace) directory does not exist or is not a directory.' },
   SC_POLICY_INVALID: { exit: EXIT.error, summary: 'A policy file is missing or does not match its schema.' },
   SC_POLICY_REQUEST_INVALID: { exit: EXIT.error, summary: 'A request to the gate is malformed.' },
   SC_POLICY_DENIED: { exit: EXIT.denied, summary: 'The policy denied the action.' },
@@ -24,6 +24,7 @@ export const ERRORS = {
   SC_STORE_FAILED: { exit: EXIT.error, summary: 'The profile database could not be opened or written.' },
   SC_STORE_NEWER: { exit: EXIT.error, summary: 'The profile database was written by a newer shadowcode.' },
   SC_AUDIT_BROKEN: { exit: EXIT.integrity, summary: 'The audit hash chain is broken.' },
+  SC_AUDIT_NOT_FOUND: { exit: EXIT.error, summary: 'No audit row or recorded decision with that id.' },
   SC_SECRET_NAME_INVALID: { exit: EXIT.usage, summary: 'A secret name must look like an environment variable name.' },
   SC_SECRET_VALUE_INVALID: { exit: EXIT.usage, summary: 'A secret value is empty, only whitespace, or too large.' },
   SC_SECRET_NO_INPUT: { exit: EXIT.usage, summary: 'A secret value must come from stdin or a terminal prompt.' },
@@ -70,6 +71,7 @@ export const ERRORS = {
   SC_APPROVAL_REQUIRED: { exit: EXIT.usage, summary: 'The command needs an explicit approval: --yes, or y at the prompt (without a terminal, --yes).' },
   SC_TEST_COMMAND_UNKNOWN: { exit: EXIT.error, summary: 'No single test command was detected; name one.' },
   SC_ROLLBACK_CONFLICT: { exit: EXIT.error, summary: 'A file changed since the task; the rollback was not applied.' },
+  SC_ALREADY_ROLLED_BACK: { exit: EXIT.error, summary: 'The task was already rolled back and its files are as they were before it; nothing was changed.' },
   SC_DEF_INVALID: { exit: EXIT.error, summary: 'An MCP server definition is malformed or breaks a rule.' },
   SC_DEF_NOT_FOUND: { exit: EXIT.error, summary: 'No MCP server definition with that id.' },
   SC_DEF_EXISTS: { exit: EXIT.error, summary: 'A definition with that name exists; replacing it needs --hash of its current content.' },
@@ -97,7 +99,7 @@ export const ERRORS = {
   SC_MODEL_FAILED: { exit: EXIT.error, summary: 'The model provider answered with an error or a malformed stream (its status and a redacted message are given).' },
   SC_MODEL_RESPONSE_TOO_LARGE: { exit: EXIT.error, summary: 'A model answer is larger than models.response_bytes in policy/limits.json.' },
   SC_MODEL_URL_INVALID: { exit: EXIT.usage, summary: 'A model base URL is not plain http(s): no credentials, query or fragment.' },
-  SC_MODEL_KEY_INSECURE: { exit: EXIT.error, summary: 'A model key would be sent over plain http to a host that is not loopback.' },
+  SC_MODEL_KEY_INSECURE: { exit: EXIT.usage, summary: 'A model key would be sent over plain http to a host that is not loopback.' },
   SC_MODEL_CREDENTIAL_MISSING: { exit: EXIT.error, summary: 'The environment variable or secret a model key is read from is not set.' },
   SC_MODEL_EXISTS: { exit: EXIT.error, summary: 'A model with that id is already configured; remove it first.' },
   SC_ENGINE_NOT_RUNNING: { exit: EXIT.error, summary: 'No shared engine is running for this profile.' },
@@ -149,6 +151,12 @@ export class ScError extends Error {
     }
     return { error: out };
   }
+}
+
+/** The gate decision an error carries (a refusal's), as a field to pass on: `{decision_id}` or nothing. */
+export function decisionOf(err: unknown): { decision_id?: string } {
+  const id = err instanceof ScError ? err.detail?.decision_id : undefined;
+  return typeof id === 'string' ? { decision_id: id } : {};
 }
 
 /** Anything thrown becomes an ScError; unknown failures are internal and keep only their message. */

@@ -3,8 +3,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_approve": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_approve.schema.json",
-    "title": "Approve one action",
-    "description": "Approve or deny one exact pending action of a job this connection owns. Approving needs a server started with --allow-write --allow-approvals; denying needs only ownership. Get the user's agreement to the shown action before approving.",
+    "title": "Approve or deny a command",
+    "description": "Answer a pending approval: grant permission for one exact command or action of a job this connection owns, or deny it. Approve only once the user agrees to what it shows; that needs a server started with --allow-write --allow-approvals (denying needs only ownership).",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -29,8 +29,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_checkpoint": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_checkpoint.schema.json",
-    "title": "Inspect a checkpoint",
-    "description": "One recorded checkpoint: the state of a file (content, mode, or absence) before a task first changed it. Give a checkpoint id, or a task id to list that task's checkpoints.",
+    "title": "A file before a task changed it",
+    "description": "The saved copy of a file from before a task changed it: its original content and mode, or its absence. Give a checkpoint id, or a task id to list that task's checkpoints. To restore files, use shadow_rollback.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -61,8 +61,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_doctor": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_doctor.schema.json",
-    "title": "Diagnostics",
-    "description": "Diagnostics of the profile and project: file permissions, database integrity, the audit chain, policy, trust and missing credentials by name. It never repairs anything. With probe_models: true it also checks that each configured model endpoint answers.",
+    "title": "Diagnose the setup",
+    "description": "Diagnose and troubleshoot the setup and configuration: a health check (diagnostics) of the profile's file permissions, database integrity, the audit log's chain, policy, trust and missing credentials (named, never shown). Repairs nothing. probe_models: true also checks that each configured model endpoint answers.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -75,8 +75,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_goal": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_goal.schema.json",
-    "title": "Durable goals",
-    "description": "Create, list, inspect, advance or abandon durable goals of this project. Creating or advancing a goal never starts an agent. Changes need write access.",
+    "title": "Long-term goals",
+    "description": "Track long-term goals of this project, objectives that outlive one task: create, list, inspect, advance or abandon them. This never starts an agent (shadow_run does). Changes need write access.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -214,8 +214,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_jobs": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_jobs.schema.json",
-    "title": "Owned jobs",
-    "description": "This connection's jobs: list them, read one job's events a page at a time, list its pending approvals, or cancel it. A returned job id is not a claim that the job has finished.",
+    "title": "Follow jobs: progress, results, cancel",
+    "description": "Follow this connection's jobs (agent tasks and test runs): list them, check progress, read a job's events and results page by page, list its pending approvals, or cancel a running job. A returned job id does not mean the job has finished.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -304,7 +304,7 @@ export const TOOL_SCHEMAS = Object.freeze({
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_memory.schema.json",
     "title": "Project and task notes",
-    "description": "Read, append to or replace the project's note or a task's note. A task note needs the exact id of an existing task in this project. Replacing needs the hash returned by the last read. Changes need write access.",
+    "description": "Project memory: notes kept across sessions, to remember decisions and context for later. Read, append to or replace the project's note or a task's note (exact id of an existing task in this project). Replacing needs the hash from the last read. Changes need write access.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -409,7 +409,7 @@ export const TOOL_SCHEMAS = Object.freeze({
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_models.schema.json",
     "title": "Configured models",
-    "description": "The models configured in the profile: provider, endpoint kind (loopback works without network permission, remote needs this project's), credential names and whether each is present, and whether this project has network permission. Never shows a credential value and contacts nothing (shadow_doctor with probe, or shadowcode model probe, does). Read-only.",
+    "description": "Which AI models the engine can use: provider, endpoint kind (loopback works without network permission, remote needs this project's), whether the project has it, and whether each API key or other credential is set, by name, never its value. Contacts nothing; shadow_doctor with probe_models checks that a model answers. Read-only.",
     "type": "object",
     "additionalProperties": false,
     "properties": {}
@@ -417,8 +417,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_review": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_review.schema.json",
-    "title": "Review a task",
-    "description": "A task's file changes as a reviewable unified diff, with the results of the test jobs that verified it.",
+    "title": "Review a task's changes",
+    "description": "Review what a task did: every file change as one unified diff, with the results of the test jobs that verified it. For one file's history use shadow_why; for a file as it was before the task, shadow_checkpoint.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -435,8 +435,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_rollback": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_rollback.schema.json",
-    "title": "Roll a task back",
-    "description": "Restore every file a task changed to its checkpoint. Needs the exact task id, confirm: true and write access. If any file changed since the task, nothing is rolled back and the conflicting files are named.",
+    "title": "Undo a task (rollback)",
+    "description": "Undo a task: revert its changes and restore every file it changed to its checkpoint. Needs the exact task id, confirm: true and write access. If any file changed since the task, nothing is rolled back and the conflicting files are named.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -458,8 +458,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_run": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_run.schema.json",
-    "title": "Delegate a task",
-    "description": "Start a fresh task for the engine's model in this project and return its job id at once (the task is not done yet). plan and review only read; build may change files and run commands within permission_level, which defaults to read_only and can only lower what this connection may do. Follow it with shadow_jobs (events, approvals, the final answer); each command waits for an exact approval (shadow_approve).",
+    "title": "Delegate a task to an agent",
+    "description": "Delegate a coding task to an agent (fix a bug, add a feature, plan or review a change): it starts the engine's own model on it in this project. plan and review only read; build may change files and run commands within permission_level (read_only by default, never above this connection's). Returns a job id at once: follow it with shadow_jobs, approve commands with shadow_approve. To just run the tests, use shadow_test.",
     "type": "object",
     "additionalProperties": false,
     "required": [
@@ -502,8 +502,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_sessions": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_sessions.schema.json",
-    "title": "Project sessions",
-    "description": "Conversations the engine has run for this project, newest first, one page at a time. Read-only.",
+    "title": "Past conversations",
+    "description": "The engine's past conversations (sessions) in this project: its conversation history, newest first, a page at a time. Read-only.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -523,8 +523,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_sqlite": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_sqlite.schema.json",
-    "title": "SQLite inspection",
-    "description": "List the tables of an existing SQLite database in the project, or run one read-only query with bound parameters. Writes, ATTACH and side-effecting pragmas are refused; rows, bytes and time are limited and a slow query is stopped.",
+    "title": "Query a SQLite database",
+    "description": "Query a SQLite database file in the project, read-only: list its tables, or run one SQL query with bound parameters. Writes, ATTACH and side-effecting pragmas are refused; rows, bytes and time are limited and a slow query is stopped.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -610,8 +610,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_status": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_status.schema.json",
-    "title": "Project status",
-    "description": "The selected project, its trust and permission level, this connection's flags and ceiling, the engine mode, versions and the transport limits. Read-only.",
+    "title": "Project status (start here)",
+    "description": "Start here. shadowcode's status for this project: whether it is trusted, its permission level, what this connection may change (flags, ceiling), the engine mode, versions and limits. Read-only.",
     "type": "object",
     "additionalProperties": false,
     "properties": {}
@@ -620,7 +620,7 @@ export const TOOL_SCHEMAS = Object.freeze({
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_test.schema.json",
     "title": "Run the project's tests",
-    "description": "Submit a test job that runs without any model. With no command, the project must declare exactly one test command. The exact command waits for approval; results (output, exit status, duration) come through shadow_jobs. Needs write access.",
+    "description": "Run the project's tests (its test suite) to check that they pass, with no model or agent. With no command, the project must declare exactly one test command. The exact command waits for approval; output, exit status and duration come through shadow_jobs. Needs write access.",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -646,8 +646,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_tools": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_tools.schema.json",
-    "title": "Native capabilities",
-    "description": "The tools, resources and prompts this server offers, and which actions this connection may perform under the current policy. Read-only.",
+    "title": "Tools and allowed actions",
+    "description": "What this server offers (its capabilities: tools, resources, prompts) and which actions this connection is allowed to perform under the current policy. Read-only.",
     "type": "object",
     "additionalProperties": false,
     "properties": {}
@@ -655,8 +655,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_understand": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_understand.schema.json",
-    "title": "Project map",
-    "description": "A bounded map of the project: languages, manifests, entry points and detected test commands, honouring .gitignore. With save: true the map is appended to the project note, which needs write access.",
+    "title": "Describe the project",
+    "description": "Describe the project: its languages, manifests, entry points and test commands, in one bounded overview that honours .gitignore. Use it first when learning the codebase. save: true also appends the map to the project note (needs write access).",
     "type": "object",
     "additionalProperties": false,
     "properties": {
@@ -669,8 +669,8 @@ export const TOOL_SCHEMAS = Object.freeze({
   "shadow_why": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://shadowcode.dev/schemas/tools/shadow_why.schema.json",
-    "title": "Change history of a path",
-    "description": "The recorded changes of one project path: which task changed it, when, and why. Newest first.",
+    "title": "Why a file changed",
+    "description": "Why a file changed: a blame-style history of one project path, newest first, saying which task changed it, when, and why. For everything one task changed, use shadow_review.",
     "type": "object",
     "additionalProperties": false,
     "properties": {

@@ -30,9 +30,9 @@ export function canonicalWorkspace(dir: string, cwd: string): string {
   try {
     real = realpathSync(resolve(cwd, dir));
   } catch {
-    throw new ScError('SC_WORKSPACE_INVALID', `workspace ${dir} does not exist`);
+    throw new ScError('SC_WORKSPACE_INVALID', `project ${dir} does not exist`);
   }
-  if (!statSync(real).isDirectory()) throw new ScError('SC_WORKSPACE_INVALID', `workspace ${dir} is not a directory`);
+  if (!statSync(real).isDirectory()) throw new ScError('SC_WORKSPACE_INVALID', `project ${dir} is not a directory`);
   return real;
 }
 
@@ -61,14 +61,14 @@ export class Ctx {
     return (this._style ??= style(!this.globals.json && wantsColour(this.io.stdout, this.io.env)));
   }
 
-  /** The canonical project, or undefined when --workspace was not given. */
+  /** The canonical project, or undefined when --project (or --workspace) was not given. */
   get workspace(): string | undefined {
     return this._workspace;
   }
 
   requireWorkspace(command: string): string {
     if (this._workspace === undefined) {
-      throw new ScError('SC_WORKSPACE_REQUIRED', `${command} needs --workspace DIR, e.g. shadowcode --workspace /path/to/project ${command}`);
+      throw new ScError('SC_WORKSPACE_REQUIRED', `${command} needs the project: --project DIR (or --workspace DIR), e.g. shadowcode --project /path/to/project ${command}`);
     }
     return this._workspace;
   }
@@ -87,7 +87,7 @@ export class Ctx {
       ensureProfileDir(this.profile.dir);
       this._db = openDb(this.profile.dir, this.policy().limits.cli.sqlite_busy_timeout_ms);
       // Any command that opens the profile settles what dead processes left: no one is shown a task that cannot move.
-      settleDeadOwners(this._db);
+      settleDeadOwners(this._db, this.policy());
       // Everything this command prints is scrubbed of the stored secrets (cli/output.ts).
       scrubProfileSecrets(this.profile.dir);
     }

@@ -11,7 +11,7 @@ import type { CommandSpec } from './spec.js';
 import { nearest } from '../util/suggest.js';
 
 const GLOBALS = `Global options:
-  --workspace DIR   the project (must exist; resolved to its real path)
+  --project DIR     the project (must exist; resolved to its real path); --workspace DIR is the same
   --profile P       a profile name or directory (default: $SHADOWCODE_HOME, else $XDG_DATA_HOME/shadowcode)
   --json            print data as JSON (errors as {"error":{code,message,detail}})
   -h, --help        show help for a command
@@ -29,18 +29,31 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 ${GLOBALS}
 
 Example:
-  shadowcode --workspace ~/src/app trust --level workspace
-  shadowcode --workspace ~/src/app status
+  shadowcode --project ~/src/app trust --level workspace
+  shadowcode --project ~/src/app status
 
 Run shadowcode help <command>, or shadowcode <command> --help, for a command's options
 and examples. Run without a command, shadowcode prints this on stderr and exits 2.
 `;
 }
 
+/** What a group's words mean together, where its subcommands serve different things. */
+const GROUP_NOTES: Record<string, string> = {
+  mcp: `Two kinds of MCP here. mcp serve and mcp register offer shadowcode itself to your coding
+tool (the connected client). mcp, mcp list, add, enable, disable, remove and tools manage
+external MCP servers: a granted server's tools are offered to the tasks shadowcode runs in
+that project, each call approved, and never to the connected client.
+`,
+  model: `A model is what a task talks to: an API (openai-compatible, anthropic, ollama), or a
+coding CLI that runs the task itself (claude-code, codex, acp), called a runner.
+`,
+};
+
 export function groupHelp(word: string, entries: Entry[]): string {
   const width = Math.max(...entries.map((c) => c.name.length));
+  const note = GROUP_NOTES[word];
   return `Usage: shadowcode ${word} <subcommand> [options]
-
+${note ? `\n${note}` : ''}
 Subcommands:
 ${entries.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
@@ -60,7 +73,7 @@ export function commandHelp(spec: CommandSpec, subcommands: readonly Entry[] = g
   const width = Math.max(0, ...opts.map((o) => o.left.length));
   const usage = [
     'shadowcode',
-    spec.workspace === 'required' ? '--workspace DIR' : spec.workspace === 'optional' ? '[--workspace DIR]' : '',
+    spec.workspace === 'required' ? '--project DIR' : spec.workspace === 'optional' ? '[--project DIR]' : '',
     spec.name,
     ...spec.options.map((o) => `[--${o.name}${o.type === 'boolean' ? '' : ` ${o.value ?? 'VALUE'}`}]`),
     ...spec.args.map((a) => (a.required ? a.name : `[${a.name}]`)),
@@ -70,6 +83,8 @@ export function commandHelp(spec: CommandSpec, subcommands: readonly Entry[] = g
   if (opts.length) parts.push('', 'Options:', ...opts.map((o) => `  ${o.left.padEnd(width)}  ${o.right}`));
   if (subcommands.length) {
     const w = Math.max(...subcommands.map((c) => c.name.length));
+    const note = GROUP_NOTES[spec.name];
+    if (note) parts.push('', note.trimEnd());
     parts.push('', 'Subcommands:', ...subcommands.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`));
   }
   parts.push('', GLOBALS, '', spec.examples.length > 1 ? 'Examples:' : 'Example:', ...spec.examples.map((e) => `  ${e}`), '');

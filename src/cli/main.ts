@@ -3,6 +3,9 @@
  *
  *   argv ─► splitGlobals ─► lookup command words ─► load that one module
  *        ─► parseCommand ─► spec.run(ctx) ─► renderOutput / renderError ─► exit code
+ *
+ * Everything any of it writes goes through guardIo (terminal.ts): no control character a
+ * model, file, command or server wrote reaches the terminal raw.
  */
 import { asScError, EXIT, ScError } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -10,16 +13,28 @@ import { group, lookup } from './commands/index.js';
 import { Ctx, type Io } from './context.js';
 import { commandHelp, groupHelp, topHelp, unknownCommand } from './help.js';
 import { renderError, renderOutput } from './output.js';
+import { guardIo } from './terminal.js';
 import { GLOBAL_OPTIONS, parseCommand, splitGlobals } from './parse.js';
 import type { CommandSpec } from './spec.js';
 import { nearest } from '../util/suggest.js';
 
-export async function main(argv: readonly string[], io: Io): Promise<number> {
+/** A refusal says where its reasons are: the decision it names, explained by the same profile. */
+function traced(e: ScError, profile: string | undefined): ScError {
+  const id = e.detail?.decision_id;
+  if (e.code !== 'SC_POLICY_DENIED' || typeof id !== 'string') return e;
+  const flag = profile === undefined ? '' : ` --profile ${/^[\w./~-]+$/.test(profile) ? profile : JSON.stringify(profile)}`;
+  return new ScError(e.code, `${e.message}; why: shadowcode${flag} policy explain --decision ${id}`, e.detail);
+}
+
+export async function main(argv: readonly string[], rawIo: Io): Promise<number> {
   let json = argv.includes('--json');
+  const io = guardIo(rawIo, () => json);
   let ctx: Ctx | undefined;
+  let profile: string | undefined;
   try {
     const { globals, rest } = splitGlobals(argv);
     json = globals.json;
+    profile = globals.profile;
     // `shadowcode version` is the same as --version, as many CLIs accept both.
     if (globals.version || (rest.length === 1 && rest[0] === 'version')) {
       io.stdout.write(json ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);
@@ -79,7 +94,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     renderOutput(out, json, io.stdout);
     return out.exitCode ?? EXIT.ok;
   } catch (err) {
-    const e = asScError(err);
+    const e = traced(asScError(err), profile);
     renderError(e, json, io.stdout, io.stderr, io.env);
     return e.exitCode;
   } finally {

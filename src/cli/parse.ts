@@ -16,9 +16,10 @@ export interface Globals {
   version: boolean;
 }
 
-const GLOBAL_VALUE = new Set(['--workspace', '--profile']);
+/** Value options and the field each sets: --project is the project; --workspace, its older name, stays an alias. */
+const GLOBAL_VALUE: Record<string, 'workspace' | 'profile'> = { '--project': 'workspace', '--workspace': 'workspace', '--profile': 'profile' };
 /** Every global option's long name, for suggestions. */
-export const GLOBAL_OPTIONS: readonly string[] = ['--workspace', '--profile', '--json', '--help', '--version'];
+export const GLOBAL_OPTIONS: readonly string[] = ['--project', '--workspace', '--profile', '--json', '--help', '--version'];
 const GLOBAL_FLAG: Record<string, 'json' | 'help' | 'version'> = { '--json': 'json', '--help': 'help', '-h': 'help', '--version': 'version', '-V': 'version', '-v': 'version' };
 
 export function splitGlobals(argv: readonly string[]): { globals: Globals; rest: string[] } {
@@ -32,11 +33,11 @@ export function splitGlobals(argv: readonly string[]): { globals: Globals; rest:
     }
     const eq = a.indexOf('=');
     const key = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
-    if (GLOBAL_VALUE.has(key)) {
+    const field = Object.prototype.hasOwnProperty.call(GLOBAL_VALUE, key) ? GLOBAL_VALUE[key] : undefined;
+    if (field) {
       const value = eq > 0 && key !== a ? a.slice(eq + 1) : argv[++i];
       if (value === undefined || value === '') throw new ScError('SC_USAGE', `${key} needs a value`);
-      const field = key.slice(2) as 'workspace' | 'profile';
-      if (globals[field] !== undefined) throw new ScError('SC_USAGE', `${key} given twice`);
+      if (globals[field] !== undefined) throw new ScError('SC_USAGE', field === 'workspace' ? 'the project was given twice (--project and --workspace name the same thing)' : `${key} given twice`);
       globals[field] = value;
     } else if (GLOBAL_FLAG[a]) {
       globals[GLOBAL_FLAG[a]] = true;

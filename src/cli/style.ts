@@ -7,6 +7,7 @@
  * Widths are measured without the colour codes, so coloured cells stay aligned.
  */
 import type { Writable } from 'node:stream';
+import { inert } from '../util/inert-text.js';
 
 export interface Style {
   readonly colour: boolean;
@@ -42,25 +43,32 @@ export function style(colour: boolean): Style {
 }
 
 const ANSI = /\u001b\[[0-9;]*m/g;
+/** The colour codes style() writes, and nothing else: bold, dim, red, green, yellow and their resets. */
 const COLOUR_CODE = /^\u001b\[(?:1|2|22|31|32|33|39)m$/;
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const width = (s: string) => [...s.replace(ANSI, '')].length;
 
-/**
- * A cell can hold a model's, a server's or a file's text: its control characters
- * are shown escaped (`\u001b`), so it cannot move the cursor, retitle the terminal
- * or forge a line. Only the colour codes style() writes pass as they are.
- */
-export function printable(cell: string): string {
-  return cell
+/** `text` rendered by `render`, except, at a colour terminal, the colour codes style() writes. */
+export function keepingColour(text: string, colour: boolean, render: (s: string) => string): string {
+  if (!colour) return render(text);
+  return text
     .split(/(\u001b\[[0-9;]*m)/)
-    .map((part) => (COLOUR_CODE.test(part) ? part : part.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)))
+    .map((part) => (COLOUR_CODE.test(part) ? part : render(part)))
     .join('');
+}
+
+/**
+ * A cell can hold a model's, a server's or a file's text: its control, bidi and invisible
+ * characters are shown escaped (`\x1b`, `\r`, `\u{202e}`: util/inert-text.ts), so it cannot
+ * move the cursor, retitle the terminal or forge a line. Only at a colour terminal do the
+ * colour codes style() writes pass as they are.
+ */
+export function printable(cell: string, colour = true): string {
+  return keepingColour(cell, colour, inert);
 }
 
 /** A header row and aligned columns, two spaces apart; the last column is not padded. */
 export function table(headers: readonly string[], rawRows: ReadonlyArray<readonly string[]>, st: Style): string {
-  const rows = rawRows.map((r) => r.map(printable));
+  const rows = rawRows.map((r) => r.map((c) => printable(c, st.colour)));
   const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ''))));
   const line = (cells: readonly string[]) =>
     cells

@@ -79,7 +79,7 @@ const SECURITY_HEADERS = {
 
 const ASSETS: Record<string, string> = { 'app.js': 'text/javascript; charset=utf-8', 'style.css': 'text/css; charset=utf-8', 'icon.svg': 'image/svg+xml', 'index.html': 'text/html; charset=utf-8' };
 
-const STATUS: Record<string, number> = { SC_APPROVAL_CHANGED: 409, SC_APPROVAL_NOT_PENDING: 409, SC_APPROVAL_NOT_FOUND: 404, SC_JOB_NOT_FOUND: 404, SC_JOB_NOT_RUNNING: 409, SC_TASK_NOT_FOUND: 404, SC_POLICY_DENIED: 403, SC_ROLLBACK_CONFLICT: 409 };
+const STATUS: Record<string, number> = { SC_APPROVAL_CHANGED: 409, SC_APPROVAL_NOT_PENDING: 409, SC_APPROVAL_NOT_FOUND: 404, SC_JOB_NOT_FOUND: 404, SC_JOB_NOT_RUNNING: 409, SC_TASK_NOT_FOUND: 404, SC_POLICY_DENIED: 403, SC_ROLLBACK_CONFLICT: 409, SC_ALREADY_ROLLED_BACK: 409 };
 
 /** The page's files as built into dist/console (the build bundles src/console/page there). */
 function loadAssets(): Map<string, Buffer> {

@@ -2,13 +2,15 @@
  * What a command approval must show beside argv and directory: the files this
  * task changed so far, and which of them the command will run.
  *
- *   changes of the job (applied), or what a coding CLI changed so far (its before/after
- *   snapshot) ─► changed_files (project-relative, sorted)
+ *   changes of the job (applied): its write tools', and what its commands, test jobs,
+ *   background processes or coding CLI changed (recorded by its change watch,
+ *   change-watch.ts, before the approval is built) ─► changed_files (project-relative, sorted)
  *   argv (and each command of a `sh -c` script) ─► runners that read a file we know
  *           (npm/npx/yarn/pnpm/bun ─► package.json scripts, with the script names whose
  *           text changed; make ─► Makefile, *.mk)
  *        ─► any argv word (or a word inside `sh -c "…"`) naming a changed file
- *   ─► runs_changed [{path, reason}] and one plain notice sentence
+ *   ─► runs_changed [{path, reason, diff}] (the diff from before the task to now) and one
+ *      plain notice sentence
  *
  * An approval of ["npm","test"] looks harmless; after the task rewrote the
  * `test` script it is not, and the person approving must be told so.
@@ -17,6 +19,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import type { CommandApproval } from '../../gen/types/command-approval.js';
 import { type Db, sql } from '../store/db.js';
 import { tryReadProjectFile } from '../util/safe-read.js';
+import { unifiedDiff } from './diff.js';
 
 const PACKAGE_RUNNERS = new Set(['npm', 'npx', 'yarn', 'pnpm', 'bun', 'bunx', 'corepack']);
 const MAKE = new Set(['make', 'gmake', 'bmake']);
@@ -49,8 +52,9 @@ export function jobChangedFiles(db: Db, jobId: string): string[] {
   return rows.map((r) => slashed(r.path));
 }
 
-function beforeText(db: Db, jobId: string, rel: string): string | null {
-  const r = sql(db, 'SELECT existed, content FROM checkpoints WHERE job_id = ? AND path = ?').get(jobId, rel) as { existed: number; content: Buffer | null } | undefined;
+function beforeText(db: Db, jobId: string, rel: string): string | null | undefined {
+  const r = sql(db, 'SELECT existed, content, kept FROM checkpoints WHERE job_id = ? AND path = ?').get(jobId, rel) as { existed: number; content: Buffer | null; kept: number } | undefined;
+  if (r && r.existed && r.kept === 0) return undefined;
   return r && r.existed && r.content ? r.content.toString('utf8') : null;
 }
 
@@ -67,10 +71,10 @@ function words(argv: readonly string[]): string[] {
   return argv.flatMap((a) => [a, ...a.split(/[\s;&|<>()'"`=]+/)]).filter((w) => w !== '' && w.length < 4096);
 }
 
-/** What a task changed so far: the paths, and each one's text before the task (null: it did not exist, or is not text we kept). */
+/** What a task changed so far: the paths, and each one's text before the task (null: it did not exist; undefined: its content was not kept). */
 export interface ChangesSoFar {
   readonly changed: readonly string[];
-  before(rel: string): string | null;
+  before(rel: string): string | null | undefined;
 }
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh']);
@@ -108,7 +112,7 @@ export function commandContextOf(project: string, known: ChangesSoFar, argv: rea
     for (const path of changed.filter((p) => basename(p).toLowerCase() === 'package.json')) {
       const dir = slashed(dirname(path));
       if (dir !== '.' && !(cwdRel === dir || cwdRel.startsWith(`${dir}/`))) continue;
-      const names = changedScripts(known.before(path), nowText(project, path, cap));
+      const names = changedScripts(known.before(path) ?? null, nowText(project, path, cap));
       const named = names.length ? `its changed script${names.length === 1 ? '' : 's'} ${names.map((n) => JSON.stringify(n)).join(', ')}` : 'its scripts and install hooks';
       add(path, `${tool} runs scripts from ${path}, which this task changed (${named})`);
     }
@@ -124,8 +128,18 @@ export function commandContextOf(project: string, known: ChangesSoFar, argv: rea
     else if (!isAbsolute(w) && changed.includes(slashed(join(w)))) add(slashed(join(w)), `the command names ${slashed(join(w))}, which this task changed`);
   }
   runs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  for (const r of runs) r.diff = changeDiff(project, known, r.path, cap);
   const notice = runs.length
     ? `This command runs code this task changed: ${runs.map((r) => r.reason).join('; ')}. Review those changes before approving.`
     : null;
   return { argv: [...argv], cwd, changed_files: changed, runs_changed: runs, notice };
+}
+
+/** What the task did to one file it changed, as a unified diff from before the task to now, cut at `cap` characters. */
+function changeDiff(project: string, known: ChangesSoFar, rel: string, cap: number): string {
+  const before = known.before(rel);
+  const now = nowText(project, rel, cap);
+  if (before === undefined) return `--- a/${rel}\n+++ ${now === null ? '/dev/null' : `b/${rel}`}\n@@ its content before the task was not kept (past the snapshot limits) @@\n`;
+  const diff = unifiedDiff(before ?? '', now ?? '', before === null ? '/dev/null' : `a/${rel}`, now === null ? '/dev/null' : `b/${rel}`);
+  return diff.length > cap ? `${diff.slice(0, cap)}\n… diff cut at ${cap} characters\n` : diff;
 }

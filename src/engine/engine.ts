@@ -79,7 +79,7 @@ export class Engine {
     const remote = this.remote;
     if (!remote || pidRunning(remote.info.pid)) return;
     // Settled before the engine is let go: if the store is busy this throws, and the next call tries again.
-    const settled = reapOrphans(this.db());
+    const settled = reapOrphans(this.db(), this.policy);
     this.remote = undefined;
     remote.abandon();
     this._lost = { pid: remote.info.pid, at: new Date().toISOString(), settled };
@@ -114,7 +114,7 @@ export class Engine {
     if (!this._db) {
       ensureProfileDir(this.profileDir);
       this._db = openDb(this.profileDir, this.policy.limits.cli.sqlite_busy_timeout_ms);
-      settleDeadOwners(this._db);
+      settleDeadOwners(this._db, this.policy);
       scrubProfileSecrets(this.profileDir);
       reconcileChanges(this._db, this.policy.limits.jobs.checkpoint_bytes);
     }

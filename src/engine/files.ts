@@ -170,27 +170,3 @@ export function reconcileChanges(db: Db, cap: number): number {
   }
   return rows.length;
 }
-
-/**
- * Records a change a coding CLI already made, found by comparing the project
- * against the snapshot taken before its run: the prior state becomes the job's
- * checkpoint (unless it has one for the path) and the change is applied at once,
- * so review, why and rollback treat it like a change made through changeFile.
- */
-export function recordObservedChange(ticket: GateTicket, db: Db, project: string, jobId: string, rel: string, before: FileState, afterSha: string | null, why: string): string {
-  assertTicket(ticket, 'runner:spawn');
-  let checkpointId = '';
-  db.transaction(() => {
-    const existing = sql(db, 'SELECT id FROM checkpoints WHERE job_id = ? AND path = ?').get(jobId, rel) as { id: string } | undefined;
-    checkpointId = existing?.id ?? newId('ckpt');
-    if (!existing) {
-      sql(db, 'INSERT INTO checkpoints (id, job_id, project, path, existed, mode, content, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-        checkpointId, jobId, project, rel, before.exists ? 1 : 0, before.mode, before.content, before.sha, new Date().toISOString(),
-      );
-    }
-    sql(db, "INSERT INTO changes (job_id, project, path, kind, state, why, before_sha, after_sha, at) VALUES (?, ?, ?, ?, 'applied', ?, ?, ?, ?)").run(
-      jobId, project, rel, afterSha === null ? 'delete' : 'write', why, before.sha, afterSha, new Date().toISOString(),
-    );
-  }).immediate();
-  return checkpointId;
-}

@@ -6,12 +6,15 @@
  * the task left there (else SC_ROLLBACK_CONFLICT names the files and nothing is
  * touched); files are then restored one by one, and if one fails the ones
  * already restored are put back. The rollback is itself recorded as changes.
+ * A change seen by a change watch whose prior content was past the snapshot
+ * limits has a checkpoint that is not kept (kept = 0): it is reviewed and named,
+ * never "restored" to an empty file; the rollback lists it as not restored.
  */
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { unifiedDiff } from './diff.js';
-import { projectWrite, readState } from './files.js';
+import { type FileState, projectWrite, readState } from './files.js';
 import { addEvent, getJob } from './job-events.js';
 
 interface CheckpointRow {
@@ -24,6 +27,7 @@ interface CheckpointRow {
   content: Buffer | null;
   sha256: string | null;
   created_at: string;
+  kept: number;
 }
 
 export function taskInProject(db: Db, project: string, taskId: string): void {
@@ -61,10 +65,13 @@ function taskFiles(db: Db, project: string, taskId: string): Array<{ path: strin
 export function reviewTask(db: Db, project: string, taskId: string, maxBytes: number, fileCap: number): Record<string, unknown> {
   taskInProject(db, project, taskId);
   const files = taskFiles(db, project, taskId).map(({ path, cp }) => {
-    const now = readState(project, path, fileCap);
+    const now = stateOrLarge(project, path, fileCap);
+    const status = !cp.existed ? 'added' : now.exists ? 'modified' : 'deleted';
+    const why = cp.kept === 0 ? 'its content before the task was past the snapshot limits and was not kept: no diff, and rollback cannot restore it' : now.exists && now.content === null ? `it is larger than ${fileCap} bytes: no diff` : null;
+    if (why) return { path, status, diff: `--- ${cp.existed ? `a/${path}` : '/dev/null'}\n+++ ${now.exists ? `b/${path}` : '/dev/null'}\n@@ ${why} @@\n`, ...(cp.kept === 0 ? { restorable: false } : {}) };
     const before = cp.content?.toString('utf8') ?? '';
     const after = now.content?.toString('utf8') ?? '';
-    return { path, status: !cp.existed ? 'added' : now.exists ? 'modified' : 'deleted', diff: unifiedDiff(before, after, cp.existed ? `a/${path}` : '/dev/null', now.exists ? `b/${path}` : '/dev/null') };
+    return { path, status, diff: unifiedDiff(before, after, cp.existed ? `a/${path}` : '/dev/null', now.exists ? `b/${path}` : '/dev/null') };
   });
   let budget = maxBytes;
   for (const f of files) {
@@ -76,24 +83,50 @@ export function reviewTask(db: Db, project: string, taskId: string, maxBytes: nu
   return { task_id: taskId, files, verification: verification.map((v) => ({ ...v, argv: JSON.parse(v.argv) as string[] })), rolled_back: rolledBack.n > 0 };
 }
 
-export function rollbackTask(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
+/** A file's state, or for one too large to read whole, that it exists (content and sha unknown). */
+function stateOrLarge(project: string, path: string, cap: number): FileState {
+  try {
+    return readState(project, path, cap);
+  } catch (err) {
+    if (err instanceof ScError && err.code === 'SC_FILE_TOO_LARGE') return { exists: true, content: null, mode: null, sha: null };
+    throw err;
+  }
+}
+
+export interface RolledBack {
+  readonly task_id: string;
+  readonly restored: string[];
+  /** Changes whose prior content was not kept (past the snapshot limits): left as they are. */
+  readonly not_restored?: Array<{ path: string; reason: string }>;
+}
+
+export function rollbackTask(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): RolledBack {
   assertTicket(ticket, 'tool:shadow_rollback');
   return restoreTask(db, project, taskId, fileCap);
 }
 
 /** The same rollback asked for at the command line (`shadowcode rollback`), where the person is the authority. */
-export function rollbackTaskFromCli(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
+export function rollbackTaskFromCli(ticket: GateTicket, db: Db, project: string, taskId: string, fileCap: number): RolledBack {
   assertTicket(ticket, 'cli:rollback');
   return restoreTask(db, project, taskId, fileCap);
 }
 
 /** Reached only from the two gated executors above. */
-function restoreTask(db: Db, project: string, taskId: string, fileCap: number): { task_id: string; restored: string[] } {
+function restoreTask(db: Db, project: string, taskId: string, fileCap: number): RolledBack {
   taskInProject(db, project, taskId);
-  const files = taskFiles(db, project, taskId);
-  if (files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${taskId} changed no files`);
+  const all = taskFiles(db, project, taskId);
+  if (all.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${taskId} changed no files`);
+  const files = all.filter((f) => f.cp.kept !== 0);
+  const notRestored = all.filter((f) => f.cp.kept === 0).map((f) => ({ path: f.path, reason: 'its content before the task was past the snapshot limits and was not kept' }));
   const states = files.map((f) => ({ ...f, now: readState(project, f.path, fileCap) }));
   const conflicts = states.filter((s) => s.now.sha !== s.after).map((s) => s.path);
+  // Undone once already: the files no longer hold what the task left, because the rollback put them back.
+  const earlier = sql(db, "SELECT max(at) AS at FROM changes WHERE job_id = ? AND project = ? AND kind = 'rollback' AND state = 'applied'").get(taskId, project) as { at: string | null };
+  if (conflicts.length && earlier.at) {
+    const since = states.filter((s) => s.now.sha !== s.cp.sha256).map((s) => s.path);
+    if (since.length === 0) throw new ScError('SC_ALREADY_ROLLED_BACK', `task ${taskId} was already rolled back at ${earlier.at}: its files are as they were before it; nothing was changed`, { task_id: taskId, rolled_back_at: earlier.at });
+    throw new ScError('SC_ROLLBACK_CONFLICT', `task ${taskId} was rolled back at ${earlier.at}, and since then ${since.join(', ')} changed; nothing was rolled back`, { files: since, rolled_back_at: earlier.at });
+  }
   if (conflicts.length) throw new ScError('SC_ROLLBACK_CONFLICT', `changed since task ${taskId}: ${conflicts.join(', ')}; nothing was rolled back`, { files: conflicts });
   const done: typeof states = [];
   try {
@@ -114,7 +147,7 @@ function restoreTask(db: Db, project: string, taskId: string, fileCap: number): 
     for (const s of states) {
       sql(db, "INSERT INTO changes (job_id, project, path, kind, state, why, before_sha, after_sha, at) VALUES (?, ?, ?, 'rollback', 'applied', ?, ?, ?, ?)").run(taskId, project, s.path, `rollback of ${taskId}`, s.now.sha, s.cp.sha256, at);
     }
-    addEvent(db, taskId, 'rolled_back', { files: states.map((s) => s.path) });
+    addEvent(db, taskId, 'rolled_back', { files: states.map((s) => s.path), ...(notRestored.length ? { not_restored: notRestored } : {}) });
   }).immediate();
-  return { task_id: taskId, restored: states.map((s) => s.path) };
+  return { task_id: taskId, restored: states.map((s) => s.path), ...(notRestored.length ? { not_restored: notRestored } : {}) };
 }

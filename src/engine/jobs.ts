@@ -1,14 +1,17 @@
 /*
  * Owned jobs: test commands and agent tasks.
  *
- *   test:  submit ─► row (queued, owner recorded first) ─► exact approval pending ─► waiting_approval
+ *   test:  submit ─► row (queued, owner recorded first) ─► exact approval pending (with a task:
+ *          the files it changed and which of them the command runs) ─► waiting_approval
  *          approved (here, or by the CLI in another process; pushed or polled) ─► queued for a
- *          run slot (jobs.concurrent_running) ─► gate job:run
- *          ─► supervisor + process group ─► output events ─► succeeded | failed | cancelled
+ *          run slot (jobs.concurrent_running) ─► change watch (the task's, else its own)
+ *          ─► gate job:run ─► supervisor + process group ─► output events
+ *          ─► what it changed recorded (on its task, else on itself) ─► succeeded | failed | cancelled
  *   agent: submitAgent ─► row (queued) ─► agent queue ─► a slot (agent.concurrent_tasks), and for
  *          a build task the project's one writer slot (checked in the store, so another process's
  *          writer counts) ─► TaskRunner.run(ctx) ─► events, approvals (waiting_approval while one
- *          is pending) ─► 'answer' event ─► succeeded | failed | cancelled
+ *          is pending) ─► its change watch closed (a last look) ─► 'answer' event
+ *          ─► succeeded | failed | cancelled
  *
  * Jobs live in the process whose connection owns them. When an owner ends, its
  * queued, waiting and running jobs are cancelled; others continue. Jobs left
@@ -25,7 +28,7 @@
  * task runner is given).
  */
 import type { GateRequest } from '../../gen/types/gate-request.js';
-import { asScError, ScError } from '../errors.js';
+import { asScError, decisionOf, ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { redact, scrubText } from '../policy/redact.js';
@@ -36,6 +39,8 @@ import type { Level } from '../ticket.js';
 import { newId } from '../util/ids.js';
 import { type ApprovalRow, cancelPending, Decisions, getApproval } from './approvals.js';
 import { cancelsFor } from './cancel-requests.js';
+import { betweenCause, observeJob, openWatchOf, runningBackground, type WatchOf } from './change-watch.js';
+import { commandContext } from './command-context.js';
 import { childEnv } from './child-env.js';
 import { ACTIVE, addEvent, getJob, type JobRow, now, setState } from './job-events.js';
 import { alive, reapOrphans, writerOf } from './owners.js';
@@ -104,11 +109,25 @@ export class Jobs {
 
   constructor(private readonly c: JobsConfig) {
     this.decisions = new Decisions(c.db, c.poll === false ? null : c.policy.limits.jobs.approval_poll_ms);
-    reapOrphans(c.db());
+    reapOrphans(c.db(), c.policy);
   }
 
   private get limits() {
     return this.c.policy.limits;
+  }
+
+  private get gate() {
+    return { policy: this.c.policy, db: this.c.db };
+  }
+
+  /**
+   * Where a test job's changes go: its task's watch while the task has one open, else a
+   * watch of its own for the run, recording on the task or, without one, on itself.
+   */
+  private testWatch(job: JobRow): { watch: WatchOf; own: boolean } {
+    const db = this.c.db();
+    if (job.task_id && openWatchOf(db, job.task_id)) return { watch: { id: job.task_id, jobId: job.task_id, project: job.project }, own: false };
+    return { watch: { id: job.id, jobId: job.task_id ?? job.id, project: job.project }, own: true };
   }
 
   /** A test job: recorded with its owner, then waiting for approval of exactly this argv in this cwd. */
@@ -117,13 +136,20 @@ export class Jobs {
     const db = this.c.db();
     const id = newId('job');
     const approvalId = newId('appr');
+    // A run that verifies a task is approved like the task's own command: with what the task changed.
+    let action: Record<string, unknown> = { argv, cwd: project };
+    if (taskId) {
+      const task = getJob(db, taskId);
+      if (task && openWatchOf(db, taskId)) observeJob(this.gate, task, { id: taskId, jobId: taskId, project: task.project }, betweenCause(db, taskId));
+      action = commandContext(db, project, taskId, argv, project, this.limits.agent.read_bytes) as unknown as Record<string, unknown>;
+    }
     db.transaction(() => {
       const used = (sql(db, 'SELECT count(*) AS n FROM jobs WHERE owner = ?').get(owner) as { n: number }).n;
       if (used >= this.limits.ownership.jobs_per_owner) throw new ScError('SC_LIMIT_REACHED', `this owner has submitted ${used} jobs, the most one connection may; reconnect to submit more`);
       const t = now();
       sql(db, "INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, task_id, argv, created_at, updated_at) VALUES (?, ?, 'test', ?, ?, 'queued', ?, ?, ?, ?, ?)").run(id, project, owner, ceiling, argv.join(' ').slice(0, 200), taskId, JSON.stringify(argv), t, t);
       addEvent(db, id, 'submitted', { argv, cwd: project, task_id: taskId });
-      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, 'command', ?, 'pending', ?)").run(approvalId, id, JSON.stringify({ argv, cwd: project, ...sandboxMark(db, project, this.c.policy, this.c.env.HOME) }), t);
+      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, 'command', ?, 'pending', ?)").run(approvalId, id, JSON.stringify({ ...action, ...sandboxMark(db, project, this.c.policy, this.c.env.HOME) }), t);
       setState(db, id, 'waiting_approval');
     }).immediate();
     this.waiting.add(id);
@@ -243,6 +269,23 @@ export class Jobs {
     const placeholder: CommandHandle = { done: Promise.resolve({ code: null, signal: null, cancelled: true, duration_ms: 0 }), cancel: () => this.cancelling.add(id) };
     this.running.set(id, placeholder);
     setState(db, id, 'running');
+    const { watch, own } = this.testWatch(job);
+    const cause = { via: 'test', why: `changed by test job ${id} ${JSON.stringify(action.argv)}` };
+    const observed = (close: boolean) => {
+      // The task ended while this run ran, and its watch with it: what changed since is not recorded.
+      if (close && !own && !openWatchOf(db, watch.id)) {
+        addEvent(db, id, 'changes_unobserved', { reason: `task ${watch.jobId} ended while this run ran; what the run changed after that is not recorded` });
+        return;
+      }
+      try {
+        const changes = observeJob(this.gate, job, watch, close ? cause : job.task_id ? betweenCause(db, job.task_id) : null, { close: close && own }).changes;
+        // Recorded on the task: the test job says so in its own events too.
+        if (close && changes.length && watch.jobId !== id) addEvent(db, id, 'files_changed', { via: 'test', why: cause.why, changed: changes, recorded_on: watch.jobId });
+      } catch (err) {
+        addEvent(db, id, 'changes_unobserved', { reason: (err as Error).message });
+      }
+    };
+    observed(false);
     let captured = 0;
     // One scrubber per stream: a secret split across two reads of the pipe is still caught.
     const scrubbers = { stdout: new ScrubStream(), stderr: new ScrubStream() };
@@ -270,11 +313,13 @@ export class Jobs {
       .then((r) => {
         flush();
         addEvent(db, id, 'exit', r);
+        observed(true);
         setState(db, id, r.cancelled || this.cancelling.has(id) ? 'cancelled' : r.code === 0 ? 'succeeded' : 'failed', { exit_code: r.code, duration_ms: r.duration_ms });
       })
       .catch((err: unknown) => {
         flush();
-        addEvent(db, id, 'error', { message: (err as Error).message, code: (err as ScError).code });
+        addEvent(db, id, 'error', { message: (err as Error).message, code: (err as ScError).code, ...decisionOf(err) });
+        observed(true);
         setState(db, id, 'failed');
       })
       .finally(() => {
@@ -381,7 +426,7 @@ export class Jobs {
       db.transaction(() => {
         let holder = spec.mode === 'build' ? writerOf(db, spec.project, spec.id) : undefined;
         if (holder && !alive(holder.owner)) {
-          reapOrphans(db);
+          reapOrphans(db, this.c.policy);
           holder = writerOf(db, spec.project, spec.id);
         }
         if (holder) return;
@@ -425,6 +470,7 @@ export class Jobs {
       })
       .then((o) => {
         const state = ctl.signal.aborted && o.state !== 'succeeded' ? 'cancelled' : o.state;
+        this.endWatch(spec, ctx);
         cancelPending(db, id, 'engine');
         addEvent(db, id, 'answer', redact({ state, summary: o.summary, reason: o.reason ?? null, usage: o.usage ?? null, steps: o.steps ?? null }, l.agent.summary_chars));
         setState(db, id, state);
@@ -439,6 +485,21 @@ export class Jobs {
       });
     this.agents.set(id, { done, cancel: () => ctl.abort(new ScError('SC_CANCELLED', 'the task was cancelled')) });
     addEvent(db, id, 'started', {});
+  }
+
+  /**
+   * The task ended: a last look records what changed since the previous one (its background
+   * processes), then its baseline goes. What a background process changes later is not recorded.
+   */
+  private endWatch(spec: AgentSpec & { id: string }, ctx: TaskContext): void {
+    const db = this.c.db();
+    try {
+      observeJob(this.gate, { id: spec.id, owner: spec.owner, project: spec.project, ceiling: spec.ceiling }, { id: spec.id, jobId: spec.id, project: spec.project }, betweenCause(db, spec.id), { close: true, emit: ctx.emit });
+    } catch (err) {
+      ctx.emit('changes_unobserved', { reason: (err as Error).message });
+    }
+    const still = runningBackground(db, spec.id);
+    if (still.length) ctx.emit('background_unwatched', { processes: still, notice: `background process ${still.map((b) => b.id).join(', ')} of this task still runs; what it changes from now on is not recorded as a change of the task` });
   }
 
   /** Records one exact pending approval and waits for its decision, made here or in any other process. */

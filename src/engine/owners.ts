@@ -5,9 +5,12 @@
  *
  *   owner label  <transport>:<pid>:…  (stdio, http, cli; detached:<engine pid>:…)
  *   runner       the shared engine's pid when the job has an 'engine' event, else the owner's
- *   settleDeadOwners(db), on every open of the profile by any command:
+ *   settleDeadOwners(db, policy), on every open of the profile by any command:
  *     reapOrphans ─► each unfinished job whose runner is not running ─► pending approvals
  *                    cancelled, job cancelled, 'owner_gone' (and an answer for a task)
+ *     settleWatches ─► each change watch whose job ended without closing it (its owner
+ *                    died): what changed since its last look recorded on its task, the
+ *                    baseline closed, the coding CLI's run dir it names removed
  *     sweepRunDirs ─► <tmp>/shadowcode-run-<pid>-* of processes that are gone, removed
  *                    (on the process's first open only)
  *   writerOf(db, project) ─► the build task holding the project's one writer slot
@@ -16,9 +19,11 @@
  */
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import type { Policy } from '../policy/load.js';
 import { type Db, sql } from '../store/db.js';
 import { cancelPending } from './approvals.js';
+import { observeJob } from './change-watch.js';
 import { ACTIVE, addEvent, setState } from './job-events.js';
 
 const readStat = (pid: number): string => readFileSync(`/proc/${pid}/stat`, 'latin1');
@@ -69,8 +74,8 @@ export function settleJob(db: Db, job: { id: string; kind: string }, event: stri
   }).immediate();
 }
 
-/** Jobs whose runner process is gone can never run: their queue died with it. */
-export function reapOrphans(db: Db): number {
+/** Jobs whose runner process is gone can never run: their queue died with it. Their change watches are settled too. */
+export function reapOrphans(db: Db, policy: Policy): number {
   const rows = sql(
     db,
     `SELECT j.id, j.kind, j.owner,
@@ -84,7 +89,54 @@ export function reapOrphans(db: Db): number {
     const by = r.engine_pid !== null ? 'the shared engine' : 'its owner';
     if (settleJob(db, r, 'owner_gone', { owner: r.owner, pid, runner: r.engine_pid !== null ? 'engine' : 'owner' }, `${by} (pid ${pid}) is gone, so the task can never finish`)) n++;
   }
+  settleWatches(db, policy);
   return n;
+}
+
+/**
+ * Change watches whose job has ended but which were never closed: the process that ran the
+ * job died (a SIGKILL, a crash) before its last look. The changes made so far are recorded
+ * on the task from the durable baseline, so review and rollback see them; then the baseline
+ * goes, and the coding CLI's run dir (holding its MCP config) with it. A failure leaves the
+ * watch for the next open to try again.
+ */
+export function settleWatches(db: Db, policy: Policy): number {
+  const rows = sql(
+    db,
+    `SELECT w.id, w.job_id, w.project, w.run_dir, j.owner, j.ceiling, j.state,
+       (SELECT e.kind || ' ' || e.body FROM job_events e WHERE e.job_id = w.id AND e.kind IN ('owner_gone', 'engine_gone') ORDER BY e.seq DESC LIMIT 1) AS gone
+     FROM watches w LEFT JOIN jobs j ON j.id = w.id WHERE j.id IS NULL OR j.state NOT IN ${ACTIVE}`,
+  ).all() as Array<{ id: string; job_id: string; project: string; run_dir: string | null; owner: string | null; ceiling: 'read_only' | 'workspace' | 'elevated' | null; gone: string | null }>;
+  let n = 0;
+  for (const r of rows) {
+    try {
+      if (r.owner === null || r.ceiling === null) sql(db, 'DELETE FROM watches WHERE id = ?').run(r.id);
+      else {
+        const pid = r.gone ? /"pid":(\d+)/.exec(r.gone)?.[1] : undefined;
+        const died = r.gone?.startsWith('engine_gone') ? 'the shared engine that ran it stopped or died' : `what ran it${pid ? ` (pid ${pid})` : ''} died`;
+        observeJob({ policy, db: () => db }, { id: r.id, owner: r.owner, project: r.project, ceiling: r.ceiling }, { id: r.id, jobId: r.job_id, project: r.project }, { via: 'owner_gone', why: `changed while the task ran, before ${died} and could record it` }, { close: true });
+      }
+      n++;
+    } catch {
+      continue; // the store is busy: the next open settles it
+    }
+    if (r.run_dir) removeRunDir(r.run_dir);
+  }
+  return n;
+}
+
+/** A run dir named in our store: removed only if it is one of ours and its process is gone. */
+function removeRunDir(path: string): void {
+  const m = RUN_DIR.exec(basename(path));
+  if (!m || pidRunning(Number(m[1]))) return;
+  try {
+    const st = lstatSync(path);
+    const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
+    if (!st.isDirectory() || st.uid !== uid) return;
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    /* already gone */
+  }
 }
 
 const RUN_DIR = /^shadowcode-run-(\d+)-/;
@@ -130,8 +182,8 @@ let swept = false;
  * paid that on every open. A dir of a process killed later is removed by the next process that
  * opens the profile; the jobs such a process leaves are still settled on every open.
  */
-export function settleDeadOwners(db: Db): { jobs: number; dirs: number } {
-  const jobs = reapOrphans(db);
+export function settleDeadOwners(db: Db, policy: Policy): { jobs: number; dirs: number } {
+  const jobs = reapOrphans(db, policy);
   if (swept) return { jobs, dirs: 0 };
   swept = true;
   return { jobs, dirs: sweepRunDirs() };

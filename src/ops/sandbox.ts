@@ -20,7 +20,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import type { SandboxView } from '../../gen/types/sandbox-view.js';
 import { childEnv } from '../engine/child-env.js';
-import { boundaryOf, bridgeProgram, commandLine, proxied, sandboxPolicy, sandboxStatus, sandboxSupport } from '../engine/spawn/index.js';
+import { boundaryOf, bridgeProgram, commandLine, previewBounds, proxied, sandboxPolicy, sandboxStatus, sandboxSupport } from '../engine/spawn/index.js';
 import { grantProblem, hiddenPaths } from '../engine/spawn/grants.js';
 import { within } from '../engine/spawn/state-paths.js';
 import { ScError } from '../errors.js';
@@ -118,7 +118,7 @@ export async function allow(ops: OpsEnv, scope: Scope, target: GrantTarget, cwd:
     let result: GrantResult['grant'] = { path: abs, write, secret: false };
     let changed = false;
     const g = updateSandboxGrants(t, ops.profileDir, ops.db(), { path: abs, write, project }, (cur) => {
-      if (!exists || !isAbsolute(abs)) throw new ScError('SC_SANDBOX_GRANT_INVALID', `${target.path} does not exist (${abs}); create it first: a grant shows a folder or file that is there`, { path: abs });
+      if (!exists || !isAbsolute(abs)) throw new ScError('SC_SANDBOX_GRANT_INVALID', `${target.path}${target.path === abs ? '' : ` (${abs})`} does not exist; create it first: a grant shows a folder or file that is there`, { path: abs });
       const st = lstatSync(abs);
       if (!st.isDirectory() && !st.isFile()) throw new ScError('SC_SANDBOX_GRANT_INVALID', `${abs} is neither a folder nor a file`, { path: abs });
       const hidden = hiddenPaths(sp, ops.env.HOME);
@@ -211,7 +211,7 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
     const grants = boundaryOf(spawn, ops.profileDir);
     const hosts = proxied(spawn, grants);
     const placeholder = { dir: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX'), socket: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX', 'proxy.sock') };
-    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null });
+    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null }, previewBounds(ops.policy));
     const seen = readBack(line);
     const internal = (p: string) => within(p, placeholder.dir) || p === bridgeProgram();
     // A protected path that does not exist yet gets a placeholder when a process starts: it is read-only then too.

@@ -44,15 +44,30 @@ export interface GateEnv {
   readonly project?: (db: Db) => GateRequest['project'];
 }
 
+/** One rule that decided, in words. */
+export interface RuleText {
+  readonly id: string;
+  readonly effect: string;
+  readonly description: string;
+}
+
 export interface Explained extends Decision {
-  readonly rules: ReadonlyArray<{ id: string; effect: string; description: string }>;
+  readonly rules: readonly RuleText[];
+}
+
+/** The text of each rule id in `policy` (a recorded id the policy no longer has says so). */
+export function ruleTexts(policy: Policy, reasons: readonly string[]): RuleText[] {
+  return reasons.map((id) => {
+    const r = policy.permissions.rules.find((x) => x.id === id);
+    if (r) return { id, effect: r.effect, description: r.description };
+    if (id === 'default-deny') return { id, effect: 'forbid', description: 'no rule permits this action' };
+    if (id === 'authorize-error') return { id, effect: 'forbid', description: 'the decision failed, which denies' };
+    return { id, effect: 'unknown', description: 'a rule the policy in force now does not have' };
+  });
 }
 
 function rulesOf(policy: Policy, d: Decision): Explained['rules'] {
-  return d.reasons.map((id) => {
-    const r = policy.permissions.rules.find((x) => x.id === id);
-    return r ? { id, effect: r.effect, description: r.description } : { id, effect: 'forbid', description: 'no rule permits this action' };
-  });
+  return ruleTexts(policy, d.reasons);
 }
 
 function validated(request: PendingRequest): GateRequest {
@@ -85,6 +100,8 @@ function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: 
       action: req.action,
       principal: req.principal,
       project: req.project?.path ?? null,
+      // The trust the decision saw, so `policy explain --decision` can decide the same request again.
+      trust: req.project ? { trusted: req.project.trusted, level: req.project.level, ...(req.project.network !== undefined ? { network: req.project.network } : {}) } : undefined,
       resource: req.resource ? redact(req.resource, chars) : undefined,
       requested_level: req.requested_level,
       allow: d.allow,

@@ -19,10 +19,12 @@ import { RESOURCES, readResource } from './resources.js';
 import { TOOLS } from './tools/index.js';
 import type { ToolAnnotations } from './tools/types.js';
 
+// Hosts that defer tools (Claude Code's ToolSearch, Codex's tool_search) show the model these
+// words before any tool: they name the tools to load first.
 const INSTRUCTIONS =
-  'shadowcode is a gateway to one project. Read shadow_status first: it says whether this connection may change anything. Denied calls come back as tool errors naming the policy rule.';
+  "shadowcode is a gateway to one project. Load shadow_status first: it says whether this connection may change anything. Then shadow_understand describes the project, shadow_run delegates a coding task to the engine's agent, shadow_test runs the project's tests, and shadow_jobs follows either. Denied calls come back as tool errors naming the policy rule.";
 
-type ListedTool = { name: string; title: string; description: string; inputSchema: { type: 'object' } & Record<string, unknown>; annotations: ToolAnnotations };
+type ListedTool = { name: string; title: string; description: string; inputSchema: { type: 'object' } & Record<string, unknown>; annotations: ToolAnnotations; _meta?: Record<string, string> };
 let listed: readonly ListedTool[] | undefined;
 
 /** Built on first use and kept: the HTTP gateway builds a server per request. */
@@ -31,7 +33,8 @@ function toolList(): readonly ListedTool[] {
     [...TOOLS.values()].map((t) => {
       const schema = TOOL_SCHEMAS[t.name as keyof typeof TOOL_SCHEMAS];
       const inputSchema = hostInputSchema(t.name, schema) as ListedTool['inputSchema'];
-      return { name: t.name, title: schema.title, description: schema.description, inputSchema, annotations: t.annotations };
+      const meta = t.searchHint ? { _meta: { 'anthropic/searchHint': t.searchHint } } : {};
+      return { name: t.name, title: schema.title, description: schema.description, inputSchema, annotations: t.annotations, ...meta };
     }),
   ));
 }

@@ -12,7 +12,9 @@ import { scrubDeep } from '../policy/scrub.js';
 export function errorResult(err: unknown, maxChars: number = shippedPolicy().limits.audit.string_chars): CallToolResult {
   const e = asScError(err);
   const body = e.toJSON();
-  return { isError: true, content: [{ type: 'text', text: scrubText(`${e.code}: ${e.message}`) }], structuredContent: redact(body, maxChars) as Record<string, unknown> };
+  // A refusal names its decision in the text too: that is what a person reading the client's transcript sees.
+  const decision = body.error.decision_id ? ` (decision ${body.error.decision_id}: shadowcode policy explain --decision ${body.error.decision_id})` : '';
+  return { isError: true, content: [{ type: 'text', text: scrubText(`${e.code}: ${e.message}${decision}`) }], structuredContent: redact(body, maxChars) as Record<string, unknown> };
 }
 
 export function dataResult(data: unknown, maxBytes: number, maxChars: number = shippedPolicy().limits.audit.string_chars): CallToolResult {

@@ -172,4 +172,28 @@ export const MIGRATIONS: readonly string[] = [
     requested_by TEXT NOT NULL
   );
   `,
+  `
+  CREATE TABLE watches (
+    id        TEXT PRIMARY KEY,
+    job_id    TEXT NOT NULL REFERENCES jobs (id),
+    project   TEXT NOT NULL,
+    taken_at  TEXT NOT NULL,
+    last_seq  INTEGER NOT NULL,
+    truncated TEXT,
+    ignores   TEXT NOT NULL,
+    run_dir   TEXT
+  );
+  CREATE TABLE watch_files (
+    watch_id TEXT NOT NULL REFERENCES watches (id) ON DELETE CASCADE,
+    path     TEXT NOT NULL,
+    sha      TEXT,
+    mode     INTEGER,
+    stamp    TEXT NOT NULL,
+    racy     INTEGER NOT NULL CHECK (racy IN (0, 1)),
+    kept     INTEGER NOT NULL CHECK (kept IN (0, 1)),
+    content  BLOB,
+    PRIMARY KEY (watch_id, path)
+  );
+  ALTER TABLE checkpoints ADD COLUMN kept INTEGER NOT NULL DEFAULT 1 CHECK (kept IN (0, 1));
+  `,
 ];

@@ -10,9 +10,11 @@
  * parent directory is followed now), so every command, and every process one
  * spawns (the engine, its clients), names the same directory the same way.
  *
- * The directory is created 0700. An existing one that other users can read or
- * write, or that another user owns, is refused: state.db and the secret store
- * live there.
+ * The directory is created 0700, and so is every missing directory above it
+ * (as the XDG spec asks): `--profile work` used first makes <data home>/shadowcode,
+ * which is also the default profile, and profiles/, and neither may be left open
+ * to others by the umask. An existing one that other users can read or write, or
+ * that another user owns, is refused: state.db and the secret store live there.
  */
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -64,7 +66,7 @@ function realDir(path: string): string {
 
 export function ensureProfileDir(dir: string): void {
   try {
-    makeDirs(dirname(dir));
+    makeDirs(dirname(dir), 0o700);
     mkdirSync(dir, { mode: 0o700 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {

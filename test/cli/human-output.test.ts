@@ -85,7 +85,7 @@ t.test('a table shows the control characters of a model, server or file text esc
   const hostile = 'ok\u001b]0;owned\u0007\r\u001b[2Jdone\u001b[31m!\u009b';
   const out = table(['NAME', 'DESCRIPTION'], [['tool', hostile], [style(true).bad('failed'), 'x']], style(true));
   t.notMatch(out, /\u0007|\r|\u009b|\u001b\]|\u001b\[2J/, 'no bell, carriage return, OSC or cursor sequence reaches the terminal');
-  t.match(out, 'ok\\u001b]0;owned\\u0007\\u000d\\u001b[2Jdone', 'the text is still readable, escaped');
+  t.match(out, 'ok\\x1b]0;owned\\x07\\r\\x1b[2Jdone', 'the text is still readable, escaped');
   t.match(out, `${ESC}31mfailed${ESC}39m`, 'our own colour codes pass');
   const lines = out.split('\n');
   t.equal(lines.length, 3, 'a carriage return or newline inside a cell cannot forge a row');

@@ -104,7 +104,33 @@ t.test('help COMMAND prints the same text as COMMAND --help; mcp --help lists it
   for (const c of COMMANDS.filter((c) => c.name.startsWith('mcp '))) t.match(mcp.stdout, `\n  ${c.name} `, `mcp --help lists ${c.name}`);
   const audit = await cli(sb, ['audit', '--help']);
   t.equal(audit.code, 0);
-  t.match(audit.stdout, /Subcommands:\n {2}audit verify/);
+  t.match(audit.stdout, /Subcommands:\n {2}audit list +List the audit log.*\n {2}audit show .*\n {2}audit verify /);
+});
+
+t.test('group words take list: jobs list is jobs, mcp list is mcp, approvals list is approvals', async (t) => {
+  const sb = sandbox();
+  for (const [word, withProject] of [['jobs', true], ['mcp', true], ['mcp', false], ['approvals', true]] as const) {
+    const at = withProject ? ['--project', sb.project] : [];
+    const plain = await cli(sb, [...at, '--json', word]);
+    const listed = await cli(sb, [...at, '--json', word, 'list']);
+    t.equal(listed.code, 0, `${word} list: ${listed.stderr}`);
+    t.same(JSON.parse(listed.stdout), JSON.parse(plain.stdout), `${word} list prints what ${word} prints`);
+  }
+  const bare = await cli(sb, ['--project', sb.project, 'jobs', 'lst']);
+  t.match(bare.stderr, /did you mean "shadowcode jobs list"\?/, 'a typo of list is named');
+});
+
+t.test('--project and --workspace name the same project, and only once', async (t) => {
+  const sb = sandbox();
+  const a = await cli(sb, ['--json', '--project', sb.project, 'status']);
+  const b = await cli(sb, ['--json', '--workspace', sb.project, 'status']);
+  t.equal(JSON.parse(a.stdout).project.path, sb.project);
+  t.same(JSON.parse(a.stdout).project, JSON.parse(b.stdout).project);
+  const twice = await cli(sb, ['--project', sb.project, '--workspace', sb.project, 'status']);
+  t.equal(twice.code, 2);
+  t.match(twice.stderr, /the project was given twice \(--project and --workspace name the same thing\) \[SC_USAGE\]/);
+  const missing = await cli(sb, ['jobs']);
+  t.match(missing.stderr, /jobs needs the project: --project DIR \(or --workspace DIR\)/);
 });
 
 t.test('--version prints the package version, from the built CLI too', async (t) => {

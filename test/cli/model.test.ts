@@ -73,6 +73,7 @@ t.test('model add refuses URLs with credentials, a query, a fragment or another 
   }
   const r = await cli(sb, ['--json', 'model', 'add', 'x', '--provider', 'openai-compatible', '--model', 'm', '--base-url', 'http://models.example.com/v1', '--api-key-env', 'K']);
   t.equal(JSON.parse(r.stdout || r.stderr).error.code, 'SC_MODEL_KEY_INSECURE');
+  t.equal(r.code, 2, 'a key over plain http is a bad value, like the URL errors above');
   const ok = await cli(sb, ['--json', 'model', 'add', 'x', '--provider', 'openai-compatible', '--model', 'm', '--base-url', 'http://localhost:8080/v1', '--api-key-env', 'K']);
   t.equal(ok.code, 0, 'a key over http to localhost is fine');
   t.throws(() => statSync(join(sb.profile, 'nothing')));

@@ -17,11 +17,11 @@ t.test('policy explain file:write:PATH and file:read:PATH name the protected-pat
   const sb = sandbox();
   await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
   const git = await cli(sb, ['--workspace', sb.project, 'policy', 'explain', 'file:write:./.git/../.GIT/config']);
-  t.match(git.stdout, /^DENY file:write \.\/\.git\/\.\.\/\.GIT\/config \(ceiling workspace\)\n {2}permit engine-runs-approved-work:.*\n {2}refuse never_write git-metadata: .*\(matched \.GIT\/config\)\n$/);
+  t.match(git.stdout, /^DENY file:write \.\/\.git\/\.\.\/\.GIT\/config \(ceiling workspace\)\n {2}permit engine-runs-approved-work:.*\n {2}refuse never_write git-metadata: .*\(matched \.GIT\/config\)\nassumed:\n {2}the engine asks, for a task at level workspace/);
   const manifest = JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'policy', 'explain', 'file:write:packages/web/package.json'])).stdout);
   t.match(manifest, { action: 'file:write', allow: true, needs_approval: true, path_rule: { list: 'needs_approval', id: 'package-manifests', matched: 'packages/web/package.json' } });
   const plain = await cli(sb, ['--workspace', sb.project, 'policy', 'explain', 'file:write:src/app.ts']);
-  t.match(plain.stdout, /^ALLOW file:write src\/app\.ts \(ceiling workspace\)\n.*\n {2}no protected-path rule applies\n$/);
+  t.match(plain.stdout, /^ALLOW file:write src\/app\.ts \(ceiling workspace\)\n.*\n {2}no protected-path rule applies\nassumed:\n/);
   const inside = { ...sb, env: { ...sb.env, SHADOWCODE_HOME: `${sb.project}/home/sc` } };
   await cli(inside, ['--workspace', sb.project, 'trust']);
   const secrets = JSON.parse((await cli(inside, ['--json', '--workspace', sb.project, 'policy', 'explain', 'file:read:home/sc/secrets.json'])).stdout);

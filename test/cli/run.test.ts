@@ -30,7 +30,7 @@ t.test('run --json prints one event per line and finishes after an approval from
   const req = r.out().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.kind === 'approval_requested');
   t.same(req.body.action, {
     argv: ['sh', '-c', 'cat a.txt > b.txt'], cwd: sb.project, changed_files: ['a.txt'],
-    runs_changed: [{ path: 'a.txt', reason: 'the command names a.txt, which this task changed' }],
+    runs_changed: [{ path: 'a.txt', reason: 'the command names a.txt, which this task changed', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-x\n+y\n' }],
     notice: 'This command runs code this task changed: the command names a.txt, which this task changed. Review those changes before approving.',
   });
   const ok = await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', req.body.approval_id]);
@@ -66,7 +66,7 @@ t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t)
   t.same(processesWith(mark), [], 'the command and its child were gone before the CLI exited');
   t.match(r.out(), /SC_CANCELLED|cancelled/);
   t.notMatch(r.out(), /cancelled: {2}\[\]/, 'never an empty reason');
-  t.match(r.out(), /^cancelled(: .+ \[SC_CANCELLED\])?\n\(cancelled, task job_\w+\)/m);
+  t.match(r.out(), /^cancelled(: .+ \[SC_CANCELLED\])?\n\(cancelled, task job_\w+; changed started\n/m, 'what the cancelled command wrote is a change of the task');
 });
 
 t.test('run shows an external call exactly, and the call runs once approved from another shell', async (t) => {

@@ -22,7 +22,7 @@ t.test('status without --workspace says no project is selected', async (t) => {
   const sb = sandbox();
   const r = await cli(sb, ['status']);
   t.equal(r.code, 0);
-  t.match(r.stdout, /project\s+none selected \(use --workspace DIR\)/);
+  t.match(r.stdout, /project\s+none selected \(use --project DIR\)/);
   t.equal(JSON.parse((await cli(sb, ['--json', 'status'])).stdout).project, null);
 });
 

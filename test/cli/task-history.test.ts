@@ -34,7 +34,7 @@ t.test('jobs lists every owner\'s tasks with their answer; review, why and rollb
   t.not(listed[0]!.owner, listed[1]!.owner, 'of two different owners');
   t.match(listed.find((j) => j.id === task), { state: 'succeeded', answer: { summary: 'made two loud' } });
   const jobsText = await cli(sb, [...ws, 'jobs']);
-  t.match(jobsText.stdout, new RegExp(`${task}\\s+agent\\s+succeeded\\s+cli:\\d+:\\w+\\s+.*made two loud`));
+  t.match(jobsText.stdout, new RegExp(`${task}\\s+task\\s+succeeded\\s+cli:\\d+:\\w+\\s+.*made two loud`));
 
   const review = await cli(sb, [...ws, 'review', task]);
   t.equal(review.code, 0, review.stderr);
@@ -60,7 +60,13 @@ t.test('jobs lists every owner\'s tasks with their answer; review, why and rollb
   t.equal(readFileSync(join(sb.project, 'b.txt'), 'utf8'), 'BEE\n', "the other task's change stays");
   const again = await cli(sb, [...ws, 'rollback', '--yes', task]);
   t.equal(again.code, 1);
-  t.match(again.stderr, /SC_ROLLBACK_CONFLICT/, 'a file changed since is a conflict, not a silent overwrite');
+  t.match(again.stderr, new RegExp(`task ${task} was already rolled back at \\S+: its files are as they were before it; nothing was changed \\[SC_ALREADY_ROLLED_BACK\\]`), 'a second rollback says it was done, not that the files changed');
+  t.equal(readFileSync(join(sb.project, 'a.txt'), 'utf8'), 'one\ntwo\n');
+  writeFileSync(join(sb.project, 'a.txt'), 'edited by hand\n');
+  const edited = await cli(sb, [...ws, 'rollback', '--yes', task]);
+  t.equal(edited.code, 1);
+  t.match(edited.stderr, /was rolled back at \S+, and since then a\.txt changed; nothing was rolled back \[SC_ROLLBACK_CONFLICT\]/, 'a file changed since is a conflict, not a silent overwrite');
+  t.equal(readFileSync(join(sb.project, 'a.txt'), 'utf8'), 'edited by hand\n');
   const unknown = await cli(sb, [...ws, 'review', 'job_nope']);
   t.match(unknown.stderr, /SC_TASK_NOT_FOUND/);
 

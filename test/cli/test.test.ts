@@ -15,11 +15,22 @@ t.test('refuses to run in an untrusted project, naming the rule and the command 
   const r = await cli(sb, [...ws(sb), 'test', '--yes']);
   t.equal(r.code, 3);
   t.match(r.stderr, /did not run: [a-z:]+ denied by engine-[a-z-]*needs-trust/);
-  t.match(r.stderr, new RegExp(`trust the project first: shadowcode --workspace ${sb.project} trust \\[SC_POLICY_DENIED\\]`));
+  t.match(r.stderr, new RegExp(`trust the project first: shadowcode --workspace ${sb.project} trust; why: shadowcode policy explain --decision [0-9a-f-]{36} \\[SC_POLICY_DENIED\\]`));
   t.notMatch(r.stdout, /ran/, 'nothing ran');
   const j = await cli(sb, ['--json', ...ws(sb), 'test', '--yes']);
   t.equal(JSON.parse(j.stdout).error.code, 'SC_POLICY_DENIED');
   t.match(JSON.parse(j.stdout).error, { decision_id: /./, detail: { reasons: [/needs-trust/] } });
+});
+
+t.test('a job refused when it is about to run names the decision that refused it, which explains it', async (t) => {
+  const sb = project('echo ran');
+  await cli(sb, [...ws(sb), 'trust', '--level', 'read_only']);
+  const r = await cli(sb, [...ws(sb), 'test', '--yes']);
+  t.equal(r.code, 3);
+  const id = /why: shadowcode policy explain --decision ([0-9a-f-]{36}) \[SC_POLICY_DENIED\]/.exec(r.stderr)?.[1];
+  t.ok(id, `the error line names the decision: ${r.stderr}`);
+  const why = JSON.parse((await cli(sb, ['--json', 'policy', 'explain', '--decision', id ?? 'none'])).stdout);
+  t.match(why, { action: 'job:run', allow: false, rules: [{ id: 'engine-needs-workspace-level' }], request: { principal: { kind: 'engine' }, project: { trusted: true, level: 'read_only' } } });
 });
 
 t.test('says "command not found" for a missing executable, in text and in --json', async (t) => {

@@ -44,7 +44,7 @@ t.test('trust refuses a missing workspace, a nonexistent one, a file, and an unk
   t.equal(JSON.parse(missing.stdout).error.code, 'SC_WORKSPACE_REQUIRED');
   const none = await cli(sb, ['--workspace', join(sb.root, 'nope'), 'trust']);
   t.equal(none.code, 2, 'a missing directory is a bad value');
-  t.match(none.stderr, /workspace .* does not exist \[SC_WORKSPACE_INVALID\]/);
+  t.match(none.stderr, /project .* does not exist \[SC_WORKSPACE_INVALID\]/);
   const file = await cli(sb, ['--workspace', join(sb.root, 'profile'), 'status']);
   t.equal(file.code, 2, 'the profile dir does not exist yet, so it is a missing workspace too');
   const bad = await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'root']);

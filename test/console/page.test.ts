@@ -13,6 +13,7 @@ import { startConsole, type TestConsole } from '../fixtures/console.js';
 import { cli, connection, sandbox } from '../fixtures/env.js';
 import { startFakeModel, type Step } from '../fixtures/fake-model.js';
 import { grant, peerDef, world } from '../fixtures/mcp-client.js';
+import { ALL, ALL_SHOWN, assertInert, FORGED_FILE, FORGED_FILE_SHOWN, MAKEFILE_LINE } from '../fixtures/hostile-text.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '<script>alert("s")</script><img src=x onerror=alert("i")></textarea>';
@@ -124,6 +125,54 @@ t.test('a task streams live; approvals show exactly and act; review and rollback
   t.same(ran, [], 'no dialog, page error or console error: nothing ran');
   t.equal(await page.locator('img').count(), 0, 'no element was made from text');
   t.equal(await page.locator('script').count(), 1, 'only the page script');
+});
+
+t.test("approvals show issue 41's forgeries and every control, bidi and invisible character as visible escapes", async (t) => {
+  const sb = sandbox('console-inert');
+  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  writeFileSync(join(sb.project, 'Makefile'), 'all:\n\t@echo building\n');
+  const fake = await startFakeModel({
+    format: 'openai',
+    script: [
+      step(call('w1', 'write_file', { path: FORGED_FILE, content: 'ok\n' }), call('w2', 'write_file', { path: `n${ALL}.txt`, content: 'x\n' })),
+      step(call('m1', 'write_file', { path: 'Makefile', content: `all:\n${MAKEFILE_LINE}\n` })),
+      step(call('c1', 'run_command', { argv: ['echo', `w${ALL}`] })),
+      step(call('f1', 'finish', { summary: `done ${ALL}` })),
+    ],
+  });
+  t.teardown(() => fake.close());
+  useFakeModel(sb, 'openai', fake.url);
+  const c = await startConsole(sb);
+  t.teardown(() => c.close());
+  const { page, ran } = await openPage(t, c);
+  const conn = await connection(sb, { allowWrite: true });
+  t.teardown(() => conn.close());
+  const run = await conn.call('shadow_run', { prompt: 'build it', mode: 'build', permission_level: 'workspace' });
+  const jobId = run.data.job_id as string;
+
+  const write = page.locator('[data-testid="approval"]', { hasText: 'write approval' });
+  await write.waitFor();
+  const diff = await write.locator('pre.diff').innerText();
+  t.ok(diff.includes('+\t@touch "$$HOME/PWNED" #\\r\\x1b[2K    +\t@echo building'), 'the Makefile line shows the touch and the forged rest');
+  t.ok((await write.locator('pre.diff .esc').count()) >= 2, 'each escape is marked apart');
+  assertInert(t, (await write.textContent()) ?? '', 'the write approval');
+  await write.getByTestId('approve').click();
+
+  const cmd = page.locator('[data-testid="approval"]', { hasText: 'command approval' });
+  await cmd.waitFor();
+  const files = await cmd.getByTestId('approval-files').locator('li').allTextContents();
+  t.ok(files.includes(FORGED_FILE_SHOWN), "issue 41's file name, escaped, one item");
+  t.ok(files.includes(`n${ALL_SHOWN}.txt`), 'a name with every class, each escaped');
+  t.ok((await cmd.getByTestId('approval-argv').innerText()).includes('\\u{202e}'), "the argv word's bidi override is shown");
+  assertInert(t, (await cmd.textContent()) ?? '', 'the command approval');
+  await cmd.getByTestId('deny').click();
+
+  await page.locator(`[data-testid="job"][data-id="${jobId}"]`).click();
+  const answer = page.getByTestId('answer');
+  await answer.waitFor();
+  t.ok((await answer.innerText()).includes(`done ${ALL_SHOWN}`), "the model's answer, escaped");
+  assertInert(t, await page.evaluate(() => document.body.textContent ?? ''), 'the whole page');
+  t.same(ran, [], 'nothing ran');
 });
 
 t.test('deny: the command never runs', async (t) => {

@@ -16,6 +16,11 @@
  * paths. A `…` line stands for any number of lines. An example whose last shown
  * line ends in `[SC_…]` must fail; every other one must exit 0. `engine start`
  * launches the built bin/shadowcode.js, so `npm run build` comes first.
+ *
+ * Ids an example cannot know in advance are the ones the examples before it printed: a
+ * decision id in a command stands for the last one printed, and an example that needs
+ * something running first (a connection's pending approval) has it set up in BEFORE, which
+ * names the real ids the page's ids stand for.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,17 +29,40 @@ import { Readable, Writable } from 'node:stream';
 import t from 'tap';
 import { main } from '../../src/cli/main.js';
 import { resolveProfile } from '../../src/store/profile.js';
-import { BIN } from '../fixtures/env.js';
+import { getJob } from '../../src/engine/job-events.js';
+import { BIN, connection, until } from '../fixtures/env.js';
 import { blocks, DOC_FILES_ON_DISK, DOC_ORDER, DOCS, examples, fileOf, parseArgv, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
 
 /** `$ ` examples not run here, by design, each with the reason. Each must still be in a page. */
 const SKIPPED: Record<string, string> = {
   'shadowcode --workspace ~/src/app run --level workspace "make greet() greet the world and run the tests"':
-    'needs a model answering on 127.0.0.1:11434 and a person answering the approval prompt',
+    'runs in test/docs/readme-run.test.ts, against a model served there and a terminal that answers y',
   'shadowcode model probe local': 'contacts the Ollama server on 127.0.0.1:11434, which does not run here',
-  'shadowcode --workspace ~/src/app approvals': 'needs a job of an MCP client connection waiting for an approval',
-  'shadowcode --workspace ~/src/app approvals approve appr_0mx6a1b2c000a1b2c3d4e5': 'needs that pending approval of a running MCP client connection',
   'shadowcode engine start --foreground # in this terminal until SIGINT/SIGTERM, logs on stderr': 'runs until a signal stops it',
+};
+
+/**
+ * What runs before an example that needs something live, returning the ids the page shows mapped
+ * to the real ones, and what ends it after the example named by `until` (or at the end).
+ */
+type Before = (home: string, env: NodeJS.ProcessEnv) => Promise<{ ids: Record<string, string>; until: string; end: () => Promise<void> }>;
+const BEFORE: Record<string, Before> = {
+  // An MCP client connection, started with --allow-write, asks for the project's test command; its job waits for approval.
+  'shadowcode --workspace ~/src/app approvals': async (home, env) => {
+    const c = await connection({ root: home, profile: resolveProfile(undefined, env, home).dir, project: join(home, 'src', 'app'), env }, { allowWrite: true });
+    const r = await c.call('shadow_test', { command: ['npm', 'test'] });
+    if (r.isError) throw new Error(r.text);
+    const job = r.data.job_id as string;
+    return {
+      ids: { appr_0mx6a1b2c000a1b2c3d4e5: r.data.approval.id as string },
+      until: 'shadowcode --workspace ~/src/app approvals approve appr_0mx6a1b2c000a1b2c3d4e5',
+      // The approved job runs to its end before the next example, so what it records never lands between later ones.
+      end: async () => {
+        await until(() => ['succeeded', 'failed', 'cancelled'].includes(getJob(c.engine.db(), job)?.state ?? ''), 60000);
+        await c.engine.shutdown();
+      },
+    };
+  },
 };
 
 /** What the left side of `X | shadowcode …` writes to the command's stdin. */
@@ -80,7 +108,10 @@ t.test('the documented command examples print what the pages show', async (t) =>
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, '.local', 'share'), XDG_CACHE_HOME: join(home, '.cache'), TMPDIR: join(root, 'tmp') };
   t.equal(resolveProfile(undefined, env, home).dir, join(home, '.local', 'share', 'shadowcode'), 'the examples use a profile inside the sandbox');
   // The engine example starts a real engine process; stop it even when an example failed midway.
+  // What BEFORE started (a connection and its engine) and is still live ends first, while the profile is still there.
+  const live = new Map<string, () => Promise<void>>();
   t.teardown(async () => {
+    for (const end of live.values()) await end();
     await shadowcode(['engine', 'stop'], env, home, '');
     rmSync(root, { recursive: true, force: true });
   });
@@ -97,6 +128,11 @@ t.test('the documented command examples print what the pages show', async (t) =>
       .replace(/\bpid \d+/g, 'pid <pid>')
       .replace(/\bafter \d+ ms\b/g, 'after <n> ms')
       .replace(/\b(job|appr|ckpt)_[0-9a-z]{22}\b/g, '$1_<id>')
+      .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, '<decision>')
+      .replace(/\b(stdio|http|cli):\d+:[0-9a-f]{8}\b/g, '$1:<pid>:<hex>')
+      .replace(/\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\b/g, '<time>')
+      // Table columns move with a pid's width: two or more spaces are one column gap.
+      .replace(/ {2,}/g, '  ')
       .replace(/\b(node|sqlite) \d+\.\d+\.\d+/g, '$1 <version>')
       .replace(HEX64, (h) => (pinned.has(h) ? h : '<hex64>'))
       .split('\n')
@@ -105,6 +141,9 @@ t.test('the documented command examples print what the pages show', async (t) =>
   for (const key of Object.keys(SKIPPED)) t.ok(shown.some((e) => e.command === key), `skipped example is still in a page: ${key}`);
 
   let ran = 0;
+  // Ids the pages show for things made while the examples run, and the real ones.
+  const real: Record<string, string> = {};
+  let lastDecision: string | undefined;
   for (const { path, blocks: all } of pages) for (const block of all) {
     const file = fileOf(block);
     if (file) {
@@ -115,7 +154,8 @@ t.test('the documented command examples print what the pages show', async (t) =>
       const where = `${path}:${ex.line}: $ ${ex.command}`;
       const stages = shellWords(ex.command, home);
       const last = stages.at(-1) as (typeof stages)[number];
-      const argv = shadowcodeArgv(last.argv);
+      const shownArgv = shadowcodeArgv(last.argv);
+      const argv = shownArgv?.map((w) => real[w] ?? (lastDecision && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(w) ? lastDecision : w));
       if (!argv) {
         t.fail(`${where}: not a shadowcode command`);
         continue;
@@ -138,7 +178,19 @@ t.test('the documented command examples print what the pages show', async (t) =>
         continue;
       }
       const envHere = { ...env, ...Object.fromEntries(last.assignments.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])) };
+      const before = BEFORE[ex.command];
+      if (before) {
+        const started = await before(home, envHere);
+        Object.assign(real, started.ids);
+        live.set(started.until, started.end);
+      }
       const r = await shadowcode(argv, envHere, home, feed());
+      const end = live.get(ex.command);
+      if (end) {
+        live.delete(ex.command);
+        await end();
+      }
+      lastDecision = /--decision ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/.exec(r.transcript)?.[1] ?? lastDecision;
       ran++;
       const actual = normalize(r.transcript.replace(/\n$/, ''));
       t.ok(wantError ? r.code !== 0 : r.code === 0, `${where}: exit ${r.code}${wantError ? ', an error as shown' : ''}`, { transcript: r.transcript });

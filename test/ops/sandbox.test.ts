@@ -114,7 +114,7 @@ t.test('what cannot be granted: a missing path, one inside the project, a protec
   const sb = await trusted();
   const missing = await cli(sb, [...ws(sb), 'sandbox', 'allow', join(sb.root, 'nope')]);
   t.equal(missing.code, 2);
-  t.match(missing.stderr, /does not exist .*\[SC_SANDBOX_GRANT_INVALID\]/);
+  t.match(missing.stderr, /nope does not exist; create it first.*\[SC_SANDBOX_GRANT_INVALID\]/);
   mkdirSync(join(sb.project, 'sub'));
   t.match((await cli(sb, [...ws(sb), 'sandbox', 'allow', join(sb.project, 'sub')])).stderr, /lies in the project.*\[SC_SANDBOX_GRANT_INVALID\]/);
   mkdirSync(join(sb.project, '.git'));

@@ -67,10 +67,10 @@ for (const [format, via] of RUNS) {
       approval.action,
       {
         argv: ['sh', '-c', 'cat greet.txt > seen.txt; echo verified'], cwd: sb.project, changed_files: ['greet.txt'],
-        runs_changed: [{ path: 'greet.txt', reason: 'the command names greet.txt, which this task changed' }],
+        runs_changed: [{ path: 'greet.txt', reason: 'the command names greet.txt, which this task changed', diff: '--- a/greet.txt\n+++ b/greet.txt\n@@ -1,1 +1,1 @@\n-hello\n+hello, world\n' }],
         notice: 'This command runs code this task changed: the command names greet.txt, which this task changed. Review those changes before approving.',
       },
-      'shadow_jobs shows the exact argv and directory, the files the task changed, and that the command reads one',
+      'shadow_jobs shows the exact argv and directory, the files the task changed, and that the command reads one, with its diff',
     );
     t.notOk(existsSync(join(sb.project, 'seen.txt')), 'nothing ran before the approval');
     await call(c, 'shadow_approve', { approval_id: approval.id, decision: 'approve' });
@@ -82,11 +82,13 @@ for (const [format, via] of RUNS) {
     for (const k of ['model_request', 'tool_call', 'tool_result', 'approval_requested', 'approval_approved', 'checkpoint', 'stdout', 'answer']) t.ok(kinds.has(k), `${k} is an event`);
 
     const review = await call(c, 'shadow_review', { task_id: started.job_id });
-    t.match(review.files, [{ path: 'greet.txt', status: 'modified', diff: /-hello\n\+hello, world/ }]);
+    t.match(review.files, [{ path: 'greet.txt', status: 'modified', diff: /-hello\n\+hello, world/ }, { path: 'seen.txt', status: 'added', diff: /\+hello, world/ }], 'the file the approved command made is a change of the task too');
     const why = await call(c, 'shadow_why', { path: 'greet.txt' });
     t.match(JSON.stringify(why), started.job_id, 'the history names the task');
+    t.match((await call(c, 'shadow_why', { path: 'seen.txt' })).changes, [{ task_id: started.job_id, why: /approved command \["sh","-c","cat greet.txt > seen.txt; echo verified"\]/ }]);
     const rolled = await call(c, 'shadow_rollback', { task_id: started.job_id, confirm: true });
-    t.same(rolled.restored, ['greet.txt']);
+    t.same(rolled.restored, ['greet.txt', 'seen.txt']);
     t.equal(readFileSync(join(sb.project, 'greet.txt'), 'utf8'), 'hello\n');
+    t.notOk(existsSync(join(sb.project, 'seen.txt')), "the command's file is rolled back with the rest");
   });
 }

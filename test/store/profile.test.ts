@@ -1,8 +1,9 @@
 import { chmodSync, mkdirSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { spawn } from 'node:child_process';
 import { ensureProfileDir, resolveProfile } from '../../src/store/profile.js';
-import { sandbox } from '../fixtures/env.js';
+import { BIN, CODE_CACHE, sandbox } from '../fixtures/env.js';
 
 t.test('resolution order: --profile, then SHADOWCODE_HOME, then XDG_DATA_HOME, then ~/.local/share', async (t) => {
   const env = { SHADOWCODE_HOME: '/h/sc', XDG_DATA_HOME: '/x' };
@@ -54,4 +55,26 @@ t.test('a profile path that is a file is refused', async (t) => {
   const file = join(sb.root, 'project', '..', 'file');
   (await import('node:fs')).writeFileSync(file, 'x');
   t.throws(() => ensureProfileDir(file), { code: 'SC_PROFILE_INVALID' });
+});
+
+t.test('using a named profile first, under umask 022, leaves the default profile usable', async (t) => {
+  const sb = sandbox();
+  const data = join(sb.root, 'data');
+  // A real CLI process with the umask most systems give a login shell; no SHADOWCODE_HOME, so the default profile is <data>/shadowcode.
+  const env = { PATH: process.env.PATH, HOME: sb.root, XDG_DATA_HOME: data, TMPDIR: join(sb.root, 'tmp'), XDG_CACHE_HOME: CODE_CACHE };
+  const run = (...argv: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn('sh', ['-c', 'umask 022 && exec "$@"', 'sh', process.execPath, BIN, ...argv], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+  const named = await run('--profile', 'work', 'secret', 'list');
+  t.equal(named.code, 0, named.stderr);
+  for (const dir of [data, join(data, 'shadowcode'), join(data, 'shadowcode', 'profiles'), join(data, 'shadowcode', 'profiles', 'work')]) {
+    t.equal((statSync(dir).mode & 0o777).toString(8), '700', `${dir} is 0700`);
+  }
+  const plain = await run('secret', 'list');
+  t.equal(plain.code, 0, `the default profile still opens: ${plain.stderr}`);
+  t.notMatch(plain.stderr, /SC_PROFILE_UNSAFE/);
 });

@@ -3,12 +3,17 @@
  *
  *   gate 'runner:spawn' (trusted project) ─► executable found
  *   ─► servers for this run (at the granted hash, live catalog still equal to
- *      its pin) ─► snapshot before (contents kept)
- *   ─► private temp dir (0700) ─► our MCP relay for the shared servers
- *      (relay-host.ts: the CLI's config names only it) ─► drive(run): spawn + the CLI's protocol
- *   ─► always: relay closed, temp dir removed ─► snapshot after ─► differences recorded
- *      as the job's checkpoints and changes ─► the CLI's protected state compared
- *      with before (state-guard.ts) ─► outcome
+ *      its pin) ─► private temp dir (0700) ─► the task's change watch opened
+ *      (engine/change-watch.ts: a baseline in the store, naming the temp dir)
+ *   ─► our MCP relay for the shared servers (relay-host.ts: the CLI's config names
+ *      only it) ─► drive(run): spawn + the CLI's protocol; each command approval first
+ *      records what the CLI changed so far
+ *   ─► always: relay closed, temp dir removed ─► the watch observes: differences
+ *      recorded as the job's checkpoints and changes ─► the CLI's protected state
+ *      compared with before (state-guard.ts) ─► outcome
+ *
+ * The baseline is durable: if this process is SIGKILLed mid-run, whoever settles the
+ * task records what the CLI changed so far and removes the temp dir (engine/owners.ts).
  *
  * The drivers (claude.ts, codex.ts, acp.ts) only translate: the CLI's events
  * into job events, its approval requests into ctx.requestApproval, its end into
@@ -18,8 +23,8 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { CommandApproval } from '../../../gen/types/command-approval.js';
 import type { Settings } from '../../../gen/types/settings.js';
-import { commandContextOf } from '../../engine/command-context.js';
-import { recordObservedChange } from '../../engine/files.js';
+import { type Cause, type ObservedChange, observeJob, type WatchOf } from '../../engine/change-watch.js';
+import { commandContext } from '../../engine/command-context.js';
 import { makeRunDir } from '../../engine/owners.js';
 import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
@@ -32,7 +37,6 @@ import { type PathVerdict, pathVerdict } from '../../policy/protected-paths.js';
 import type { TaskContext, TaskOutcome, Usage } from '../types.js';
 import type { Relay, RelayEntry } from './relay-host.js';
 import { type ServerChoice, serversForRun } from './servers.js';
-import { diffSnapshots, takeSnapshot } from './snapshot.js';
 import { guardState } from './state-guard.js';
 import { guardedStatePaths, privateStatePaths, shownIn, stateFolders } from '../../engine/spawn/state-paths.js';
 import { type GrantNote, sandboxMark } from '../../engine/spawn/index.js';
@@ -86,8 +90,8 @@ export interface Run {
   protect(path: string): PathVerdict;
   /**
    * A command's change-aware approval, as a native run_command's: argv and directory, every
-   * file the CLI changed so far (the snapshot before the run against the project now), and
-   * which of them the command runs.
+   * file the task changed so far (what the CLI changed is recorded first), and which of them
+   * the command runs.
    */
   /** A command's approval: the files changed so far, and the folders and files granted to the runner's sandbox (sandbox allow). */
   commandApproval(argv: readonly string[], cwd: string): CommandApproval & { grants?: GrantNote[] };
@@ -180,9 +184,6 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     toolResult: (id, isError, content) => emit('tool_result', { id, name: names.get(id) ?? null, is_error: isError, content }),
   };
   emit('runner.servers', { shared: servers.shared.map((s) => ({ name: s.name, definition: s.definition, transport: s.transport })), withheld: servers.withheld });
-  const snapLimits = { ...limits, gitignore_bytes: deps.policy.limits.files.gitignore_bytes };
-  const before = takeSnapshot(ctx.project, snapLimits, true);
-  if (before.truncated) emit('runner.snapshot_limited', { reason: before.truncated });
   const stateKeys = [...new Set([basename(entry.command), ...(STATE_KEY[entry.provider] ? [STATE_KEY[entry.provider] as string] : [])])];
   // The same HOME the sandbox is built from: the runner's environment.
   const home = runnerEnv(deps.policy.environment, deps.env, []).HOME;
@@ -195,6 +196,20 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   const privateShown = privatePaths.some((p) => shownIn(p, [ctx.project, ...stateFolders(deps.policy.sandbox, stateKeys, home)]));
   // Named by this process: after a SIGKILL the next open of the profile removes it (engine/owners.ts).
   const dir = makeRunDir();
+  const job = { id: ctx.jobId, owner: ctx.owner, project: ctx.project, ceiling: ctx.ceiling };
+  const watch: WatchOf = { id: ctx.jobId, jobId: ctx.jobId, project: ctx.project, runDir: dir };
+  const cause: Cause = { via: entry.provider, why: `changed by ${entry.provider} runner ${entry.id}` };
+  const seen: ObservedChange[] = [];
+  const observe = () => {
+    for (const c of observeJob(deps.gateEnv, job, watch, cause, { emit }).changes) seen.push(c);
+  };
+  try {
+    const opened = observeJob(deps.gateEnv, job, watch, null, { emit });
+    for (const reason of [opened.truncated, opened.unkept]) if (reason) emit('runner.snapshot_limited', { reason });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   const copies = copyPrivateState(privatePaths, dir, limits.state_copy_bytes);
   const procs: RunnerProcess[] = [];
   let overtime = false;
@@ -214,12 +229,8 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
       ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms, sandboxGrants: granted,
       protect: (path) => pathVerdict(deps.policy, ctx.project, path, 'write', dirname(deps.db.name)),
       commandApproval: (argv, cwd) => {
-        const diffs = new Map(diffSnapshots(before, takeSnapshot(ctx.project, snapLimits, false)).map((d) => [d.path, d]));
-        const prior = (rel: string) => {
-          const b = diffs.get(rel)?.before;
-          return b?.exists && b.content ? b.content.toString('utf8') : null;
-        };
-        return { ...commandContextOf(ctx.project, { changed: [...diffs.keys()], before: prior }, argv, cwd, deps.policy.limits.agent.read_bytes), ...(granted.length ? { grants: granted } : {}) };
+        observe();
+        return { ...commandContext(deps.db, ctx.project, ctx.jobId, argv, cwd, deps.policy.limits.agent.read_bytes), ...(granted.length ? { grants: granted } : {}) };
       },
       tempFile: (name, content) => {
         const path = join(dir, name);
@@ -251,15 +262,12 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
     await relay?.close().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
-  const after = takeSnapshot(ctx.project, snapLimits, false);
-  const diffs = diffSnapshots(before, after);
-  const why = `changed by ${entry.provider} runner ${entry.id}`;
-  for (const d of diffs) {
-    if (!d.restorable) continue;
-    const checkpointId = recordObservedChange(ticket, deps.db, ctx.project, ctx.jobId, d.path, d.before, d.after_sha, why);
-    emit('checkpoint', { path: d.path, checkpoint_id: checkpointId, kind: d.kind, via: entry.provider });
+  try {
+    observe();
+  } catch (err) {
+    emit('changes_unobserved', { reason: (err as Error).message });
   }
-  if (diffs.length) emit('runner.files', { changed: diffs.map((d) => ({ path: d.path, kind: d.kind, recorded: d.restorable })) });
+  if (seen.length) emit('runner.files', { changed: seen.map((c) => ({ path: c.path, kind: c.kind, recorded: c.recorded, restorable: c.restorable })) });
   const tampered = [...stateChanges(), ...(privateShown || procs.some((p) => p.sandbox === 'none') ? privateChanges() : [])];
   if (tampered.length) {
     emit('runner.state_changed', {

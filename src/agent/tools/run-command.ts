@@ -2,14 +2,18 @@
  * run_command: one literal argv in a project directory, after a person
  * approves exactly that argv and directory.
  *
- *   cwd confined to the project ─► ctx.requestApproval('command', {argv, cwd, changed_files,
- *   runs_changed, notice}) (waits; the files this task changed, and which of them the command runs)
+ *   cwd confined to the project ─► the task's change watch observes (opened on the first
+ *   command: engine/change-watch.ts) ─► ctx.requestApproval('command', {argv, cwd,
+ *   changed_files, runs_changed, notice}) (waits; every file this task changed, by any
+ *   means, and which of them the command runs, with their diffs)
  *   ─► approved ─► gate 'job:run' ─► job supervisor: own process group, policy env,
  *   output to job events (capped at jobs.output_bytes), stopped on cancel, on
  *   agent.command_timeout_ms, and by the supervisor itself if the engine dies
- *   ─► exit status and output back to the model
+ *   ─► the watch observes again: what the command changed is a change of the task
+ *   ─► exit status and output (and the files it changed) back to the model
  */
 import { statSync } from 'node:fs';
+import { betweenCause, observeJob, type ObservedChange } from '../../engine/change-watch.js';
 import { childEnv } from '../../engine/child-env.js';
 import { commandContext } from '../../engine/command-context.js';
 import { sandboxMark } from '../../engine/jobs.js';
@@ -36,9 +40,15 @@ export const runCommandTool: NativeTool<Args> = {
     const { ctx } = env;
     const cwd = confinedPath(ctx.project, a.cwd ?? '.', { mustExist: true });
     if (!statSync(cwd).isDirectory()) throw new ScError('SC_FILE_NOT_FOUND', `${a.cwd} is not a directory`);
+    const job = { id: ctx.jobId, owner: ctx.owner, project: ctx.project, ceiling: ctx.ceiling };
+    const watch = { id: ctx.jobId, jobId: ctx.jobId, project: ctx.project };
+    // What changed since the last look (a background process, anything else) is the task's before the approval lists it.
+    observeJob(env.gate, job, watch, betweenCause(env.db(), ctx.jobId), { emit: ctx.emit });
     const action = commandContext(env.db(), ctx.project, ctx.jobId, a.argv, cwd, env.policy.limits.agent.read_bytes);
     const outcome = await ctx.requestApproval('command', { ...action, ...sandboxMark(env.db(), ctx.project, env.policy, env.env.HOME) });
     if (outcome !== 'approved') return fail('SC_APPROVAL_DENIED', `${JSON.stringify(a.argv)} in ${cwd} was ${outcome} and did not run`);
+    // What changed while the approval waited is not the command's.
+    observeJob(env.gate, job, watch, betweenCause(env.db(), ctx.jobId), { emit: ctx.emit });
     const limits = env.policy.limits;
     const req = env.request('job:run', { resource: { kind: 'job', id: ctx.jobId, owner: ctx.owner, project: ctx.project }, args: { argv: a.argv, cwd } });
     const out = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
@@ -52,6 +62,7 @@ export const runCommandTool: NativeTool<Args> = {
         if (rest) ctx.emit(stream, { text: rest });
       }
     };
+    let changed: readonly ObservedChange[] = [];
     const result = await enforce(env.gate, req, async (jobTicket) => {
       const db = env.gate.db();
       const network = getProject(db, ctx.project).network;
@@ -79,12 +90,20 @@ export const runCommandTool: NativeTool<Args> = {
         clearTimeout(timer);
         ctx.signal.removeEventListener('abort', stop);
       }
+    }).finally(() => {
+      try {
+        changed = observeJob(env.gate, job, watch, { via: 'command', why: `changed by the approved command ${JSON.stringify(a.argv)}` }, { emit: ctx.emit }).changes;
+      } catch (err) {
+        // Not lost: the next look (the next approval, the task's end) compares against what was seen last.
+        ctx.emit('changes_unobserved', { reason: (err as Error).message });
+      }
     });
     flush();
     ctx.emit('exit', { ...result, argv: a.argv, cwd });
     const how = timedOut ? `was stopped after ${limits.agent.command_timeout_ms} ms` : result.cancelled ? 'was cancelled' : result.error ? `could not start: ${result.error}` : result.signal ? `ended by ${result.signal}` : `exited ${result.code}`;
     const text = (b: Buffer[]) => Buffer.concat(b).toString('utf8');
-    const body = `${JSON.stringify(a.argv)} ${how} after ${result.duration_ms} ms.\n--- stdout ---\n${text(out.stdout)}\n--- stderr ---\n${text(out.stderr)}${captured >= limits.jobs.output_bytes ? `\n[output cut at ${limits.jobs.output_bytes} bytes]` : ''}`;
+    const files = changed.length ? `\nIt changed ${changed.map((c) => `${c.path} (${c.kind})`).join(', ')}; these are changes of this task, reviewed and rolled back with the rest.` : '';
+    const body = `${JSON.stringify(a.argv)} ${how} after ${result.duration_ms} ms.${files}\n--- stdout ---\n${text(out.stdout)}\n--- stderr ---\n${text(out.stderr)}${captured >= limits.jobs.output_bytes ? `\n[output cut at ${limits.jobs.output_bytes} bytes]` : ''}`;
     return result.code === 0 ? ok(body) : { content: body, is_error: true };
   },
 };

@@ -8,7 +8,7 @@ export const command: CommandSpec = {
   description: 'Approve exactly one pending action (shown by shadowcode approvals) of any job in the project. The job owning it then runs exactly that action.',
   options: [],
   args: [{ name: 'ID', required: true, description: 'the approval id' }],
-  examples: ['shadowcode --workspace ~/src/app approvals approve appr_0mh3k2x1a000f3c9d2e7b1'],
+  examples: ['shadowcode --project ~/src/app approvals approve appr_0mh3k2x1a000f3c9d2e7b1'],
   workspace: 'required',
   run: (ctx, { args }) => decide(ctx, args[0] as string, 'approved'),
 };

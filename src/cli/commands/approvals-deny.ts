@@ -8,7 +8,7 @@ export const command: CommandSpec = {
   description: 'Deny exactly one pending action of any job in the project; the job is cancelled without running it.',
   options: [],
   args: [{ name: 'ID', required: true, description: 'the approval id' }],
-  examples: ['shadowcode --workspace ~/src/app approvals deny appr_0mh3k2x1a000f3c9d2e7b1'],
+  examples: ['shadowcode --project ~/src/app approvals deny appr_0mh3k2x1a000f3c9d2e7b1'],
   workspace: 'required',
   run: (ctx, { args }) => decide(ctx, args[0] as string, 'denied'),
 };

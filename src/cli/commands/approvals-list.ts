@@ -6,5 +6,5 @@ export const command: CommandSpec = {
   ...approvals,
   name: 'approvals list',
   summary: 'List pending approvals (the same as approvals)',
-  examples: ['shadowcode --workspace ~/src/app approvals list'],
+  examples: ['shadowcode --project ~/src/app approvals list'],
 };

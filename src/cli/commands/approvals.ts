@@ -10,7 +10,7 @@ export const command: CommandSpec = {
   description: 'List the actions waiting for approval in the selected project, whichever connection owns their job. You are the authority: approve or deny any of them with approvals approve ID or approvals deny ID.',
   options: [],
   args: [],
-  examples: ['shadowcode --workspace ~/src/app approvals', 'shadowcode --workspace ~/src/app --json approvals'],
+  examples: ['shadowcode --project ~/src/app approvals', 'shadowcode --project ~/src/app --json approvals'],
   workspace: 'required',
   async run(ctx) {
     const approvals = pendingApprovals(ctx.db(), { project: ctx.requireWorkspace('approvals') });

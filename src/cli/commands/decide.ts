@@ -15,6 +15,7 @@ import { getJob } from '../../engine/job-events.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
+import { describeAction } from '../output.js';
 import { findShared } from '../engine.js';
 import type { Output } from '../spec.js';
 
@@ -25,7 +26,8 @@ export async function decide(ctx: Ctx, id: string, decision: 'approved' | 'denie
   if (!a || getJob(db, a.job_id)?.project !== project) throw new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(id)} in ${project}`);
   const verb = decision === 'approved' ? 'approve' : 'deny';
   const done = await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id, project }, args: { approval_id: id } }), () => decideApproval(db, id, decision, ctx.owner));
-  const what = done.action.argv ? JSON.stringify(done.action.argv) : (done.action.path ?? '');
+  // Said exactly as the approvals list says it, for every kind: a command, a write, an external server's call.
+  const what = describeAction(done.kind, done.action as Record<string, unknown>);
   // The shared engine hears of it now; a temporary engine in a server process finds it by polling.
   let engine: Record<string, unknown> = { mode: 'temporary' };
   let note = '';
@@ -41,5 +43,5 @@ export async function decide(ctx: Ctx, id: string, decision: 'approved' | 'denie
     note = `\nthe engine could not be told now (${(err as ScError).code}); it acts on the decision as soon as one of its sockets frees`;
   }
   const job = getJob(db, done.job_id);
-  return { data: { approval: done, job, engine }, text: `${decision} ${id}: ${done.kind} ${what}${job ? ` (job ${job.id} ${job.state})` : ''}${note}` };
+  return { data: { approval: done, job, engine }, text: `${decision} ${id}: ${what}${job ? ` (job ${job.id} ${job.state})` : ''}${note}` };
 }

@@ -10,6 +10,7 @@
  * output says the job had not ended yet.
  */
 import { awaitEnd, requestCancel } from '../../engine/cancel-requests.js';
+import { settleWatches } from '../../engine/owners.js';
 import { getJob, now } from '../../engine/job-events.js';
 import { sql } from '../../store/db.js';
 import { ScError } from '../../errors.js';
@@ -34,6 +35,8 @@ export async function cancelJob(ctx: Ctx, id: string): Promise<Output> {
   // Long enough for the runner to notice (a poll) and for a process group's TERM grace and KILL.
   const bound = l.jobs.approval_poll_ms * 25 + l.runners.kill_grace_ms * 2;
   const { job: after, ended } = await awaitEnd(db, id, l.jobs.approval_poll_ms / 2, bound);
+  // Settled here because its process was gone: what it changed so far is recorded on it now.
+  if (ended) settleWatches(db, ctx.policy());
   const text = ended ? `job ${id} ${after.state}` : `cancel of job ${id} requested; it is still ${after.state} and ends as soon as the process running it acts on the request (follow with shadowcode jobs)`;
   return { data: { job: after, ended }, text };
 }
@@ -45,7 +48,7 @@ export const command: CommandSpec = {
     "Cancel one queued, waiting or running task or test job of the selected project (ids from shadowcode jobs), whichever terminal, MCP server or engine runs it. The request is recorded in the profile's store; the process running the job notices it within a moment and stops it as it would on its own cancel (the command's process group is sent TERM, then KILL after a grace period; pending approvals are cancelled). A job whose process is already gone is marked cancelled at once. The command waits a few seconds for the job to end and prints it; --json prints {job, ended}. A job that has already ended is refused with SC_JOB_NOT_RUNNING.",
   options: [],
   args: [{ name: 'ID', required: true, description: 'the job or task id' }],
-  examples: ['shadowcode --workspace ~/src/app jobs cancel job_0mh3k2x1a000f3c9d2e7b1'],
+  examples: ['shadowcode --project ~/src/app jobs cancel job_0mh3k2x1a000f3c9d2e7b1'],
   workspace: 'required',
   run: (ctx, { args }) => cancelJob(ctx, args[0] as string),
 };

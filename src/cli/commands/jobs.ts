@@ -22,15 +22,15 @@ const oneLine = (s: string, max: number) => {
 
 export const command: CommandSpec = {
   name: 'jobs',
-  summary: "List the project's tasks and jobs of every owner, with state and answer",
+  summary: "List the project's jobs (tasks and test runs) of every owner, with state and answer",
   description:
-    "List the selected project's tasks (shadowcode run, shadow_run) and test jobs, whichever terminal, MCP connection or engine owns them, newest first: id, kind, state, owner and the answer a finished task gave. Page on with --cursor. Look closer with shadowcode review TASK; undo with shadowcode rollback TASK.",
+    "List the selected project's jobs, whichever terminal, MCP connection or engine owns them, newest first: id, kind, state, owner and the answer a finished task gave. A job is a task (the model's or a coding CLI's work: shadowcode run, shadow_run; KIND task, kind agent in --json) or a test run (shadowcode test, shadow_test; KIND test); ids start job_ for both. Page on with --cursor. Look closer with shadowcode review TASK; undo with shadowcode rollback TASK.",
   options: [
     { name: 'limit', type: 'string', value: 'N', description: 'how many to show (default 20, at most 100)' },
     { name: 'cursor', type: 'string', value: 'CURSOR', description: 'the next_cursor of an earlier page' },
   ],
   args: [],
-  examples: ['shadowcode --workspace ~/src/app jobs', 'shadowcode --workspace ~/src/app --json jobs --limit 100'],
+  examples: ['shadowcode --project ~/src/app jobs', 'shadowcode --project ~/src/app --json jobs --limit 100'],
   workspace: 'required',
   async run(ctx, { options }) {
     const project = ctx.requireWorkspace('jobs');
@@ -49,7 +49,8 @@ export const command: CommandSpec = {
       return oneLine(a.summary ?? (a.reason ? `${a.reason.code}: ${a.reason.message}` : ''), 80);
     };
     const text = jobs.length
-      ? table(['JOB', 'KIND', 'STATE', 'OWNER', 'CREATED', 'ANSWER'], jobs.map((j) => [j.id, j.kind, j.state, j.owner, j.created_at.slice(0, 19).replace('T', ' '), said(j)]), ctx.style) +
+      // A job is a task (the model's work; kind agent in --json) or a test run: the table says task.
+      ? table(['JOB', 'KIND', 'STATE', 'OWNER', 'CREATED', 'ANSWER'], jobs.map((j) => [j.id, j.kind === 'agent' ? 'task' : j.kind, j.state, j.owner, j.created_at.slice(0, 19).replace('T', ' '), said(j)]), ctx.style) +
         (page.next_cursor ? `\nmore: shadowcode --workspace ${project} jobs --cursor ${page.next_cursor}` : '')
       : 'no tasks or jobs in this project';
     return { data: { jobs, next_cursor: page.next_cursor }, text };

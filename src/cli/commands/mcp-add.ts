@@ -5,10 +5,11 @@ import { addDefinition } from '../../catalog/store.js';
 import { enforce } from '../../policy/gate.js';
 import { readUserFile } from '../../util/safe-read.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp add',
-  summary: 'Store an external MCP server definition (YAML or JSON)',
+  summary: "Store an external MCP server definition for delegated tasks (YAML or JSON)",
   description:
     'Read a definition file (a .json file as strict JSON, anything else as YAML), validate it and store it as config:NAME. It is inert until enabled for a project. Nothing is executed or contacted. Adding identical content again changes nothing; replacing an existing definition needs --hash with its current hash (from shadowcode mcp). A ${ in the command is stored literally, with a warning. A stdio server\'s sandbox key (what it reads, writes and reaches beyond the sandbox\'s defaults) is shown.',
   options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the current hash of the definition being replaced' }],
@@ -25,7 +26,7 @@ export const command: CommandSpec = {
     const secrets = ctx.secrets();
     const r = await enforce(ctx.gate(), ctx.request('cli:mcp.add', { args: { id: `config:${def.name}`, hash: definitionHash(def), replace: hash !== undefined } }), (t) => addDefinition(t, ctx.db(), secrets, def, hash));
     const warnings = definitionWarnings(def);
-    if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${w}\n`);
+    if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${inert(w)}\n`);
     const said = r.unchanged
       ? `${r.id} is already stored with this content; nothing changed\nhash ${r.hash}`
       : `${r.replaced ? 'replaced' : 'added'} ${r.id}\nhash ${r.hash}\nenable it for a project with: shadowcode --workspace DIR mcp enable ${r.id} --hash ${r.hash}`;

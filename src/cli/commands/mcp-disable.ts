@@ -5,14 +5,15 @@ import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { nearest } from '../../util/suggest.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp disable',
-  summary: 'Withdraw a definition\'s grant from the project',
+  summary: "Withdraw an external server's grant from the project's tasks",
   description: "Withdraw the selected project's grant of a definition. Disabling one that is not enabled changes nothing and says so; an id that names no definition is an error.",
   options: [],
   args: [{ name: 'ID', required: true, description: 'the definition id' }],
-  examples: ['shadowcode --workspace ~/src/app mcp disable config:my-tools'],
+  examples: ['shadowcode --project ~/src/app mcp disable config:my-tools'],
   workspace: 'required',
   async run(ctx, { args }) {
     const project = ctx.requireWorkspace('mcp disable');
@@ -25,8 +26,8 @@ export const command: CommandSpec = {
         const suggestion = nearest(id, known);
         throw new ScError('SC_DEF_NOT_FOUND', `no definition ${id}${suggestion ? `; did you mean ${suggestion}?` : ''} (see shadowcode mcp)`, { id });
       }
-      return { data: { id, disabled: true, changed: false }, text: `${id} is not enabled for ${project}; nothing changed` };
+      return { data: { id, disabled: true, changed: false }, text: `${inert(id)} is not enabled for ${inert(project)}; nothing changed` };
     }
-    return { data: { id, disabled: true, changed: true }, text: `disabled ${id} for ${project}` };
+    return { data: { id, disabled: true, changed: true }, text: `disabled ${inert(id)} for ${inert(project)}` };
   },
 };

@@ -19,6 +19,7 @@ import { enforce } from '../../policy/gate.js';
 import { getProject } from '../../store/projects.js';
 import type { CommandSpec } from '../spec.js';
 import { pinReport, readLine } from './mcp-tools.js';
+import { inert, inertBlock } from '../../util/inert-text.js';
 
 const firstLine = (m: string) => m.split('\n')[0] as string;
 /** What follows a message's first line (a server's stderr tail and the hint), on lines of its own. */
@@ -26,14 +27,14 @@ const rest = (m: string) => (m.includes('\n') ? `\n${m.slice(m.indexOf('\n') + 1
 
 export const command: CommandSpec = {
   name: 'mcp enable',
-  summary: 'Grant a definition to the trusted project, pinned by its hash',
+  summary: "Grant an external server to the trusted project's tasks, pinned by its hash",
   description: 'Grant one definition to the selected project. The project must be trusted, --hash must be the definition\'s current hash (so you enable exactly what you reviewed), and at most four servers may be enabled per project. The server is then started once under the new grant and its tools are shown and pinned: tasks offer only a catalog pinned in front of you (see mcp tools --refresh).',
   options: [
     { name: 'hash', type: 'string', value: 'HASH', description: 'the hash shown by shadowcode mcp (required)' },
     { name: 'no-review', type: 'boolean', description: 'grant without starting the server; tasks offer none of its tools until mcp tools ID --refresh' },
   ],
   args: [{ name: 'ID', required: true, description: 'config:NAME, plugin:P/S or project:.shadowcode/mcp/FILE' }],
-  examples: ['shadowcode --workspace ~/src/app mcp enable config:my-tools --hash 3f9c…'],
+  examples: ['shadowcode --project ~/src/app mcp enable config:my-tools --hash 3f9c…'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('mcp enable');
@@ -56,9 +57,10 @@ export const command: CommandSpec = {
       const abs = p.startsWith('~/') ? (home ? join(home, p.slice(2)) : null) : p;
       return abs !== null && !existsSync(abs);
     });
-    const missingLine = missing.length ? `\nnot there yet, so not shown to it until you create ${missing.length === 1 ? 'it' : 'them'}: ${missing.join(', ')}` : '';
-    const enabled = `enabled ${id} for ${project} at hash ${g.hash}${listed?.transport === 'stdio' ? `\nits sandbox: ${sandboxWords(listed.sandbox)}${missingLine}` : ''}`;
-    const again = `shadowcode --workspace ${project} mcp tools ${id} --refresh`;
+    const missingLine = missing.length ? `\nnot there yet, so not shown to it until you create ${missing.length === 1 ? 'it' : 'them'}: ${inert(missing.join(', '))}` : '';
+    // An id can be a project file's name; a read's failure can quote the server.
+    const enabled = `enabled ${inert(id)} for ${inert(project)} at hash ${g.hash}${listed?.transport === 'stdio' ? `\nits sandbox: ${inert(sandboxWords(listed.sandbox))}${missingLine}` : ''}`;
+    const again = `shadowcode --workspace ${inert(project)} mcp tools ${inert(id)} --refresh`;
     if (options['no-review'] === true) {
       return { data: { grant: g, ...sandbox, review: null }, text: `${enabled}\nits tool catalog was not read (--no-review); tasks offer none of its tools until ${again} reads and pins it` };
     }
@@ -70,7 +72,7 @@ export const command: CommandSpec = {
       const e = asScError(err);
       return {
         data: { grant: g, ...sandbox, review: { ok: false, code: e.code, message: e.message, ...(e.detail?.stderr_tail !== undefined ? { stderr_tail: e.detail.stderr_tail } : {}) } },
-        text: `${enabled}\nits tool catalog could not be read (${e.code}: ${firstLine(e.message)})${rest(e.message) ? `${rest(e.message)}\n` : '; '}tasks offer none of its tools until ${again} reads and pins it`,
+        text: `${enabled}\nits tool catalog could not be read (${e.code}: ${inert(firstLine(e.message))})${rest(e.message) ? `${inertBlock(rest(e.message))}\n` : '; '}tasks offer none of its tools until ${again} reads and pins it`,
       };
     }
   },

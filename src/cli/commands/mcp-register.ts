@@ -16,7 +16,7 @@ import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'mcp register',
-  summary: 'Print MCP client configuration for Codex, Claude Code, Cursor or a generic host',
+  summary: "Print the entry that connects your coding tool (Codex, Claude Code, Cursor, generic) to this project",
   description:
     'Print the configuration entry that makes a coding tool launch `shadowcode mcp serve` for the selected project, or connect to a running HTTP gateway with --url and --token-env. Merge the entry into your existing configuration; do not overwrite other servers. Nothing is edited, started or contacted, and no secret is read.',
   options: [
@@ -29,8 +29,8 @@ export const command: CommandSpec = {
   ],
   args: [],
   examples: [
-    'shadowcode --workspace ~/src/app mcp register --client claude',
-    'shadowcode --workspace ~/src/app mcp register --client codex --allow-write',
+    'shadowcode --project ~/src/app mcp register --client claude',
+    'shadowcode --project ~/src/app mcp register --client codex --allow-write',
     'shadowcode mcp register --client cursor --url http://127.0.0.1:8765/mcp --token-env SHADOW_MCP_HTTP_TOKEN',
   ],
   workspace: 'optional',

@@ -3,10 +3,11 @@ import { removeDefinition } from '../../catalog/store.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp remove',
-  summary: 'Remove a stored definition and all its grants',
+  summary: "Remove a stored external server definition and all its grants",
   description: 'Remove config:NAME and its grants in every project. Adding identical content again does not bring any grant back.',
   options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the current hash of the definition (required)' }],
   args: [{ name: 'ID', required: true, description: 'config:NAME' }],
@@ -18,6 +19,6 @@ export const command: CommandSpec = {
     if (!hash) throw new ScError('SC_USAGE', 'mcp remove needs --hash of the current content');
     const secrets = ctx.secrets();
     const r = await enforce(ctx.gate(), ctx.request('cli:mcp.remove', { args: { id, hash } }), (t) => removeDefinition(t, ctx.db(), secrets, id, hash));
-    return { data: r, text: `removed ${id} and ${r.grants_removed} grant(s)` };
+    return { data: r, text: `removed ${inert(id)} and ${r.grants_removed} grant(s)` };
   },
 };

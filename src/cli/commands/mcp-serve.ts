@@ -9,11 +9,12 @@ import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
 import { openEngine } from '../engine.js';
+import { rawStream } from '../terminal.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'mcp serve',
-  summary: 'Serve the project to an MCP client over stdio',
+  summary: "Serve this project to your coding tool (the connected client) over stdio, or --http",
   description:
     'Serve the selected project to one MCP client over stdio (newline-delimited JSON-RPC). Read-only unless --allow-write; writes also need a trusted project and stay within its level. Jobs run in the profile\'s shared engine when one is running (shadowcode engine start), owned by this connection; otherwise in a temporary engine that ends with this server. Stdout carries protocol only; logs go to stderr. Cannot be combined with --json.',
   options: [
@@ -25,9 +26,9 @@ export const command: CommandSpec = {
   ],
   args: [],
   examples: [
-    'shadowcode --workspace ~/src/app mcp serve',
-    'shadowcode --workspace ~/src/app mcp serve --allow-write',
-    'SHADOW_MCP_HTTP_TOKEN="$(openssl rand -hex 32)" shadowcode --workspace ~/src/app mcp serve --http 127.0.0.1:8765 --token-env SHADOW_MCP_HTTP_TOKEN',
+    'shadowcode --project ~/src/app mcp serve',
+    'shadowcode --project ~/src/app mcp serve --allow-write',
+    'SHADOW_MCP_HTTP_TOKEN="$(openssl rand -hex 32)" shadowcode --project ~/src/app mcp serve --http 127.0.0.1:8765 --token-env SHADOW_MCP_HTTP_TOKEN',
   ],
   workspace: 'required',
   json: false,
@@ -60,7 +61,8 @@ export const command: CommandSpec = {
       allowWrite,
       allowApprovals,
       stdin: ctx.io.stdin as never,
-      stdout: ctx.io.stdout,
+      // The protocol is for the client program, byte for byte: not the terminal guard's to escape.
+      stdout: rawStream(ctx.io.stdout),
       log: (line) => ctx.io.stderr.write(`${line}\n`),
     });
     return { data: null, text: '', exitCode: code };

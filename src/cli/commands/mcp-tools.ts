@@ -20,6 +20,7 @@ import type { CommandSpec } from '../spec.js';
 import type { Style } from '../style.js';
 import { table } from '../style.js';
 import { nearest } from '../../util/suggest.js';
+import { inert } from '../../util/inert-text.js';
 
 const firstLine = (s: string, n = 72) => {
   const l = s.split('\n')[0] ?? '';
@@ -32,15 +33,16 @@ function toolRows(tools: readonly CanonicalTool[]): string[][] {
 
 function diffText(d: CatalogDiff, st: Style): string[] {
   const out: string[] = [];
-  for (const n of d.added) out.push(`  ${st.bad('+')} ${n} (new tool)`);
-  for (const n of d.removed) out.push(`  ${st.bad('-')} ${n} (removed)`);
+  // Tool names, descriptions and schema paths are the server's own text.
+  for (const n of d.added) out.push(`  ${st.bad('+')} ${inert(n)} (new tool)`);
+  for (const n of d.removed) out.push(`  ${st.bad('-')} ${inert(n)} (removed)`);
   for (const c of d.changed) {
-    out.push(`  ${st.bad('~')} ${c.name}: ${c.fields.join(', ')} changed`);
+    out.push(`  ${st.bad('~')} ${inert(c.name)}: ${c.fields.join(', ')} changed`);
     if (c.description) {
-      out.push(`      description was: ${JSON.stringify(firstLine(c.description.before, 200))}`);
-      out.push(`      description now: ${JSON.stringify(firstLine(c.description.after, 200))}`);
+      out.push(`      description was: ${inert(JSON.stringify(firstLine(c.description.before, 200)))}`);
+      out.push(`      description now: ${inert(JSON.stringify(firstLine(c.description.after, 200)))}`);
     }
-    for (const [field, paths] of Object.entries(c.paths)) if (paths.length) out.push(`      ${field} at ${paths.slice(0, 8).join(', ')}${paths.length > 8 ? ', …' : ''}`);
+    for (const [field, paths] of Object.entries(c.paths)) if (paths.length) out.push(`      ${field} at ${paths.slice(0, 8).map(inert).join(', ')}${paths.length > 8 ? ', …' : ''}`);
   }
   return out;
 }
@@ -72,7 +74,7 @@ export function pinReport(ctx: Ctx, project: string, id: string): { data: Record
   const diff = match ? null : diffCatalogs(pin.pinned, pin.seen);
   const st = ctx.style;
   const text = [
-    `${id}: catalog ${pin.pinned_hash} pinned ${pin.pinned_at}, ${pin.pinned.length} ${pin.pinned.length === 1 ? 'tool' : 'tools'}`,
+    `${inert(id)}: catalog ${pin.pinned_hash} pinned ${pin.pinned_at}, ${pin.pinned.length} ${pin.pinned.length === 1 ? 'tool' : 'tools'}`,
     pin.pinned.length ? table(['TOOL', 'HINT', 'DESCRIPTION (the server\'s own text)'], toolRows(pin.pinned), st) : 'no tools',
     ...(match
       ? [`last connection ${pin.seen_at}: ${st.state('matched')}`]
@@ -87,7 +89,7 @@ export function pinReport(ctx: Ctx, project: string, id: string): { data: Record
 
 export const command: CommandSpec = {
   name: 'mcp tools',
-  summary: "Show a granted server's pinned tool catalog; review and accept a changed one",
+  summary: "Show an external server's pinned tool catalog (what tasks are offered); review and accept a changed one",
   description:
     "Show the tool catalog pinned with the selected project's grant of a definition: the catalog read in front of you by mcp enable or --refresh. Tasks offer no tool of a server whose catalog was never pinned. --refresh starts the server once and reads its catalog again. When a read saw a different catalog (a new, removed or reworded tool, a changed schema or annotation), tasks refuse the server and this command shows what changed. --accept HASH makes exactly that seen catalog the pin; a hash that is not the one last seen is refused.",
   options: [
@@ -95,7 +97,7 @@ export const command: CommandSpec = {
     { name: 'accept', type: 'string', value: 'HASH', description: 'accept the last seen catalog, named by its hash' },
   ],
   args: [{ name: 'ID', required: true, description: 'the definition id (see shadowcode mcp)' }],
-  examples: ['shadowcode --workspace ~/src/app mcp tools config:my-tools', 'shadowcode --workspace ~/src/app mcp tools config:my-tools --refresh', 'shadowcode --workspace ~/src/app mcp tools config:my-tools --accept bc50ebeaa16ae9cc95d7e2fd1c5abd329ad38eaa3f248da7327faa07b2ccb175'],
+  examples: ['shadowcode --project ~/src/app mcp tools config:my-tools', 'shadowcode --project ~/src/app mcp tools config:my-tools --refresh', 'shadowcode --project ~/src/app mcp tools config:my-tools --accept bc50ebeaa16ae9cc95d7e2fd1c5abd329ad38eaa3f248da7327faa07b2ccb175'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     if (options.refresh === true && options.accept !== undefined) throw new ScError('SC_USAGE', 'mcp tools takes --refresh or --accept HASH, not both: read the catalog first, then accept the hash it shows');

@@ -5,15 +5,16 @@ import { catalogView } from '../../catalog/view.js';
 import { check } from '../../schema/validate.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'mcp',
-  summary: 'Show external MCP server definitions and their grants for the project',
+  summary: "Show the external MCP servers delegated tasks may call, and their grants for the project",
   description:
     'List every external MCP server definition (stored, from plugins, and the project\'s own files), its transport, executable or URL, argument count, env and credential variable names and hash, and its grant state for the selected project (enabled, disabled, stale or refused, and why). Grants whose server\'s tool catalog changed since it was pinned are listed with the command to review them (shadowcode mcp tools ID). Also the enabled count against the cap and the grant history from the audit chain (changes that were applied are counted as changes; refused attempts are listed with their code and the hash they were about), with the chain\'s verification. No credential value is ever shown.',
   options: [],
   args: [],
-  examples: ['shadowcode --workspace ~/src/app mcp', 'shadowcode --workspace ~/src/app --json mcp'],
+  examples: ['shadowcode --project ~/src/app mcp', 'shadowcode --project ~/src/app --json mcp'],
   workspace: 'optional',
   async run(ctx) {
     const view = check<CatalogView>('catalog-view', catalogView(ctx.db(), ctx.workspace ?? null, ctx.policy()), 'SC_INTERNAL', 'catalog view');
@@ -23,18 +24,19 @@ export const command: CommandSpec = {
       const names = [...(d.env_names ?? []).map((n) => `env:${n}`), ...(d.credential_names ?? []).map((n) => `ref:${n}`)].join(' ');
       return [st.state(d.grant.state), d.id, d.transport ?? 'invalid', target, names || '-', d.hash ?? '-'];
     });
-    const reasons = view.definitions.filter((d) => d.grant.reason).map((d) => `${st.state(d.grant.state)} ${d.id}: ${d.grant.reason}`);
-    const sandboxes = view.definitions.filter((d) => d.sandbox).map((d) => `sandbox of ${d.id}: ${sandboxWords(d.sandbox)}`);
+    // A definition's id and a grant's reason can carry a server's or a file's text.
+    const reasons = view.definitions.filter((d) => d.grant.reason).map((d) => `${st.state(d.grant.state)} ${inert(d.id)}: ${inert(String(d.grant.reason))}`);
+    const sandboxes = view.definitions.filter((d) => d.sandbox).map((d) => `sandbox of ${inert(d.id)}: ${inert(sandboxWords(d.sandbox))}`);
     const catalogs = view.definitions
       .filter((d) => d.grant.catalog && !d.grant.catalog.last_match)
-      .map((d) => `${st.bad('catalog changed')} ${d.id}: last seen ${d.grant.catalog?.last_hash}, pinned ${d.grant.catalog?.pinned_hash}; review it with shadowcode mcp tools ${d.id}`);
+      .map((d) => `${st.bad('catalog changed')} ${inert(d.id)}: last seen ${d.grant.catalog?.last_hash}, pinned ${d.grant.catalog?.pinned_hash}; review it with shadowcode mcp tools ${inert(d.id)}`);
     const stale = (view.stale_grants ?? []).map((g) => {
       const s = g as { definition_id?: string; reason?: string };
-      return `${st.state('stale')} ${s.definition_id}: ${s.reason}`;
+      return `${st.state('stale')} ${inert(String(s.definition_id))}: ${inert(String(s.reason))}`;
     });
     const refusals = view.history.filter((h) => h.result === 'refused');
     const text = [
-      view.project ? `project ${view.project}: ${view.enabled} of ${view.cap} servers enabled` : 'no project selected (use --workspace DIR to see grants)',
+      view.project ? `project ${inert(view.project)}: ${view.enabled} of ${view.cap} servers enabled` : 'no project selected (use --project DIR to see grants)',
       rows.length ? table(['STATE', 'ID', 'TRANSPORT', 'TARGET', 'NAMES', 'HASH'], rows, st) : 'no definitions',
       ...reasons,
       ...sandboxes,

@@ -14,7 +14,7 @@ import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'model add',
-  summary: 'Configure a model (OpenAI-compatible, Anthropic, Ollama) or a coding CLI runner (Claude Code, Codex, ACP) in settings.json',
+  summary: "Configure a model or a coding-CLI runner for tasks (OpenAI-compatible, Anthropic, Ollama; Claude Code, Codex, ACP)",
   description:
     'Add a model to the profile settings. The key is read at task start from the environment variable (--api-key-env) or stored secret (--api-key-secret) you name; it is never accepted on the command line. A base URL must be plain http or https with no credentials, query or fragment, and a key is only sent over https unless the host is loopback. Nothing is contacted; use model probe for that. A coding CLI runner (--provider claude-code, codex or acp) is registered by --command, the absolute path of its executable, and any number of --arg fixed arguments; both are run literally, never through a shell, and the CLI signs in by itself.',
   options: [

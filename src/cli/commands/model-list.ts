@@ -19,7 +19,7 @@ function aligned(rows: readonly string[][]): string {
 
 export const command: CommandSpec = {
   name: 'model list',
-  summary: 'List configured models, their endpoints and key presence; for CLI runners, the executable and its --version',
+  summary: "List configured models and runners, their endpoints and key presence; for a runner, its executable and --version",
   options: [],
   args: [],
   examples: ['shadowcode model list', 'shadowcode --json model list'],

@@ -11,6 +11,7 @@ import { enforce } from '../../policy/gate.js';
 import { readSettings } from '../../store/settings.js';
 import type { CommandSpec } from '../spec.js';
 import { didYouMean } from '../../util/suggest.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'model probe',
@@ -28,10 +29,10 @@ export const command: CommandSpec = {
     if (isRunnerProvider(entry.provider)) {
       const policy = ctx.policy();
       const p = await enforce(ctx.gate(), ctx.request('cli:model.probe', { args: { id } }), (t) => probeRunner(t, entry, policy, ctx.db(), ctx.io.env));
-      return { data: { ...p, ok: p.status === 'ok' }, text: `runner ${p.id}: ${p.status === 'ok' ? 'ok' : 'FAILED'} (${p.detail})${p.version ? `: ${p.version}` : ''} at ${p.command}`, exitCode: p.status === 'ok' ? 0 : 1 };
+      return { data: { ...p, ok: p.status === 'ok' }, text: `runner ${p.id}: ${p.status === 'ok' ? 'ok' : 'FAILED'} (${inert(p.detail)})${p.version ? `: ${inert(p.version)}` : ''} at ${inert(p.command)}`, exitCode: p.status === 'ok' ? 0 : 1 };
     }
     const secrets = ctx.secrets();
     const r = await enforce(ctx.gate(), ctx.request('cli:model.probe', { args: { id } }), (t) => probeModel(t, entry, { env: ctx.io.env, secrets, limits: ctx.policy().limits.models }));
-    return { data: r, text: `model ${r.id}: ${r.ok ? 'ok' : 'FAILED'} (${r.detail}) at ${r.url} [${r.endpoint}]`, exitCode: r.ok ? 0 : 1 };
+    return { data: r, text: `model ${r.id}: ${r.ok ? 'ok' : 'FAILED'} (${inert(r.detail)}) at ${inert(r.url)} [${r.endpoint}]`, exitCode: r.ok ? 0 : 1 };
   },
 };

@@ -8,6 +8,7 @@ import { enforce } from '../../policy/gate.js';
 import { readUserFile } from '../../util/safe-read.js';
 import { check } from '../../schema/validate.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 const MANIFESTS = ['shadowcode-plugin.json', 'shadowcode-plugin.yaml', 'shadowcode-plugin.yml'];
 
@@ -40,7 +41,7 @@ export const command: CommandSpec = {
     if (new Set(names).size !== names.length) throw new ScError('SC_PLUGIN_INVALID', `${found.m}: server names must be unique`);
     const r = await enforce(ctx.gate(), ctx.request('cli:plugin.install', { args: { name: manifest.name, version: manifest.version } }), (t) => installPlugin(t, ctx.db(), manifest.name, manifest.version, servers));
     const warnings = servers.flatMap((s) => definitionWarnings(s).map((w) => `plugin:${manifest.name}/${s.name}: ${w}`));
-    if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${w}\n`);
-    return { data: { plugin: manifest.name, version: manifest.version, definitions: r, warnings }, text: [`installed ${manifest.name} ${manifest.version}`, ...r.map((d) => `  ${d.id}  hash ${d.hash}`)].join('\n') };
+    if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${inert(w)}\n`);
+    return { data: { plugin: manifest.name, version: manifest.version, definitions: r, warnings }, text: [`installed ${inert(manifest.name)} ${inert(manifest.version)}`, ...r.map((d) => `  ${inert(d.id)}  hash ${d.hash}`)].join('\n') };
   },
 };

@@ -12,6 +12,7 @@ import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { ask } from '../ask.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'rollback',
@@ -20,7 +21,7 @@ export const command: CommandSpec = {
     'Restore every file a task changed in the selected project to its state before the task, all or nothing. Refused with SC_ROLLBACK_CONFLICT, changing nothing, when a file was changed again since. Lists the files and asks y/N; without a terminal, --yes is required. See the change first with shadowcode review TASK.',
   options: [{ name: 'yes', type: 'boolean', description: 'do not ask; roll back at once' }],
   args: [{ name: 'TASK', required: true, description: 'the task id (job_…)' }],
-  examples: ['shadowcode --workspace ~/src/app rollback job_0mh3k2x1a000f3c9d2e7b1', 'shadowcode --workspace ~/src/app --json rollback --yes job_0mh3k2x1a000f3c9d2e7b1'],
+  examples: ['shadowcode --project ~/src/app rollback job_0mh3k2x1a000f3c9d2e7b1', 'shadowcode --project ~/src/app --json rollback --yes job_0mh3k2x1a000f3c9d2e7b1'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('rollback');
@@ -32,12 +33,13 @@ export const command: CommandSpec = {
       if (!ctx.io.stdin.isTTY) throw new ScError('SC_USAGE', `rollback asks for confirmation at a terminal; without one, add --yes (shadowcode --workspace ${project} rollback --yes ${id})`);
       const review = reviewTask(db, project, id, l.review_bytes, l.checkpoint_bytes) as { files: Array<{ path: string; status: string }> };
       if (review.files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${id} changed no files`);
-      const list = review.files.map((f) => `  ${f.status} ${f.path}`).join('\n');
+      const list = review.files.map((f) => `  ${f.status} ${inert(f.path)}`).join('\n');
       if (!(await ask(ctx, `Roll back task ${id}? These files go back to their state before it:\n${list}\nRoll back? [y/N] `))) {
         return { data: { task_id: id, restored: [], declined: true }, text: 'nothing was rolled back', exitCode: 1 };
       }
     }
     const done = await enforce(ctx.gate(), request, (ticket) => rollbackTaskFromCli(ticket, db, project, id, l.checkpoint_bytes));
-    return { data: done, text: `rolled back task ${id}: restored ${done.restored.join(', ')}` };
+    const left = done.not_restored?.length ? `; not restored (its earlier content was not kept): ${done.not_restored.map((f) => inert(f.path)).join(', ')}` : '';
+    return { data: done, text: `rolled back task ${id}: restored ${done.restored.map((p) => inert(p)).join(', ') || 'nothing'}${left}` };
   },
 };

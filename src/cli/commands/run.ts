@@ -31,6 +31,8 @@ import { openEngine } from '../engine.js';
 import { ask } from '../ask.js';
 import { changePreview } from '../change-preview.js';
 import { approvalDetails, describeAction } from '../output.js';
+import { eraseLine, rawStream } from '../terminal.js';
+import { inert, inertBlock } from '../../util/inert-text.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
@@ -47,14 +49,14 @@ export const command: CommandSpec = {
   options: [
     { name: 'mode', type: 'string', value: 'MODE', choices: ['plan', 'review', 'build'], default: 'build', description: 'plan: read and record a plan; review: read and report; build: change and verify' },
     { name: 'model', type: 'string', value: 'ID', description: 'a configured model (shadowcode model list); default the default model' },
-    { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], default: 'read_only', description: 'the most this task may do; never more than the project is trusted for' },
+    { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], default: 'read_only', description: "the level this task asks for; its ceiling, what it may really do, is the lower of this and the project's trust level" },
     { name: 'detach', type: 'boolean', description: 'hand the task to the shared engine (shadowcode engine start) and return at once; it outlives this command' },
   ],
   args: [{ name: 'PROMPT', required: true, variadic: true, description: 'the task, in plain words' }],
   examples: [
-    'shadowcode --workspace ~/src/app run --mode plan "add a --verbose flag"',
-    'shadowcode --workspace ~/src/app run --level workspace "add a --verbose flag and run the tests"',
-    'shadowcode --workspace ~/src/app --json run --mode review "check error handling in src/io"',
+    'shadowcode --project ~/src/app run --mode plan "add a --verbose flag"',
+    'shadowcode --project ~/src/app run --level workspace "add a --verbose flag and run the tests"',
+    'shadowcode --project ~/src/app --json run --mode review "check error handling in src/io"',
   ],
   workspace: 'required',
   async run(ctx, { args, options }) {
@@ -85,15 +87,21 @@ export const command: CommandSpec = {
       const id = job.id;
       if (interrupted) void engine.cancelJob(owner, id);
       const started = Date.now();
-      const tty = ctx.io.stderr === process.stderr && process.stderr.isTTY === true;
+      const tty = rawStream(ctx.io.stderr) === process.stderr && process.stderr.isTTY === true;
+      // The status line is redrawn in place: our own cursor control, written under the guard that escapes everyone else's.
+      const clear = () => {
+        if (tty) eraseLine(ctx.io.stderr);
+      };
       const view = { step: 0, tool: '', tokens: 0 };
       const status = () => {
         if (!tty || ctx.json) return;
-        ctx.io.stderr.write(`\r\u001b[2K[${id}] step ${view.step} · ${view.tool || 'thinking'} · ${view.tokens} tokens · ${Math.round((Date.now() - started) / 1000)}s`);
+        clear();
+        ctx.io.stderr.write(`[${id}] step ${view.step} · ${view.tool ? inert(view.tool) : 'thinking'} · ${view.tokens} tokens · ${Math.round((Date.now() - started) / 1000)}s`);
       };
       const line = (text: string) => {
         if (ctx.json) return;
-        ctx.io.stderr.write(`${tty ? '\r\u001b[2K' : ''}${text}\n`);
+        clear();
+        ctx.io.stderr.write(`${text}\n`);
         status();
       };
       line(`task ${id} (${mode}, model ${entry.id}, ceiling ${job.ceiling}) started; Ctrl-C cancels it`);
@@ -113,9 +121,9 @@ export const command: CommandSpec = {
           if (e.kind === 'model_response' && body.usage) view.tokens += (body.usage.input_tokens ?? 0) + (body.usage.output_tokens ?? 0);
           else if (e.kind === 'tool_call') {
             view.tool = body.name;
-            line(`step ${body.step}: ${body.name}`);
-          } else if (e.kind === 'checkpoint') line(`  changed ${body.path} (checkpoint ${body.checkpoint_id})`);
-          else if (e.kind === 'runner.state_changed') line(`WARNING: ${body.notice}`);
+            line(`step ${body.step}: ${inert(body.name)}`);
+          } else if (e.kind === 'checkpoint') line(`  changed ${inert(body.path)} (checkpoint ${body.checkpoint_id})`);
+          else if (e.kind === 'runner.state_changed') line(`WARNING: ${inert(body.notice)}`);
           else if (e.kind === 'approval_requested') {
             // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
             const stored = getApproval(engine.db(), body.approval_id);
@@ -123,9 +131,10 @@ export const command: CommandSpec = {
             const what = describeAction(body.kind, action);
             // A command's changed files and warning, or a protected file's complete diff; a coding CLI's write is previewed from its input.
             const details = approvalDetails(body.kind, action);
-            const change = details ? `\n${details}\n` : body.kind === 'write' ? `\n${changePreview(project, action, engine.policy.limits.cli.output_tail_bytes)}` : '';
+            const change = details ? `\n${details}\n` : body.kind === 'write' ? `\n${inertBlock(changePreview(project, action, engine.policy.limits.cli.output_tail_bytes))}` : '';
             if (ctx.io.stdin.isTTY) {
-              const yes = await ask(ctx, `${tty ? '\r\u001b[2K' : ''}The task asks to ${what}.${change}${change.endsWith('\n') ? '' : '\n'}Approve? [y/N] `);
+              clear();
+              const yes = await ask(ctx, `The task asks to ${what}.${change}${change.endsWith('\n') ? '' : '\n'}Approve? [y/N] `);
               try {
                 // The answer at the prompt is the CLI user's decision: a gate decision with its audit row, as approvals approve is.
                 const verb = yes ? 'approve' : 'deny';
@@ -148,11 +157,12 @@ export const command: CommandSpec = {
           const more = jobEvents(engine.db(), id, { limit: 1, ...(after ? { cursor: after } : {}) });
           if (more.items.length) continue;
           const answer = jobAnswer(engine.db(), id) as { state: string; summary: string | null; reason: { code: string; message: string } | null; usage: unknown; steps: number | null };
-          if (tty && !ctx.json) ctx.io.stderr.write('\r\u001b[2K');
-          const text = answer.summary ?? (answer.reason ? `${cur.state}: ${answer.reason.message} [${answer.reason.code}]` : cur.state);
+          if (!ctx.json) clear();
+          // The model's answer keeps its lines; a reason is one line.
+          const text = typeof answer.summary === 'string' ? inertBlock(answer.summary) : answer.reason ? `${cur.state}: ${inert(answer.reason.message)} [${answer.reason.code}]` : cur.state;
           const changed = [...new Set(jobEvents(engine.db(), id, { limit: 10000 }).items.filter((e) => e.kind === 'checkpoint').map((e) => (e.body as { path: string }).path))];
           const sc = `shadowcode --workspace ${project}`;
-          const after2 = changed.length ? `; changed ${changed.join(', ')}\n  the diff: ${sc} review ${id}\n  undo it:  ${sc} rollback ${id}\n  a file's history: ${sc} why PATH` : '';
+          const after2 = changed.length ? `; changed ${changed.map(inert).join(', ')}\n  the diff: ${sc} review ${id}\n  undo it:  ${sc} rollback ${id}\n  a file's history: ${sc} why PATH` : '';
           const denied = refused ? `; ${refused} action${refused === 1 ? ' was' : 's were'} refused${job.ceiling === 'read_only' && mode === 'build' ? ' at level read_only' : ''}` : '';
           return { data: { job: cur, answer, changed, refused }, text: `${text}\n(${cur.state}, task ${id}${denied}${after2})`, exitCode: cur.state === 'succeeded' ? 0 : cur.state === 'cancelled' ? 130 : 1, streamed: true };
         }

@@ -7,13 +7,14 @@ import { engineFiles } from '../../engine/daemon/files.js';
 import { sandboxStatus } from '../../engine/spawn/index.js';
 import { findShared } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
+import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'status',
   summary: 'Show the project, its trust, the profile, its engine, versions, policy hash and sandbox',
   options: [],
   args: [],
-  examples: ['shadowcode --workspace ~/src/app status', 'shadowcode --json status'],
+  examples: ['shadowcode --project ~/src/app status', 'shadowcode --json status'],
   workspace: 'optional',
   async run(ctx) {
     const db = ctx.db();
@@ -40,14 +41,14 @@ export const command: CommandSpec = {
     );
     const lines = [
       project
-        ? `project   ${project.path}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}\nnetwork   ${project.network ? 'allowed: tasks may reach remote models and servers' : 'off: loopback models and servers only'}`
-        : 'project   none selected (use --workspace DIR)',
-      `profile   ${data.profile.path}`,
-      `engine    ${shared ? `shared, pid ${shared.info.pid} on ${data.engine.socket}` : 'temporary (no shared engine running; each server runs its own jobs)'}`,
+        ? `project   ${inert(project.path)}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}\nnetwork   ${project.network ? 'allowed: tasks may reach remote models and servers' : 'off: loopback models and servers only'}`
+        : 'project   none selected (use --project DIR)',
+      `profile   ${inert(data.profile.path)}`,
+      `engine    ${shared ? `shared, pid ${shared.info.pid} on ${inert(data.engine.socket)}` : 'temporary (no shared engine running; each server runs its own jobs)'}`,
       `versions  shadowcode ${data.versions.shadowcode}, node ${data.versions.node}, sqlite ${data.versions.sqlite}`,
       `protocols ${data.versions.protocols.join(', ')}`,
       `policy    ${data.policy.hash} (${data.policy.rules} rules)`,
-      `sandbox   ${data.sandbox.level === 'none' ? `unsandboxed: ${data.sandbox.detail}${data.sandbox.require ? '; policy requires a sandbox, so nothing will start' : '; processes run with your full access'}` : `sandboxed: ${data.sandbox.detail}`}`,
+      `sandbox   ${data.sandbox.level === 'none' ? `unsandboxed: ${inert(data.sandbox.detail)}${data.sandbox.require ? '; policy requires a sandbox, so nothing will start' : '; processes run with your full access'}` : `sandboxed: ${inert(data.sandbox.detail)}`}`,
     ];
     return { data, text: lines.join('\n') };
   },

@@ -1,7 +1,9 @@
 /*
  * shadowcode test: run the project's test command as an owned job, without a
  * model. The person at the terminal is the approver: they confirm the exact
- * command (or pass --yes), and its output streams here as it runs.
+ * command (or pass --yes), and its output streams here as it runs. What the run
+ * changed in the project is recorded on the job (engine/change-watch.ts) and named
+ * in the summary: shadowcode review JOB shows it, rollback JOB undoes it.
  */
 import { randomBytes } from 'node:crypto';
 import type { OwnerSpec } from '../../engine/engine-submit.js';
@@ -15,11 +17,12 @@ import { encodeCursor } from '../../util/cursor.js';
 import { openEngine } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 import { sandboxMark, sandboxSupport } from '../../engine/spawn/index.js';
+import { inert } from '../../util/inert-text.js';
 import { grantsWords } from '../output.js';
 
 async function confirm(ctx: Parameters<CommandSpec['run']>[0], argv: string[], cwd: string): Promise<boolean> {
   const bare = sandboxSupport().level === 'none' ? ' unsandboxed, with your full access' : grantsWords(sandboxMark(ctx.db(), cwd, ctx.policy(), ctx.io.env.HOME).grants);
-  ctx.io.stderr.write(`Run ${JSON.stringify(argv)} in ${cwd}${bare}? [y/N] `);
+  ctx.io.stderr.write(`Run ${inert(JSON.stringify(argv))} in ${inert(cwd)}${bare}? [y/N] `);
   const answer = await new Promise<string>((resolve) => ctx.io.stdin.once('data', (d) => resolve(String(d))));
   ctx.io.stdin.pause();
   return /^y(es)?\s*$/i.test(answer);
@@ -67,10 +70,10 @@ export const command: CommandSpec = {
   name: 'test',
   summary: "Run the project's test command as an approved job",
   description:
-    "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output); 3 when the policy refused to run it, e.g. in a project that is not trusted.",
+    "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output); 3 when the policy refused to run it, e.g. in a project that is not trusted. What the run changed in the project is recorded on its job and named in the summary (--json: changed_files): shadowcode review JOB shows the diff, shadowcode rollback JOB undoes it.",
   options: [{ name: 'yes', type: 'boolean', description: 'approve the exact command without asking' }],
   args: [{ name: 'COMMAND', required: false, variadic: true, description: 'the literal argv, after --' }],
-  examples: ['shadowcode --workspace ~/src/app test', 'shadowcode --workspace ~/src/app test --yes -- npm run test:unit'],
+  examples: ['shadowcode --project ~/src/app test', 'shadowcode --project ~/src/app test --yes -- npm run test:unit'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('test');
@@ -86,7 +89,8 @@ export const command: CommandSpec = {
     const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     const tail = new Tail(ctx.policy().limits.cli.output_tail_bytes);
     let exit: ExitBody | undefined;
-    let refusal: { message: string; code?: string } | undefined;
+    let refusal: { message: string; code?: string; decision_id?: string } | undefined;
+    const changed = new Map<string, string>();
     try {
       // A refusal, at submission or when the job is about to run, says which rule and what to do about it.
       const refused = (message: string, detail: Record<string, unknown> | undefined): ScError => {
@@ -106,12 +110,13 @@ export const command: CommandSpec = {
         for (;;) {
           const page = jobEvents(engine.db(), job.id, { limit: 500, ...(after ? { cursor: after } : {}) });
           for (const e of page.items) {
-            const body = e.body as { text?: string; message?: string; code?: string } & ExitBody;
+            const body = e.body as { text?: string; message?: string; code?: string; decision_id?: string } & ExitBody;
             if ((e.kind === 'stdout' || e.kind === 'stderr') && body.text !== undefined) {
               tail.add(body.text);
               if (!ctx.json) (e.kind === 'stderr' ? ctx.io.stderr : ctx.io.stdout).write(body.text);
             } else if (e.kind === 'exit') exit = body;
-            else if (e.kind === 'error') refusal = { message: body.message ?? 'the job failed', ...(body.code ? { code: body.code } : {}) };
+            else if (e.kind === 'files_changed') for (const c of (e.body as { changed?: Array<{ path: string; kind: string }> }).changed ?? []) changed.set(c.path, c.kind);
+            else if (e.kind === 'error') refusal = { message: body.message ?? 'the job failed', ...(body.code ? { code: body.code } : {}), ...(body.decision_id ? { decision_id: body.decision_id } : {}) };
           }
           const last = page.items[page.items.length - 1];
           if (last) after = encodeCursor([last.seq]);
@@ -123,15 +128,17 @@ export const command: CommandSpec = {
         drain();
         if (cur && ['succeeded', 'failed', 'cancelled'].includes(cur.state)) {
           drain();
-          if (refusal?.code === 'SC_POLICY_DENIED') throw refused(refusal.message, { job_id: cur.id, action: 'job:run' });
+          if (refusal?.code === 'SC_POLICY_DENIED') throw refused(refusal.message, { job_id: cur.id, action: 'job:run', ...(refusal.decision_id ? { decision_id: refusal.decision_id } : {}) });
           const ok = cur.state === 'succeeded';
           const reason = ok ? undefined : refusal ? refusal.message : whyFailed(argv, exit, cur.state);
           const summary = ok
-            ? `succeeded: ${JSON.stringify(argv)} exited 0 after ${cur.duration_ms} ms (job ${cur.id})`
-            : `${cur.state}: ${JSON.stringify(argv)}: ${reason}${cur.duration_ms !== null ? ` after ${cur.duration_ms} ms` : ''} (job ${cur.id})`;
-          const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated };
+            ? `succeeded: ${inert(JSON.stringify(argv))} exited 0 after ${cur.duration_ms} ms (job ${cur.id})`
+            : `${cur.state}: ${inert(JSON.stringify(argv))}: ${inert(reason ?? '')}${cur.duration_ms !== null ? ` after ${cur.duration_ms} ms` : ''} (job ${cur.id})`;
+          const files = [...changed].map(([path, kind]) => ({ path, kind }));
+          const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated, changed_files: files };
+          const note = files.length ? `\nit changed ${files.map((f) => `${inert(f.path)} (${f.kind})`).join(', ')}: see shadowcode --project ${project} review ${cur.id}` : '';
           // Our own status, never the command's: its 2, 3 or 4 would read as a usage error, a denial or a broken chain.
-          return { data, text: summary, exitCode: ok ? EXIT.ok : EXIT.error };
+          return { data, text: `${summary}${note}`, exitCode: ok ? EXIT.ok : EXIT.error };
         }
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -20,7 +20,7 @@ export const command: CommandSpec = {
     { name: 'no-network', type: 'boolean', description: 'withdraw network permission; loopback endpoints still work' },
   ],
   args: [],
-  examples: ['shadowcode --workspace ~/src/app trust', 'shadowcode --workspace ~/src/app trust --level read_only', 'shadowcode --workspace ~/src/app trust --network', 'shadowcode --workspace ~/src/app trust --no-network'],
+  examples: ['shadowcode --project ~/src/app trust', 'shadowcode --project ~/src/app trust --level read_only', 'shadowcode --project ~/src/app trust --network', 'shadowcode --project ~/src/app trust --no-network'],
   workspace: 'required',
   async run(ctx, { options }) {
     const path = ctx.requireWorkspace('trust');

@@ -9,7 +9,7 @@ export const command: CommandSpec = {
   description: 'Withdraw trust from the selected project. Connections to it become read-only, whatever their flags.',
   options: [],
   args: [],
-  examples: ['shadowcode --workspace ~/src/app untrust'],
+  examples: ['shadowcode --project ~/src/app untrust'],
   workspace: 'required',
   async run(ctx) {
     const path = ctx.requireWorkspace('untrust');

@@ -11,6 +11,7 @@ import { enforce } from '../../policy/gate.js';
 import { confinedPath } from '../../util/confine.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
+import { inert } from '../../util/inert-text.js';
 
 interface Change {
   task_id: string;
@@ -26,7 +27,7 @@ export const command: CommandSpec = {
   description: 'Show the changes shadowcode recorded for one file of the selected project, newest first: the task that made each (see shadowcode review TASK), when, whether it wrote, deleted or rolled back, and why. PATH is relative to the project, or an absolute path inside it.',
   options: [{ name: 'limit', type: 'string', value: 'N', description: 'how many changes to show (default 20, at most 100)' }],
   args: [{ name: 'PATH', required: true, description: 'a file of the project' }],
-  examples: ['shadowcode --workspace ~/src/app why src/greet.js', 'shadowcode --workspace ~/src/app --json why src/greet.js'],
+  examples: ['shadowcode --project ~/src/app why src/greet.js', 'shadowcode --project ~/src/app --json why src/greet.js'],
   workspace: 'required',
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('why');
@@ -38,7 +39,7 @@ export const command: CommandSpec = {
     const changes = (await enforce(ctx.gate(), ctx.request('cli:why', { resource: { kind: 'file', id: path.slice(0, 512), project }, args: { path } }), () => pathHistory(db, project, path, limit))) as Change[];
     const text = changes.length
       ? table(['WHEN', 'TASK', 'CHANGE', 'WHY'], changes.map((c) => [c.at.slice(0, 19).replace('T', ' '), c.task_id, c.kind, c.why.replace(/\s+/g, ' ')]), ctx.style)
-      : `no recorded changes to ${path}`;
+      : `no recorded changes to ${inert(path)}`;
     return { data: { path, changes }, text };
   },
 };

@@ -6,18 +6,38 @@
  *   buttons ─► POST api/decide {id, decision, digest} | api/rollback | api/accept | api/cancel (same origin, cookie)
  *
  * INVARIANT: every string from a model, a server, a command or a file becomes a text node
- * (el() and textContent); nothing is ever parsed as HTML.
+ * (el() and shown()); nothing is ever parsed as HTML. Its control, bidi and invisible characters
+ * are shown as escapes (`\x1b`, `\r`, `\u{202e}`, util/inert-text.ts) in a marked span, so a
+ * file name or a diff line cannot reorder or hide what a person approves: inside <pre> the
+ * lines and tabs stay, anywhere else the text is one line.
  */
 
-export {};
+import { inertParts } from '../../util/inert-text.js';
 
 type Json = any;
 type Child = Node | string | null | undefined | false;
 
+/** Untrusted text as nodes: plain runs as text, each escape in a <span class="esc">; `block` keeps newlines and tabs. */
+function shown(text: string, block: boolean): Node {
+  const parts = inertParts(text, block);
+  if (parts.length === 1 && !parts[0]?.escape) return document.createTextNode(text);
+  const f = document.createDocumentFragment();
+  for (const p of parts) {
+    if (!p.escape) f.append(document.createTextNode(p.text));
+    else {
+      const span = document.createElement('span');
+      span.className = 'esc';
+      span.textContent = p.text;
+      f.append(span);
+    }
+  }
+  return f;
+}
+
 function el(tag: string, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElement {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
+  for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(typeof c === 'string' ? shown(c, tag === 'pre') : c);
   return e;
 }
 
@@ -26,7 +46,7 @@ const show = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v, null
 
 function notice(text: string): void {
   const n = $('notice');
-  n.textContent = text;
+  n.replaceChildren(shown(text, false));
   n.hidden = text === '';
 }
 
@@ -53,7 +73,7 @@ let followed: { project: string; id: string; lastSeq: number; early: Json[] | nu
 
 function diffView(text: string): HTMLElement {
   const pre = el('pre', { class: 'diff' });
-  for (const line of text.split('\n')) pre.append(el('span', { class: line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : '' }, line), '\n');
+  for (const line of text.split('\n')) pre.append(el('span', { class: line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : '' }, shown(line, true)), '\n');
   return pre;
 }
 
@@ -73,6 +93,9 @@ function approvalCard(a: Json): HTMLElement {
       rows.push(['sandbox grants', el('ul', { 'data-testid': 'approval-grants' }, ...words.map((w: string) => el('li', {}, w)))]);
     }
     if (typeof act.notice === 'string') rows.push(['warning', act.notice]);
+    for (const r of Array.isArray(act.runs_changed) ? act.runs_changed : []) {
+      if (typeof r?.diff === 'string' && r.diff !== '') rows.push([`what the task changed in ${String(r.path)}`, diffView(r.diff)]);
+    }
   } else if (a.kind === 'write') {
     rows.push(['file', String(act.path ?? '')]);
     if (typeof act.reason === 'string') rows.push(['why it asks', act.reason]);

@@ -73,7 +73,8 @@ export class EngineLink {
           link.engine = f.engine;
           resolve(link);
         } else if (f.type === 'error') {
-          const err = new ScError(codeOf(f.code), f.message);
+          // A refusal keeps its decision id across the socket, so the error line can name it.
+          const err = new ScError(codeOf(f.code), f.message, f.decision_id ? { decision_id: f.decision_id } : undefined);
           // A refused request leaves the socket usable; anything else ends it.
           if (stage === 'open' && f.id !== null && f.fatal !== true) link.settle(f.id, (p) => p.reject(err));
           else fail(err);

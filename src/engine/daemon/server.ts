@@ -19,7 +19,7 @@ import { realpathSync, statSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { EngineFrame } from '../../../gen/types/engine-frame.js';
 import type { EngineReply } from '../../../gen/types/engine-reply.js';
-import { asScError, type ErrorCode, ScError } from '../../errors.js';
+import { asScError, decisionOf, type ErrorCode, ScError } from '../../errors.js';
 import type { GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
 import { sql } from '../../store/db.js';
@@ -30,7 +30,7 @@ import { VERSION } from '../../version.js';
 import { Engine } from '../engine.js';
 import { admitJob, type JobSpec, type Submitter } from '../engine-submit.js';
 import { ACTIVE, addEvent, getJob } from '../job-events.js';
-import { settleJob } from '../owners.js';
+import { settleJob, settleWatches } from '../owners.js';
 import type { EngineInfo } from './client.js';
 import { engineFiles, type EngineFiles, newNonce, proof, proofMatches, SOCKET_PATH_BYTES, writeToken } from './files.js';
 import { acquireEngineLock, type EngineLock } from './lock.js';
@@ -80,7 +80,9 @@ export function settleEngineOrphans(engine: Engine): number {
   const db = engine.db();
   const rows = sql(db, `SELECT j.id, j.kind FROM jobs j WHERE j.state IN ${ACTIVE} AND EXISTS (SELECT 1 FROM job_events e WHERE e.job_id = j.id AND e.kind = 'engine')`).all() as Array<{ id: string; kind: string }>;
   // Holding the engine lock proves the engine that ran them is gone, even if its pid was reused.
-  return rows.filter((r) => settleJob(db, r, 'engine_gone', {}, 'the shared engine that ran it stopped or died')).length;
+  const n = rows.filter((r) => settleJob(db, r, 'engine_gone', {}, 'the shared engine that ran it stopped or died')).length;
+  settleWatches(db, engine.policy);
+  return n;
 }
 
 function canonicalProject(path: string): boolean {
@@ -143,7 +145,7 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
 
   const send = (p: Peer, frame: EngineReply) => p.chan.send(frame);
   const refuse = (p: Peer, id: number | null, err: ScError, fatal: boolean) => {
-    void send(p, { type: 'error', id, code: err.code, message: err.message, ...(fatal ? { fatal: true } : {}) });
+    void send(p, { type: 'error', id, code: err.code, message: err.message, ...decisionOf(err), ...(fatal ? { fatal: true } : {}) });
   };
   const drop = (p: Peer, id: number | null, code: ErrorCode, message: string) => {
     if (p.stage === 'closing') return;

@@ -3,14 +3,19 @@
  * every process of someone else's code is started in the OS sandbox where one
  * can be made (sandbox.ts), with the level achieved recorded in the audit log.
  *
- *   sandboxSupport() ─► Linux? bwrap on PATH? a throwaway bwrap with every namespace runs
- *                       `true`? (probed once per PATH, cached) ─► 'bwrap' | 'none' + why
+ *   sandboxSupport() ─► Linux? bwrap on PATH? a throwaway bwrap with every namespace, no
+ *                       capabilities, no user namespace inside and a bounded tmpfs runs `true`?
+ *                       (without the last two on an older bwrap; probed once per PATH, cached)
+ *                       ─► 'bwrap' | 'none' + why, and what this bwrap can do
  *   supervise(ticket, req)  ─► sandbox? (none + sandbox.require: SC_SANDBOX_UNAVAILABLE, nothing starts)
+ *        ─► the process bound (bounds.ts: a cgroup for root, RLIMIT_NPROC inside for a user)
  *        ─► audit row 'spawn' {decision_id, kind, argv0, level, network}
- *        ─► node dist/supervisor.cjs ─► [bwrap …] argv (own process group)
- *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines
- *   startDirect(ticket, req) ─► same decision and row ─► [bwrap …] argv, detached, no supervisor
- *                               (background processes with their own lifetime, a version probe)
+ *        ─► node dist/supervisor.cjs ─► [sh joining the cgroup ─►] [bwrap …] argv (own process group)
+ *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines;
+ *        the supervisor passes neither fd 3 nor anything it inherited on (fds.ts)
+ *   startDirect(ticket, req) ─► same decision, bound and row ─► [bwrap …] argv, detached, no
+ *                               supervisor, nothing inherited passed on (background processes
+ *                               with their own lifetime, a version probe)
  *   startHelper(ticket, req) ─► one of our own helpers (the SQLite query child) in a sandbox of
  *                               its own: node, its files, exactly the files given; nothing else
  *   startOwnProgram(ticket, …) ─► the shared engine: our code, which needs the profile; not sandboxed
@@ -28,10 +33,13 @@ import { packageRoot } from '../../util/paths.js';
 import { type GateEnv } from '../../policy/gate.js';
 import { hostPortText } from '../../policy/net.js';
 import { getProject } from '../../store/projects.js';
+import { describeBound, processBound, SHELL, startBound } from './bounds.js';
+import { sealed } from './fds.js';
 import { type Boundary, definitionBoundary, NO_GRANTS, profileBoundary } from './grants.js';
 import { holdProtected } from './holds.js';
 import { startNetProxy } from './net-proxy.js';
-import { commandError, type Confinement, findOnPath, helperArgv, type Lookup, pathLookup, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
+import { absolutePath, type BwrapFeatures, commandError, type Confinement, findOnPath, helperArgv, type Lookup, pathLookup, type SandboxBounds, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
+import { within } from './state-paths.js';
 
 export { type SandboxLevel, type SandboxSupport, protectedProjectPaths } from './sandbox.js';
 export { type Boundary, NO_GRANTS } from './grants.js';
@@ -76,32 +84,53 @@ export interface Supervised {
   stop(): void;
 }
 
-const probed = new Map<string, SandboxSupport>();
+const probed = new Map<string, SandboxSupport & { features: BwrapFeatures }>();
+const ALL: BwrapFeatures = { size: true, disableUserns: true };
 
 /** Whether a sandbox can be made with the engine's own PATH; the answer is cached per PATH. */
-export function sandboxSupport(path: string = process.env.PATH ?? ''): SandboxSupport {
+export function sandboxSupport(path: string = process.env.PATH ?? ''): SandboxSupport & { features: BwrapFeatures } {
   const key = `${process.platform}\0${path}`;
   let s = probed.get(key);
   if (!s) probed.set(key, (s = probe(path)));
   return s;
 }
 
-function probe(path: string): SandboxSupport {
-  if (process.platform !== 'linux') return { level: 'none', bwrap: null, detail: `no sandbox on ${process.platform} (bubblewrap is Linux only)` };
+const ok = (bwrap: string, args: string[]) => spawnSync(bwrap, [...args, '--ro-bind', '/', '/', 'true'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
+const BASE = ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL'];
+const NO_USERNS = ['--unshare-user', '--disable-userns'];
+const SIZED = ['--size', '1048576', '--tmpfs', '/tmp'];
+
+function probe(path: string): SandboxSupport & { features: BwrapFeatures } {
+  const none = (detail: string) => ({ level: 'none' as const, bwrap: null, detail, features: ALL });
+  if (process.platform !== 'linux') return none(`no sandbox on ${process.platform} (bubblewrap is Linux only)`);
   const bwrap = findOnPath('bwrap', path);
-  if (!bwrap) return { level: 'none', bwrap: null, detail: 'bwrap is not on PATH (install the bubblewrap package)' };
-  const r = spawnSync(bwrap, ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
+  if (!bwrap) return none('bwrap is not on PATH (install the bubblewrap package)');
+  // Everything we use, in one throwaway run; one part at a time only where that fails (bubblewrap before 0.8.0, a setuid bwrap).
+  if (ok(bwrap, [...BASE, ...NO_USERNS, ...SIZED]).status === 0) return { level: 'bwrap', bwrap, detail: `bubblewrap (${bwrap})`, features: ALL };
+  const r = ok(bwrap, BASE);
   if (r.status !== 0) {
     const why = (r.stderr?.toString('utf8').trim().split('\n')[0] ?? '') || r.error?.message || `exit ${r.status}`;
-    return { level: 'none', bwrap: null, detail: `bwrap cannot create namespaces here: ${why.slice(0, 200)}` };
+    return none(`bwrap cannot create namespaces here: ${why.slice(0, 200)}`);
   }
-  return { level: 'bwrap', bwrap, detail: `bubblewrap (${bwrap})` };
+  const features = { size: ok(bwrap, [...BASE, ...SIZED]).status === 0, disableUserns: ok(bwrap, [...BASE, ...NO_USERNS]).status === 0 };
+  return { level: 'bwrap', bwrap, detail: `bubblewrap (${bwrap})`, features };
 }
 
-/** What status, doctor and approvals say about the sandbox: "sandboxed" or "unsandboxed", and why. */
+const currentUid = () => (typeof process.getuid === 'function' ? process.getuid() : -1);
+
+/** What status, doctor and approvals say about the sandbox: "sandboxed" or "unsandboxed", and why; sandboxed, also what bounds it. */
 export function sandboxStatus(policy: Policy): { level: SandboxLevel; label: 'sandboxed' | 'unsandboxed'; detail: string; require: boolean } {
   const s = sandboxSupport();
-  return { level: s.level, label: s.level === 'none' ? 'unsandboxed' : 'sandboxed', detail: s.detail, require: policy.sandbox.require };
+  if (s.level === 'none') return { level: s.level, label: 'unsandboxed', detail: s.detail, require: policy.sandbox.require };
+  const L = policy.limits.sandbox;
+  const mib = (n: number) => `${Math.round(n / 1048576)} MiB`;
+  const parts = [
+    s.detail,
+    s.features.disableUserns ? 'no capabilities' : 'no capabilities (this bwrap cannot forbid new user namespaces inside)',
+    s.features.size ? `/tmp ${mib(L.tmp_bytes)}, home ${mib(L.home_bytes)}` : '/tmp and home unbounded (this bwrap has no --size)',
+    describeBound(processBound(currentUid()), L.processes),
+  ];
+  return { level: s.level, label: 'sandboxed', detail: parts.join('; '), require: policy.sandbox.require };
 }
 
 const sandboxPolicies = new WeakMap<Policy, Policy['sandbox']>();
@@ -124,6 +153,8 @@ const profileOf = (db: Db) => (db.name && db.name !== ':memory:' ? dirname(db.na
 
 interface Prepared {
   readonly argv: string[];
+  /** Where bwrap is in argv (after the command that joins a cgroup); null without a sandbox. */
+  readonly bwrapAt: number | null;
   readonly env: Record<string, string>;
   readonly level: SandboxLevel;
   /** Why the command cannot start, found before bwrap would hide it. */
@@ -172,31 +203,60 @@ export interface Extras {
 }
 
 /** The bwrap command line of a start, with nothing made or held (sandbox show; confinedCommand below). */
-export function commandLine(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null, extras: Extras, find: Lookup = pathLookup(req.env.PATH ?? '')): string[] {
+export function commandLine(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null, extras: Extras, bounds?: SandboxBounds, find: Lookup = pathLookup(req.env.PATH ?? '')): string[] {
   const sp = sandboxPolicy(req.policy);
   const proxy = extras.proxy ? { ...extras.proxy, bridge: bridgeProgram(), node: process.execPath } : undefined;
-  return sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, ...(proxy ? { proxy, network: false } : {}) });
+  return sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
+}
+
+/**
+ * The bounds a start by `uid` gets, for showing them (sandbox show): nothing is made. Root's
+ * cgroup is joined before bwrap, outside its command line, so only a user's limit appears in it.
+ */
+export function previewBounds(policy: Policy, uid: number = currentUid()): SandboxBounds {
+  const L = policy.limits.sandbox;
+  const pb = processBound(uid);
+  const usable = pb.kind === 'rlimit' && sandboxPolicy(policy).system_read_only.some((d) => within(SHELL, d));
+  return { tmp_bytes: L.tmp_bytes, home_bytes: L.home_bytes, inner: usable ? startBound(pb, L.processes).inner : [], features: sandboxSupport().features };
 }
 
 /**
  * What a sandboxed start of req needs: placeholders for the project's missing
- * protected paths (held until release), the bwrap command line, the
- * environment inside and why the command cannot start, if it cannot. The
- * spawn point's own cost per sandboxed start (bench/spawn.mjs measures it).
+ * protected paths (held until release), the process bound for a sandbox
+ * started by `uid` (a cgroup made for root, released with the placeholders),
+ * the command line, the environment inside and why the command cannot
+ * start, if it cannot. The spawn point's own cost per sandboxed start
+ * (bench/spawn.mjs measures it).
  */
-export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null, extras: Extras = { grants: NO_GRANTS }): Omit<Prepared, 'level'> {
+export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null, uid: number = currentUid(), extras: Extras = { grants: NO_GRANTS }): Omit<Prepared, 'level'> {
   const sp = sandboxPolicy(req.policy);
+  const L = req.policy.limits.sandbox;
   // A protected path that does not exist yet gets a placeholder first, so the sandbox can bind it read-only.
   const hold = req.confine.project ? holdProtected(req.confine.project, sp.project_read_only, profileDir) : null;
+  let bound: ReturnType<typeof startBound> | null = null;
   try {
+    const pb = processBound(uid);
+    // The shell that sets the limit must be visible inside: only where the policy shows its system folder.
+    const usable = pb.kind !== 'rlimit' || sp.system_read_only.some((d) => within(SHELL, d));
+    bound = startBound(usable ? pb : { kind: 'none', why: '' }, L.processes);
     const find = pathLookup(req.env.PATH ?? '');
+    const bounds = { tmp_bytes: L.tmp_bytes, home_bytes: L.home_bytes, inner: bound.inner, features: sandboxSupport().features };
+    const b = bound;
     return {
-      argv: commandLine(req, bwrap, profileDir, extras, find),
+      argv: [...b.outer, ...commandLine(req, bwrap, profileDir, extras, bounds, find)],
+      bwrapAt: b.outer.length,
       env: sandboxEnv(req.env, req.confine.project),
       error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
-      release: () => hold?.release(),
+      release: () => {
+        try {
+          b.release();
+        } finally {
+          hold?.release();
+        }
+      },
     };
   } catch (err) {
+    bound?.release();
     hold?.release();
     throw err;
   }
@@ -219,7 +279,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   if (support.level === 'none' && req.policy.sandbox.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
   }
-  let prepared: Prepared = { argv: [...req.argv], env: req.env, level: 'none', error: null, release: () => {} };
+  let prepared: Prepared = { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, release: () => {} };
   let grants = NO_GRANTS;
   if (support.level === 'bwrap') {
     const profileDir = profileOf(req.db);
@@ -227,7 +287,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
     // Only granted hosts: a proxy of its own, outside, for as long as the process lives.
     const proxy = proxied(req, grants) ? startNetProxy(ticket, { hosts: grants.hosts, gate: proxyGate(req), owner: ticket.owner, project: req.confine.project, limits: req.policy.limits.net_proxy }) : null;
     try {
-      const inner = confinedCommand(req, support.bwrap as string, profileDir, { grants, proxy });
+      const inner = confinedCommand(req, support.bwrap as string, profileDir, undefined, { grants, proxy });
       prepared = { ...inner, level: 'bwrap', release: () => (proxy?.close(), inner.release()) };
     } catch (err) {
       proxy?.close();
@@ -250,7 +310,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
 export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: number; stdin: 'pipe' | 'ignore' }): Supervised {
   assertTicket(ticket, '*');
   const p = prepare(ticket, req);
-  const payload = Buffer.from(JSON.stringify({ argv: p.argv, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.error ? { error: p.error } : {}) })).toString('base64');
+  const payload = Buffer.from(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.error ? { error: p.error } : {}) })).toString('base64');
   let sup: ChildProcess;
   try {
     sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.cjs'), payload], { cwd: req.cwd, env: p.env, stdio: [req.stdin, 'pipe', 'pipe', 'pipe'], shell: false });
@@ -312,7 +372,9 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
   let child: ChildProcess;
   try {
     if (p.error) throw Object.assign(new Error(`spawn ${req.argv[0]} ${p.error}`), { code: p.error });
-    child = spawn(p.argv[0] as string, p.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: req.stdio, shell: false });
+    // What this process inherited itself (a descriptor its shell left open) never reaches the child.
+    const s = sealed(p.argv, req.stdio, p.bwrapAt);
+    child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: s.stdio, shell: false });
   } catch (err) {
     p.release();
     throw err;
@@ -353,13 +415,15 @@ export function startHelper(ticket: GateTicket, req: HelperRequest): { child: Ch
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `the ${name} helper was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: 'helper' });
   }
   const argv = [process.execPath, req.program];
-  const env = { PATH: process.env.PATH ?? '' };
+  const env = absolutePath({ PATH: process.env.PATH ?? '' });
+  const bounds = { tmp_bytes: req.policy.limits.sandbox.tmp_bytes, features: support.features };
   const boxed =
     support.level === 'bwrap'
-      ? helperArgv({ bwrap: support.bwrap as string, policy: sp, argv, reads: [...helperFiles(req.program), ...req.reads], writes: req.writes, unset: req.policy.environment.deny, home: process.env.HOME })
+      ? helperArgv({ bwrap: support.bwrap as string, policy: sp, argv, reads: [...helperFiles(req.program), ...req.reads], writes: req.writes, unset: req.policy.environment.deny, home: process.env.HOME, bounds })
       : argv;
   appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: 'helper', argv0: name, level: support.level, network: false, project: req.project });
-  const child = spawn(boxed[0] as string, boxed.slice(1), { cwd: '/', env, stdio: req.stdio, shell: false });
+  const s = sealed(boxed, req.stdio, support.level === 'bwrap' ? 0 : null);
+  const child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: '/', env, stdio: s.stdio, shell: false });
   return { child, level: support.level };
 }
 

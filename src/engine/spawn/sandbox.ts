@@ -3,16 +3,19 @@
  * that confines one process, built from policy/sandbox.json.
  *
  *   sandboxArgv(plan) ─► bwrap --die-with-parent --new-session --unshare-all [--share-net]
- *                          system dirs read-only, fresh /proc /dev, private /tmp and home,
- *                          what the executable needs to start read-only,
- *                          a toolchain's own state read-write, what in it configures
- *                          what runs outside later read-only or a private copy,
+ *                          --cap-drop ALL --unshare-user --disable-userns (no capabilities, also
+ *                          for root, and no user namespace inside to get them back)
+ *                          system dirs read-only, fresh /proc /dev, private /tmp and home
+ *                          (tmpfs of limits.sandbox size), what the executable needs to start
+ *                          read-only, a toolchain's own state read-write, what in it
+ *                          configures what runs outside later and the executable's own
+ *                          install read-only, or a private copy,
  *                          the project read-write, then what the user granted (grants.ts:
  *                          `sandbox allow`, a definition's sandbox; hidden paths covered again),
  *                          its protected paths read-only,
  *                          the profile covered wherever it would show
- *                          ─► -- argv, or -- node net-bridge SOCKET -- argv when only granted
- *                             hosts may be reached (the proxy's socket bound in: net-proxy.ts)
+ *                          ─► -- [sh -c 'ulimit -u N; exec "$@"'] [node net-bridge SOCKET --] argv
+ *                             (the bridge when only granted hosts may be reached: net-proxy.ts)
  *
  * Mount order matters: later mounts sit on top of earlier ones, so the private
  * home comes before the project (a project under the home reappears) and the
@@ -56,6 +59,23 @@ export interface Confinement {
   readonly declared?: DeclaredSandbox;
 }
 
+/** What this bwrap can do beyond the basics (both came with bubblewrap 0.8.0); found by the probe. */
+export interface BwrapFeatures {
+  /** `--size` before `--tmpfs` (not for a setuid bwrap). */
+  readonly size: boolean;
+  /** `--disable-userns`: no new user namespace inside. */
+  readonly disableUserns: boolean;
+}
+
+/** The bounds of one sandbox (policy limits.sandbox), and what runs inside before the command to set the process bound. */
+export interface SandboxBounds {
+  readonly tmp_bytes: number;
+  readonly home_bytes: number;
+  /** `sh -c 'ulimit …; exec "$@"'` for an ordinary user; nothing for root (a cgroup, outside) or where there is no bound. */
+  readonly inner: readonly string[];
+  readonly features: BwrapFeatures;
+}
+
 export interface SandboxPlan extends Confinement {
   readonly argv: readonly string[];
   readonly cwd: string;
@@ -68,6 +88,8 @@ export interface SandboxPlan extends Confinement {
   readonly unset: readonly string[];
   /** How much of a CLI's protected settings is searched for the programs they name (limits.runners). */
   readonly stateLimits: NamedLimits;
+  /** Sizes and the process bound; without them the tmpfs folders are the kernel's default size. */
+  readonly bounds?: SandboxBounds;
   /** What the user granted beyond the defaults, already checked (grants.ts). */
   readonly grants?: Boundary;
   /** Only granted hosts may be reached: the proxy's socket (in its own folder), bound in, and the bridge that starts the command. */
@@ -274,9 +296,23 @@ function systemPart(dirs: readonly string[]): { args: readonly string[]; bound: 
       bound.push(dir);
     }
   }
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  args.push('--proc', '/proc', '--dev', '/dev');
   systemParts.set(dirs, (part = { args, bound }));
   return part;
+}
+
+/**
+ * No capabilities, also when root starts bwrap (it keeps them for uid 0, in a user
+ * namespace that owns the sandbox's mounts: remount and umount would work), and no
+ * new user namespace inside, which would hand a process a full set again.
+ */
+function lockdown(f: BwrapFeatures | undefined): string[] {
+  return ['--cap-drop', 'ALL', ...(f?.disableUserns === false ? [] : ['--unshare-user', '--disable-userns'])];
+}
+
+/** A private tmpfs at `dir`, of `bytes` at most where bwrap can bound it. */
+function tmpfs(dir: string, bytes: number | undefined, f: BwrapFeatures | undefined): string[] {
+  return [...(bytes && f?.size !== false ? ['--size', String(bytes)] : []), '--tmpfs', dir];
 }
 
 /** Whether any part of `path` below `base` (the path itself included) is a link. */
@@ -289,15 +325,17 @@ function linkBetween(base: string, path: string): boolean {
 
 /** The full bwrap command line that runs plan.argv confined. */
 export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
-  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all'];
+  const f = plan.bounds?.features;
+  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...lockdown(f)];
   if (plan.network) out.push('--share-net');
   const system = systemPart(plan.policy.system_read_only);
-  out.push(...system.args);
+  out.push(...system.args, ...tmpfs('/tmp', plan.bounds?.tmp_bytes, f));
   const bound: string[] = [...system.bound];
   const home = plan.env.HOME;
-  if (home && isAbsolute(home) && home !== '/') out.push('--tmpfs', home);
+  if (home && isAbsolute(home) && home !== '/') out.push(...tmpfs(home, plan.bounds?.home_bytes, f));
   const extra = (plan.readable ?? []).filter((r) => isAbsolute(r) && r !== '/' && existsSync(r));
-  for (const root of [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra]) {
+  const roots = [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra];
+  for (const root of roots) {
     if (plan.project && within(real(root), plan.project)) continue;
     if (bound.some((b) => within(root, b))) continue;
     out.push('--ro-bind', root, root);
@@ -342,7 +380,10 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const open = [...writable, ...(plan.project ? [plan.project] : []), ...(granted?.writable ?? [])];
   // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
   const privates = home ? privateStatePaths(plan.policy, keys, home).filter((abs) => within(abs, home) && statQuiet(abs)?.isFile()) : [];
-  out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates], open));
+  // The executable's own install inside its state folder (Claude Code in ~/.claude/local): read-only
+  // again on top of that folder, or the CLI could rewrite what the user runs next time.
+  const installs = roots.filter((r) => writable.some((w) => within(real(r), real(w))));
+  out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates, ...installs], open));
   // The project's protected paths after that: a folder bound above to pin a protected state
   // file (a project that is the home) must not make them writable again.
   if (plan.project) {
@@ -366,11 +407,11 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   }
   if (plan.profileDir) {
     const profile = real(plan.profileDir);
-    if (existsSync(profile) && bound.some((b) => within(profile, b))) out.push('--tmpfs', profile);
+    if (existsSync(profile) && bound.some((b) => within(profile, b))) out.push(...tmpfs(profile, plan.bounds?.tmp_bytes, f));
   }
   // Names only (a value in argv would show in the process table); bwrap drops them before exec.
   for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
-  out.push('--chdir', plan.cwd, '--', ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
+  out.push('--chdir', plan.cwd, '--', ...(plan.bounds?.inner ?? []), ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
   return out;
 }
 
@@ -387,6 +428,8 @@ export interface HelperPlan {
   readonly unset: readonly string[];
   /** The user's home: never bound as a whole, even when node is installed right under it. */
   readonly home: string | undefined;
+  /** The size of its /tmp; the helper runs no other process, so no process bound. */
+  readonly bounds?: Omit<SandboxBounds, 'inner' | 'home_bytes'>;
 }
 
 /**
@@ -395,7 +438,8 @@ export interface HelperPlan {
  */
 export function helperArgv(plan: HelperPlan): string[] {
   const system = systemPart(plan.policy.system_read_only);
-  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...system.args];
+  const f = plan.bounds?.features;
+  const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...lockdown(f), ...system.args, ...tmpfs('/tmp', plan.bounds?.tmp_bytes, f)];
   const node = installRoot(real(plan.argv[0] as string), plan.home);
   if (!system.bound.some((b) => within(node, b))) out.push('--ro-bind', node, node);
   for (const r of plan.reads) out.push('--ro-bind', r.path, r.at ?? r.path);
@@ -405,9 +449,24 @@ export function helperArgv(plan: HelperPlan): string[] {
   return out;
 }
 
-/** The environment inside: a TMPDIR that exists there. */
+/**
+ * PATH with its absolute entries only. Our own lookup skips the others, but execvp (bwrap's,
+ * Node's) does not: with `node_modules/.bin` in PATH an approved `git status` would run a
+ * `git` the project holds. An empty entry means the current folder too. With nothing left,
+ * no PATH: execvp then searches the system's default folders.
+ */
+export function absolutePath(env: Record<string, string>): Record<string, string> {
+  if (env.PATH === undefined) return env;
+  const kept = env.PATH.split(delimiter).filter((d) => isAbsolute(d));
+  if (kept.join(delimiter) === env.PATH) return env;
+  const { PATH: _dropped, ...rest } = env;
+  return kept.length ? { ...rest, PATH: kept.join(delimiter) } : rest;
+}
+
+/** The environment inside: a TMPDIR that exists there, a PATH of absolute folders. */
 export function sandboxEnv(env: Record<string, string>, project: string | null): Record<string, string> {
   const tmp = env.TMPDIR;
-  if (tmp && !within(tmp, '/tmp') && !(project && within(tmp, project))) return { ...env, TMPDIR: '/tmp' };
-  return env;
+  const out = absolutePath(env);
+  if (tmp && !within(tmp, '/tmp') && !(project && within(tmp, project))) return { ...out, TMPDIR: '/tmp' };
+  return out;
 }

@@ -5,8 +5,10 @@
  * process group, hands it fds 0-2 directly (no copying), and stays tied to its
  * owner by a lifeline socket on fd 3 that the owner never writes.
  *
- *   argv[2]: base64 JSON {argv, cwd, grace_ms, sandboxed}   env: the child's, already built
+ *   argv[2]: base64 JSON {argv, bwrap_at, cwd, grace_ms, sandboxed}   env: the child's, already built
  *   fd 0/1/2: the child's     fd 3: lifeline; we write {"pid"} once started, the status last
+ *   the child gets fds 0-2 only: the lifeline and whatever we inherited are /dev/null in it,
+ *   and bwrap closes them (fds.ts), so nothing inside can write a status line of its own
  *   lifeline EOF (owner closed it, or died, even by SIGKILL) ─► cleanup
  *   leader exits on its own ─► cleanup (nothing left in its group outlives it)
  *   cleanup: TERM ─► up to grace_ms while the group lives ─► KILL the group ─► wait
@@ -21,12 +23,15 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { sealed } from './fds.js';
 
 interface Spec {
   argv: string[];
   cwd: string;
   grace_ms: number;
   sandboxed: boolean;
+  /** Where bwrap is in argv; null without a sandbox. */
+  bwrap_at: number | null;
   /** The command cannot start (ENOENT, EACCES), found before bwrap would hide why: report it as a failed spawn. */
   error?: string;
 }
@@ -41,7 +46,8 @@ let leader: { code: number | null; signal: string | null } | null = null;
 let spawnError: string | null = spec.error ?? null;
 let cleaning = false;
 let stopped = false;
-const child = spec.error ? null : spawn(spec.argv[0] as string, spec.argv.slice(1), { cwd: spec.cwd, env: process.env, detached: true, stdio: 'inherit', shell: false });
+const passed = spec.error ? null : sealed(spec.argv, 'inherit', spec.sandboxed ? spec.bwrap_at : null);
+const child = passed ? spawn(passed.argv[0] as string, passed.argv.slice(1), { cwd: spec.cwd, env: process.env, detached: true, stdio: passed.stdio, shell: false }) : null;
 const leaderGone = new Promise<void>((resolve) => {
   if (!child) return resolve();
   child.on('spawn', () => lifeline.write(`${JSON.stringify({ pid: child.pid })}\n`));

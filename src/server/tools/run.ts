@@ -20,6 +20,9 @@ interface Args {
 
 export const shadowRun: ToolDef<Args> = {
   name: 'shadow_run',
+  // "delegate a task to an agent" scores no higher on the description than Claude Code's own
+  // deferred tools (TaskStop, SendMessage...), and those come first on a tie.
+  searchHint: 'delegate or start a coding task for an agent: fix a bug, add a feature',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   action: () => 'tool:shadow_run',
   requestedLevel: (a) => a.permission_level ?? 'read_only',

@@ -1,4 +1,9 @@
-/* shadow_test: submit an owned test job; it runs only after its exact command is approved. */
+/*
+ * shadow_test: submit an owned test job; it runs only after its exact command is approved.
+ * With task_id its approval carries what that task changed so far and which of those files
+ * the command runs (with their diffs), like the task's own command approvals; what the run
+ * changes is recorded on the task. Without one, on the test job itself (review JOB).
+ */
 import { singleTestCommand } from '../../engine/detect-tests.js';
 import { taskInProject } from '../../engine/history.js';
 import { getJob } from '../../engine/job-events.js';
@@ -25,8 +30,11 @@ export const shadowTest: ToolDef<Args> = {
     return {
       job_id: job.id,
       state: job.state,
-      approval: { id: approval.id, kind: approval.kind, argv: approval.action.argv, cwd: approval.action.cwd },
-      next: `Show the user the exact command, then approve with shadow_approve (needs --allow-approvals), or the user runs: shadowcode --workspace ${conn.project} approvals approve ${approval.id}`,
+      approval: {
+        id: approval.id, kind: approval.kind, argv: approval.action.argv, cwd: approval.action.cwd,
+        ...(approval.action.changed_files ? { changed_files: approval.action.changed_files, runs_changed: approval.action.runs_changed, notice: approval.action.notice } : {}),
+      },
+      next: `Show the user the exact command${approval.action.notice ? ' and the warning with its diffs' : ''}, then approve with shadow_approve (needs --allow-approvals), or the user runs: shadowcode --workspace ${conn.project} approvals approve ${approval.id}`,
     };
   },
 };

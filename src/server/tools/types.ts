@@ -13,6 +13,12 @@ export interface ToolAnnotations {
 export interface ToolDef<A = Record<string, unknown>> {
   readonly name: string;
   readonly annotations: ToolAnnotations;
+  /**
+   * Extra plain words for a host's keyword tool search, served as `_meta["anthropic/searchHint"]`
+   * (Claude Code's ToolSearch weighs them above the description). Only where the title and
+   * description alone lose to the host's own tools for what users ask; other hosts ignore it.
+   */
+  readonly searchHint?: string;
   /** The gate action for these arguments, e.g. `tool:shadow_memory.append`. */
   action(args: A): string;
   /** The permission level the call asks for (shadow_run's permission_level); the ticket's ceiling is at most this. */

@@ -3,7 +3,7 @@
 // config it is handed, approvals as approval rows, checkpoints and rollback of
 // what it changed, and no CLI process left after a cancel.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { createRunner } from '../../../src/agent/runners/index.js';
@@ -20,7 +20,7 @@ const policy = shipped;
 /** The shipped policy with sandbox.require on: nothing starts without a sandbox. */
 const requiring: Policy = { ...shipped, sandbox: { ...shipped.sandbox, require: true } };
 
-async function setup(t: any, opts: { trust?: 'workspace' | 'read_only' | null; scenario?: string; policy?: Policy } = {}) {
+async function setup(t: any, opts: { trust?: 'workspace' | 'read_only' | null; scenario?: string; policy?: Policy; install?: (home: string) => string } = {}) {
   const policy = opts.policy ?? shipped;
   const h = await runnerProject(t, { trust: opts.trust === undefined ? 'workspace' : opts.trust });
   mkdirSync(join(h.sb.project, 'src'));
@@ -28,7 +28,7 @@ async function setup(t: any, opts: { trust?: 'workspace' | 'read_only' | null; s
   // The CLI runs sandboxed: it can write only the project and its own state folder (policy tool_state ~/.claude).
   mkdirSync(join(h.sb.root, '.claude'));
   const record = join(h.sb.root, '.claude', 'claude-record.json');
-  const entry = { id: 'cc', provider: 'claude-code' as const, model: 'default', command: CLAUDE, args: ['--fake-scenario', opts.scenario ?? 'edit', '--fake-record', record] };
+  const entry = { id: 'cc', provider: 'claude-code' as const, model: 'default', command: opts.install?.(h.sb.root) ?? CLAUDE, args: ['--fake-scenario', opts.scenario ?? 'edit', '--fake-record', record] };
   const env = { ...h.sb.env, ANTHROPIC_API_KEY: 'sk-ant-canary-0001', CLAUDE_CONFIG_DIR: join(h.sb.root, '.claude'), NODE_OPTIONS: '--inspect' };
   const runner = (settings?: object) => createRunner(entry, { env, secrets: h.c.engine.secrets(), policy, db: h.db, gateEnv: { policy, db: () => h.db }, ...(settings ? { settings } : {}) });
   const recorded = () => JSON.parse(readFileSync(record, 'utf8'));
@@ -425,4 +425,28 @@ t.test('without bwrap on PATH the runner runs "unsandboxed" and says so; sandbox
   t.match(await bare(() => r.runner().run(refused.ctx)), { state: 'failed', reason: { code: 'SC_SANDBOX_UNAVAILABLE', message: /bwrap is not on PATH.*requires a sandbox/ } });
   t.notOk(existsSync(r.record), 'the CLI never started');
   t.same(readAudit(r.db, { kinds: ['spawn'], limit: 100 }), [], 'and no spawn was recorded');
+});
+
+t.test('Claude Code installed inside its own state folder (~/.claude/local) cannot rewrite its install from inside, while the rest of that folder stays writable', async (t) => {
+  const s = await setup(t, {
+    scenario: 'probe',
+    policy: requiring,
+    // Where Claude Code's own installer puts it: below ~/.claude, which the sandbox shows read-write.
+    install: (home) => {
+      const local = join(home, '.claude', 'local');
+      mkdirSync(local);
+      for (const f of ['fake-claude.mjs', 'fake-pids.mjs']) copyFileSync(join(FIXTURES, f), join(local, f));
+      chmodSync(join(local, 'fake-claude.mjs'), 0o755);
+      return join(local, 'fake-claude.mjs');
+    },
+  });
+  const local = join(s.sb.root, '.claude', 'local');
+  const cli = join(local, 'fake-claude.mjs');
+  const before = readFileSync(cli, 'utf8');
+  const ask = { write: [cli, join(local, 'planted.mjs'), join(s.sb.root, '.claude', 'notes.txt')] };
+  const { ctx } = s.task({ mode: 'build', ceiling: 'workspace', prompt: JSON.stringify(ask) });
+  t.match(await s.runner().run(ctx), { state: 'succeeded' });
+  t.strictSame(s.recorded().probe.write, { [cli]: 'EROFS', [join(local, 'planted.mjs')]: 'EROFS', [join(s.sb.root, '.claude', 'notes.txt')]: 'ok' }, 'its install is read-only, its state folder is not');
+  t.equal(readFileSync(cli, 'utf8'), before, 'the install is unchanged');
+  t.notOk(existsSync(join(local, 'planted.mjs')), 'and nothing was added to it');
 });

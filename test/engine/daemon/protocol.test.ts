@@ -60,8 +60,11 @@ t.test('a refused submission is answered and the ownership socket stays usable',
   await startEngine(t, sb);
   const p = await rawPeer(sb, 'owner', { label: label(), transport: 'cli', project: sb.project });
   const refused = await p.request({ type: 'submit', project: sb.project, job: testJob(['true']) });
-  t.match(refused, { type: 'error', code: 'SC_POLICY_DENIED', message: /engine-writing-work-needs-trust/ });
+  t.match(refused, { type: 'error', code: 'SC_POLICY_DENIED', message: /engine-writing-work-needs-trust/, decision_id: /^[0-9a-f-]{36}$/ }, 'the refusal names its decision');
   t.notOk(refused.fatal, 'not fatal');
+  // The CLI through the shared engine: the decision id crosses the socket into the error line.
+  const viaCli = await cli(sb, ['--workspace', sb.project, 'test', '--yes', '--', 'true']);
+  t.match(viaCli.stderr, /engine-writing-work-needs-trust.*why: shadowcode policy explain --decision [0-9a-f-]{36} \[SC_POLICY_DENIED\]/);
   t.notOk(p.isClosed(), 'the socket is still open');
   await cli(sb, ['--workspace', sb.project, 'trust']);
   const ok = await p.request({ type: 'submit', project: sb.project, job: testJob(['true']) });

@@ -1,0 +1,64 @@
+/*
+ * Only fds 0-2 reach a started process. Node opens everything of its own
+ * close-on-exec; what is not is what this process was handed itself: a
+ * descriptor the shell that started shadowcode left open (`exec 200>>file`),
+ * a parent's IPC channel, the supervisor's lifeline on fd 3. We cannot clear
+ * the flag (Node has no fcntl) or close them here (someone may use them), so
+ * the child gets them replaced, and bwrap closes them:
+ *
+ *   inheritableFds(): each /proc/self/fdinfo/N above 2 whose flags lack O_CLOEXEC
+ *   sealed(argv, stdio, at) ─► stdio: N ─► /dev/null (read-only) in the child, so
+ *     nothing of the original reaches it
+ *     argv[at] is bwrap ─► `--args N` for each N: bwrap reads its (empty) extra
+ *     arguments from N and closes it before anything runs inside ─► fds 0-2 only
+ *     no bwrap (unsandboxed) ─► N stays open on /dev/null: writes fail, reads end
+ */
+import { openSync, readdirSync, readFileSync } from 'node:fs';
+import type { StdioOptions } from 'node:child_process';
+
+const O_CLOEXEC = 0o2000000;
+
+/** The descriptors above stderr a child would inherit (Linux; none elsewhere, where there is no sandbox either). */
+export function inheritableFds(): number[] {
+  if (process.platform !== 'linux') return [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc/self/fdinfo');
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const name of names) {
+    const fd = Number(name);
+    if (!Number.isInteger(fd) || fd <= 2) continue;
+    let info: string;
+    try {
+      // Written by the kernel; the listing's own descriptor is gone by now (and was close-on-exec).
+      info = readFileSync(`/proc/self/fdinfo/${name}`, 'latin1');
+    } catch {
+      continue;
+    }
+    const flags = /^flags:\s*([0-7]+)/m.exec(info)?.[1];
+    if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) out.push(fd);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+let devNull: number | null = null;
+
+/**
+ * argv and stdio for a spawn that passes on nothing but its own stdio: every
+ * inherited descriptor is /dev/null in the child, and where argv[at] is bwrap,
+ * bwrap closes each before the sandbox starts. `at` is null without a sandbox.
+ */
+export function sealed(argv: readonly string[], stdio: StdioOptions, at: number | null, fds: readonly number[] = inheritableFds()): { argv: string[]; stdio: StdioOptions } {
+  const out: Array<Exclude<StdioOptions, string>[number]> = typeof stdio === 'string' ? [stdio, stdio, stdio] : [...stdio];
+  // Above 2, 'ignore' leaves the inherited descriptor in place: only what the caller passes on purpose is kept.
+  const taken = fds.filter((fd) => out[fd] === undefined || out[fd] === null || out[fd] === 'ignore');
+  if (taken.length === 0) return { argv: [...argv], stdio };
+  devNull ??= openSync('/dev/null', 'r');
+  while (out.length <= (taken[taken.length - 1] as number)) out.push('ignore');
+  for (const fd of taken) out[fd] = devNull;
+  if (at === null) return { argv: [...argv], stdio: out };
+  return { argv: [...argv.slice(0, at + 1), ...taken.flatMap((fd) => ['--args', String(fd)]), ...argv.slice(at + 1)], stdio: out };
+}
