@@ -64,7 +64,7 @@ export async function run(o: { rounds?: number; calls?: number; requests?: numbe
   const hosts = [{ host: 'localhost', port, private: false, scope: 'project' as const }];
   const out = { plain: [] as number[], hosts: [] as number[], direct_request: [] as number[], proxied_request: [] as number[], rounds, calls_per_round: calls, requests_per_round: requests };
   try {
-    await enforce(gate, { action: 'cli:sandbox.show', principal: { kind: 'cli', owner: 'bench', allow_write: true, allow_approvals: true } }, async (ticket) => {
+    await enforce(gate, { action: 'job:run', principal: { kind: 'engine', owner: 'bench', allow_write: true, allow_approvals: false }, requested_level: 'workspace' }, async (ticket) => {
       const req = { argv: ['true'], cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy };
       for (let r = 0; r < rounds; r++) {
         for (const which of r % 2 ? (['hosts', 'plain'] as const) : (['plain', 'hosts'] as const)) {

@@ -119,6 +119,7 @@ export const ERRORS = {
   SC_MCP_CALL_FAILED: { exit: EXIT.error, summary: 'An external MCP tool call failed at the protocol level (not a tool error result).' },
   SC_MCP_SESSION_EXPIRED: { exit: EXIT.error, summary: 'An external Streamable HTTP server no longer knows its legacy session; the request failed, was not repeated, and the connection was closed.' },
   SC_DEF_CHANGED: { exit: EXIT.error, summary: 'A definition file changed since the task started or since the approval was asked.' },
+  SC_TICKET_REFUSED: { exit: EXIT.error, summary: 'An executor was reached without a gate ticket for exactly its operation; nothing was done. This is a bug.' },
   SC_INTERNAL: { exit: EXIT.error, summary: 'An internal invariant failed; this is a bug.' },
 } as const satisfies Record<string, { exit: number; summary: string }>;
 

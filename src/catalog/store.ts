@@ -66,6 +66,7 @@ interface Outcome {
 
 /** Runs one change in an immediate transaction and records how it ended, against the gate's decision. */
 function recorded<T>(ticket: GateTicket, db: Db, about: Omit<Outcome, 'changed'>, fn: () => { result: T; outcome: Outcome }): T {
+  assertTicket(ticket, ['cli:mcp.add', 'cli:mcp.remove', 'cli:mcp.enable', 'cli:mcp.disable', 'cli:plugin.install', 'cli:plugin.remove']);
   const base = { decision_id: ticket.decisionId, action: ticket.action.slice(4) };
   try {
     return db

@@ -1,8 +1,9 @@
 /*
  * Exact approvals: one row per action a job asks to take, decided once.
  *
- *   job asks ─► row (pending) ─► decideApproval (CLI, a connection with
- *   --allow-approvals, the run prompt; any process) ─► approved | denied
+ *   job asks ─► row (pending) ─► gate (cli:approvals.approve|deny, tool:shadow_approve.approve|deny
+ *   naming this approval) ─► decideApproval(ticket, …) (CLI, a connection with --allow-approvals,
+ *   the run and test prompts, the console, a host; any process) ─► approved | denied
  *   the engine running the job ─► Decisions.notify (pushed) or a poll of the
  *   store (a temporary engine) ─► the waiter wakes and acts on the row as stored
  *
@@ -12,6 +13,7 @@
 import { EventEmitter } from 'node:events';
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
+import { assertTicket, type GateTicket } from '../ticket.js';
 import { addEvent, getJob, now, setState } from './job-events.js';
 
 export type { ApprovalRow } from './job-types.js';
@@ -31,12 +33,21 @@ export function pendingApprovals(db: Db, where: { project: string; jobId?: strin
   return rows.map((r) => ({ ...r, action: JSON.parse(r.action as string) }) as ApprovalRow & { owner: string });
 }
 
+/** The gate actions whose tickets may record each decision; the ticket must also name the approval. */
+export const DECISION_ACTIONS = {
+  approved: ['cli:approvals.approve', 'tool:shadow_approve.approve'],
+  denied: ['cli:approvals.deny', 'tool:shadow_approve.deny'],
+} as const;
+
 /**
  * Records an approval decision if it is still pending. Returns the approval as it now stands.
+ * Only a ticket for this decision on this very approval opens it: a deny ticket does not
+ * approve, and a ticket for one approval decides no other (SC_TICKET_REFUSED, nothing changes).
  * A test job's one approval also moves the job at once: approved, it is queued for a run
  * slot; denied, it is cancelled (its engine only starts what is queued).
  */
-export function decideApproval(db: Db, id: string, decision: 'approved' | 'denied', by: string): ApprovalRow {
+export function decideApproval(ticket: GateTicket, db: Db, id: string, decision: 'approved' | 'denied', by: string): ApprovalRow {
+  assertTicket(ticket, DECISION_ACTIONS[decision], { kind: 'approval', id });
   return db.transaction(() => {
     const changed = sql(db, "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ? WHERE id = ? AND state = 'pending'").run(decision, now(), by, id).changes;
     const a = getApproval(db, id);

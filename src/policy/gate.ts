@@ -12,7 +12,7 @@
  *     ─► audit row {decision, masked args, policy hash}; a denial stops the list
  *     ─► COMMIT
  *     ─► denied?  SC_POLICY_DENIED naming the rules (their texts are built only now)
- *     ─► run(ticket)                     the ticket opens executors
+ *     ─► run(ticket)                     the ticket opens the executors of that action (and record) only
  *
  * The rows are committed before any ticket exists, and a failed write denies:
  * nothing happens that the log does not show.
@@ -113,6 +113,12 @@ function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: 
   };
 }
 
+/** The record a ticket is good for: the one its request named, so an executor that changes one record can insist on it. */
+function ticketResource(req: GateRequest): { resource?: { kind: string; id: string } } {
+  const r = req.resource;
+  return r?.kind !== undefined && r.id !== undefined ? { resource: { kind: r.kind, id: r.id } } : {};
+}
+
 /**
  * Decides `requests` in order and records every decision in one audit
  * transaction. The list stops at the first denial: what follows a denied
@@ -144,7 +150,7 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
     throw new ScError('SC_STORE_FAILED', `cannot record the decision for ${action}: ${(err as Error).message}`);
   }
   return decided.map(({ request, decision: d, decisionId }) => {
-    if (d.allow) return { decisionId, request, ticket: mintTicket({ decisionId, action: request.action, ceiling: d.ceiling, owner: request.principal.owner }) };
+    if (d.allow) return { decisionId, request, ticket: mintTicket({ decisionId, action: request.action, ceiling: d.ceiling, owner: request.principal.owner, ...ticketResource(request) }) };
     const why = rulesOf(env.policy, d).map((r) => `${r.id} (${r.description})`).join('; ');
     const denied = new ScError('SC_POLICY_DENIED', `${request.action} denied by ${why}`, {
       decision_id: decisionId,

@@ -34,7 +34,7 @@ export interface Front {
 const BUSY = 'HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
 export function acceptConnections(ticket: GateTicket, http: HttpServer, L: FrontLimits): Front {
-  assertTicket(ticket, 'cli:serve.*'); // the MCP gateway (cli:serve.http) and the console (cli:serve.console)
+  assertTicket(ticket, ['cli:serve.http', 'cli:serve.console']); // the MCP gateway and the console
   // Each open connection, with its header deadline until its first request arrives.
   const open = new Map<Socket, NodeJS.Timeout | undefined>();
   let busy = 0;

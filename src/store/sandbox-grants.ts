@@ -64,7 +64,7 @@ export interface GrantChange {
 
 /** Applies `change` and writes the result atomically; records the outcome against the ticket's decision either way. */
 export function updateSandboxGrants(ticket: GateTicket, profileDir: string, db: Db, about: Record<string, unknown>, change: (g: SandboxGrants) => GrantChange): SandboxGrants {
-  assertTicket(ticket, 'cli:sandbox.*');
+  assertTicket(ticket, ['cli:sandbox.allow', 'cli:sandbox.revoke']);
   const base = { decision_id: ticket.decisionId, action: ticket.action.slice(4), ...about };
   try {
     return withWriteLock(db, () => {

@@ -226,7 +226,7 @@ export class SecretStore {
 
   /** Replaces (or with an empty env, drops) a definition's literal env values. */
   putDefinitionEnv(ticket: GateTicket, id: string, env: Record<string, string>): void {
-    assertTicket(ticket, 'cli:mcp.*');
+    assertTicket(ticket, ['cli:mcp.add', 'cli:mcp.remove']);
     for (const [k, v] of Object.entries(env)) registerSecretValue(v, k);
     withWriteLock(this.db, () => {
       const data = this.read();

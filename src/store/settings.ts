@@ -39,7 +39,7 @@ export function readSettings(profileDir: string): Settings {
 
 /** Applies `change` to the current settings and writes the result atomically; `invalid` is the code for a result that breaks the schema. */
 export function updateSettings(ticket: GateTicket, profileDir: string, db: Db, change: (s: Settings) => Settings, invalid: ErrorCode = 'SC_SETTINGS_INVALID'): Settings {
-  assertTicket(ticket, 'cli:model.*');
+  assertTicket(ticket, ['cli:model.add', 'cli:model.remove']);
   return withWriteLock(db, () => {
     const next = check<Settings>('settings', change(readSettings(profileDir)), invalid, 'the changed settings');
     const path = join(profileDir, 'settings.json');

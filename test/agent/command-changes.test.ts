@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { Message } from '../../src/agent/types.js';
 import { approvalDetails } from '../../src/cli/output.js';
-import { decideApproval, pendingApprovals } from '../../src/engine/jobs.js';
+import { pendingApprovals } from '../../src/engine/jobs.js';
+import { decideAsCli } from '../fixtures/decide.js';
 import { sql } from '../../src/store/db.js';
 import { agentBench, answerOf, scripted } from '../fixtures/agent.js';
 import { CHANGED, calls, checkMakeApproval, checkNpmApproval, checkPlanted, checkRolledBack, MANIFEST_DIFF, plant, SMOKE } from '../fixtures/command-changes.js';
@@ -20,7 +21,7 @@ async function nextApproval(b: Awaited<ReturnType<typeof agentBench>>, jobId: st
 }
 
 function decide(b: Awaited<ReturnType<typeof agentBench>>, id: string, verdict: 'approved' | 'denied') {
-  decideApproval(b.engine.db(), id, verdict, 'test');
+  decideAsCli({ policy: b.engine.policy, db: b.engine.db() }, id, verdict);
   b.engine.jobs().sync();
 }
 

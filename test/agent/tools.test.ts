@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { closestStart } from '../../src/agent/tools/edit-file.js';
 import type { Message } from '../../src/agent/types.js';
-import { decideApproval, getJob, pendingApprovals } from '../../src/engine/jobs.js';
+import { getJob, pendingApprovals } from '../../src/engine/jobs.js';
 import { agentBench, scripted, type ScriptedStep } from '../fixtures/agent.js';
+import { decideAsCli } from '../fixtures/decide.js';
 import { until } from '../fixtures/env.js';
 
 /** Runs one task whose model makes these calls, one per step, then finishes; returns each call's result. */
@@ -107,11 +108,11 @@ t.test('run_command waits for approval of the exact argv and directory, then run
   const [a] = pendingApprovals(db, { project: b.sb.project, jobId: job.id });
   t.same(a!.action, { argv: ['sh', '-c', 'echo out; echo err >&2; exit 3'], cwd: b.sb.project, changed_files: [], runs_changed: [], notice: null });
   t.equal(model.requests.length, 1, 'nothing more happens until it is decided');
-  decideApproval(db, a!.id, 'approved', 'test');
+  decideAsCli({ policy: b.engine.policy, db }, a!.id, 'approved');
   b.engine.jobs().sync();
   await until(() => pendingApprovals(db, { project: b.sb.project, jobId: job.id }).length === 1);
   const [d] = pendingApprovals(db, { project: b.sb.project, jobId: job.id });
-  decideApproval(db, d!.id, 'denied', 'test');
+  decideAsCli({ policy: b.engine.policy, db }, d!.id, 'denied');
   b.engine.jobs().sync();
   t.equal((await b.settle(job.id)).state, 'succeeded');
   const results = model.requests[2]!.messages.filter((m) => m.role === 'tool') as Array<Extract<Message, { role: 'tool' }>>;

@@ -80,7 +80,7 @@ t.test('an unknown key is named, with the known key it was probably meant to be'
 t.test('a ${ in a stdio command is kept literally and warned about', async (t) => {
   const n = loadAs('name: x\ncommand: ["/bin/x", "--token=${TOKEN}"]\n', 'tools.yaml');
   t.same(n.command, ['/bin/x', '--token=${TOKEN}'], 'stored as written');
-  t.match(definitionWarnings(n), [/command\[1\] contains "\$\{", which is passed literally/]);
+  t.matchOnly(definitionWarnings(n), [/command\[1\] contains "\$\{", which is passed literally/]);
   t.same(definitionWarnings(loadAs('name: x\ncommand: ["/bin/x"]\n', 'tools.yaml')), []);
 });
 

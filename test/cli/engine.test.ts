@@ -14,6 +14,7 @@ import { shippedPolicy } from '../../src/policy/load.js';
 import { isValid } from '../../src/schema/validate.js';
 import { ensureProfileDir } from '../../src/store/profile.js';
 import { alive, BIN, cli, type Ran, sandbox, type Sandbox, spawnCli, until, withCodeCache } from '../fixtures/env.js';
+import { fields } from '../fixtures/exact.js';
 import { startEngine } from '../fixtures/engine.js';
 import { processesWith } from '../fixtures/mcp-client.js';
 
@@ -51,7 +52,9 @@ t.test('engine start runs one engine in the background; a second start reports i
   t.equal(second.r.code, 0);
   t.match(second.data, { started: false, engine: { pid: first.data.engine.pid } });
   const st = await cli(sb, ['--json', 'engine', 'status']);
-  t.match(JSON.parse(st.stdout), { running: true, engine: { pid: first.data.engine.pid }, owners: [], jobs: [], background: [] });
+  const idle = JSON.parse(st.stdout);
+  t.match(idle, { running: true, engine: { pid: first.data.engine.pid } });
+  t.same([idle.owners, idle.jobs, idle.background], [[], [], []], 'no owner, no job, no background process');
   const text = await cli(sb, ['engine', 'status']);
   t.match(text.stdout, new RegExp(`engine\\s+pid ${first.data.engine.pid}`));
   const status = JSON.parse((await cli(sb, ['--json', 'status'])).stdout);
@@ -127,7 +130,7 @@ t.test('engine stop cancels running jobs and leaves no process', async (t) => {
   await until(() => existsSync(started) && processesWith(`${mark}-child`).length >= 1);
   const st = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
   t.equal(st.jobs.length, 1, 'the engine runs the test job');
-  t.match(st.owners, [{ transport: 'cli', project: sb.project }], 'owned by the test command');
+  t.same(fields(st.owners, ['transport', 'project']), [{ transport: 'cli', project: sb.project }], 'owned by the test command, and by nothing else');
   const stop = await cli(sb, ['--json', 'engine', 'stop']);
   t.equal(stop.code, 0, stop.stderr);
   t.match(JSON.parse(stop.stdout), { stopped: true, pid: data.engine.pid, cancelled_jobs: 1 });

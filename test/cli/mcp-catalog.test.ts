@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { isValid } from '../../src/schema/validate.js';
 import { cli, connection, type Sandbox, sandbox, spawnCli } from '../fixtures/env.js';
+import { fields } from '../fixtures/exact.js';
 
 const DEF = (name = 'my-tools', arg = '--stdio') => `name: ${name}\ncommand: ["/opt/tools/bin/server", "${arg}"]\ndescription: Tools\nenv_refs:\n  API_TOKEN: MY_TOOLS_API_KEY\n`;
 
@@ -32,8 +33,10 @@ t.test('add, enable by hash, view, disable', async (t) => {
   t.match(en.data.grant, { project: sb.project, definition_id: 'config:my-tools', hash: add.data.hash });
   const view = await json(sb, [...ws(sb), 'mcp']);
   t.ok(isValid('catalog-view', view.data), 'the view matches its schema');
-  t.match(view.data, { enabled: 1, cap: 4, audit: { ok: true }, definitions: [{ id: 'config:my-tools', source: 'config', transport: 'stdio', executable: '/opt/tools/bin/server', argument_count: 1, env_names: ['API_TOKEN'], credential_names: ['MY_TOOLS_API_KEY'], grant: { state: 'enabled' } }] });
-  t.match(view.data.history.map((h: any) => h.action), ['mcp.add', 'mcp.enable']);
+  t.match(view.data, { enabled: 1, cap: 4, audit: { ok: true }, definitions: [{ id: 'config:my-tools', source: 'config', transport: 'stdio', executable: '/opt/tools/bin/server', argument_count: 1, grant: { state: 'enabled' } }] });
+  t.equal(view.data.definitions.length, 1, 'one definition');
+  t.same([view.data.definitions[0].env_names, view.data.definitions[0].credential_names], [['API_TOKEN'], ['MY_TOOLS_API_KEY']], 'exactly the names it uses');
+  t.same(view.data.history.map((h: any) => h.action), ['mcp.add', 'mcp.enable']);
   await json(sb, [...ws(sb), 'mcp', 'disable', 'config:my-tools']);
   t.equal((await json(sb, [...ws(sb), 'mcp'])).data.definitions[0].grant.state, 'disabled');
   const again = await json(sb, [...ws(sb), 'mcp', 'disable', 'config:my-tools']);
@@ -91,7 +94,7 @@ t.test('mcp add warns that ${ in a command is not expanded, and points at typos 
   t.equal(r.code, 0);
   t.match(r.stderr, /^shadowcode: warning: command\[1\] contains "\$\{", which is passed literally/);
   const j = await json(sb, ['mcp', 'add', file(sb, 'w2.yaml', 'name: w2\ncommand: ["/opt/w", "${HOME}"]\n')]);
-  t.match(j.data.warnings, [/command\[1\]/]);
+  t.matchOnly(j.data.warnings, [/command\[1\]/]);
   t.equal(j.stderr, '', 'with --json the warning is in the data only');
   const typo = await cli(sb, ['mcp', 'add', file(sb, 'typo.yaml', 'name: t\ncomand: ["/opt/t"]\n')]);
   t.equal(typo.code, 1);
@@ -184,7 +187,7 @@ t.test('project files: read and hashed at every use; links and escapes refused; 
   t.equal((await json(sb, [...ws(sb), 'mcp'])).data.definitions.find((d: any) => d.id === local.id).grant.state, 'stale', 'an edited file is re-hashed');
   rmSync(join(sb.project, '.shadowcode', 'mcp', 'local.yaml'));
   const gone = (await json(sb, [...ws(sb), 'mcp'])).data;
-  t.match(gone.stale_grants, [{ definition_id: local.id, reason: /no longer exists/ }], 'a vanished file leaves a stale grant');
+  t.matchOnly(fields(gone.stale_grants, ['definition_id', 'reason']), [{ definition_id: local.id, reason: /no longer exists/ }], 'a vanished file leaves a stale grant');
   const doc = await connection(sb);
   t.teardown(() => doc.engine.shutdown());
   t.match((await doc.call('shadow_doctor')).data.checks.find((c: any) => c.id === 'grants'), { status: 'warn', detail: /stale: project:\.shadowcode\/mcp\/local\.yaml/ });
@@ -199,11 +202,12 @@ t.test('plugins: namespaced, inert until enabled, references only, removal revok
   t.same(inst.definitions.map((d: any) => d.id), ['plugin:acme/lint', 'plugin:acme/search']);
   const view = (await json(sb, [...ws(sb), 'mcp'])).data;
   t.ok(view.definitions.every((d: any) => d.grant.state === 'disabled' && d.source === 'plugin'), 'inert until enabled');
-  t.match(view.definitions[1], { needs_network: true, credential_names: ['ACME_SEARCH'] });
+  t.equal(view.definitions[1].needs_network, true);
+  t.same(view.definitions[1].credential_names, ['ACME_SEARCH']);
   await json(sb, [...ws(sb), 'mcp', 'enable', 'plugin:acme/lint', '--hash', inst.definitions[0].hash]);
   t.equal((await json(sb, ['mcp', 'remove', 'plugin:acme/lint', '--hash', inst.definitions[0].hash])).data.error.code, 'SC_DEF_NOT_FOUND', 'plugin definitions go with their plugin');
   const rm = (await json(sb, ['plugin', 'remove', 'acme'])).data;
-  t.match(rm, { removed: ['plugin:acme/lint', 'plugin:acme/search'], grants_removed: 1 });
+  t.same([rm.removed, rm.grants_removed], [['plugin:acme/lint', 'plugin:acme/search'], 1], 'both definitions and the one grant, nothing else');
   t.same((await json(sb, [...ws(sb), 'mcp'])).data.definitions, []);
   t.equal((await json(sb, ['plugin', 'remove', 'acme'])).data.error.code, 'SC_PLUGIN_NOT_FOUND');
   writeFileSync(join(dir, 'shadowcode-plugin.json'), JSON.stringify({ name: 'acme', version: '1', servers: [{ name: 'lint', command: ['/opt/acme/lint'], env: { KEY: 'literal' } }] }));

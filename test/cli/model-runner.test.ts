@@ -45,7 +45,8 @@ t.test('model list shows each runner found with its --version; model probe runs 
   t.match(list.stdout, /\* cc +claude-code +.*fake-claude\.mjs --fake-scenario hang +2\.1\.197 \(Claude Code\)/);
   t.match(list.stdout, /local +ollama +qwen/);
   const json = JSON.parse((await cli(sb, ['--json', 'model', 'list'])).stdout);
-  t.match(json.models[0], { id: 'cc', endpoint: 'cli', base_url: null, runner: { command: CLAUDE, args: ['--fake-scenario', 'hang'], found: true, version: '2.1.197 (Claude Code)', status: 'ok' } });
+  t.match(json.models[0], { id: 'cc', endpoint: 'cli', base_url: null, runner: { command: CLAUDE, found: true, version: '2.1.197 (Claude Code)', status: 'ok' } });
+  t.same(json.models[0].runner.args, ['--fake-scenario', 'hang'], 'exactly its arguments');
   const probe = await cli(sb, ['--json', 'model', 'probe', 'cc']);
   t.equal(probe.code, 0, probe.stderr);
   t.match(JSON.parse(probe.stdout), { id: 'cc', ok: true, status: 'ok', version: '2.1.197 (Claude Code)' });

@@ -87,6 +87,7 @@ t.test('model list shows endpoint kind and key names with presence, never values
   await cli(sb, ['model', 'add', 'e', '--provider', 'anthropic', '--model', 'c', '--api-key-env', 'UNSET_KEY']);
   const r = await cli(sb, ['--json', 'model', 'list']);
   const d = JSON.parse(r.stdout);
+  t.same(d.models.map((m: { id: string }) => m.id), ['l', 'r', 'e'], 'the three models, no other');
   t.match(d.models, [
     { id: 'l', endpoint: 'loopback', credential: 'not_needed', default: true, base_url: 'http://127.0.0.1:11434/v1' },
     { id: 'r', endpoint: 'remote', api_key_secret: 'MY_KEY', credential: 'present' },

@@ -9,6 +9,7 @@ import { openDb } from '../../src/store/db.js';
 import { useFakeModel } from '../fixtures/agent-e2e.js';
 import { startEngine } from '../fixtures/engine.js';
 import { cli, sandbox, spawnCli, until } from '../fixtures/env.js';
+import { fields } from '../fixtures/exact.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
 const script = [
@@ -52,9 +53,10 @@ t.test('with a shared engine, a detached task outlives the command that started 
     return pending.length === 1;
   }, 30000);
   const listed = JSON.parse((await spawnCli(sb, ['--workspace', sb.project, '--json', 'approvals'])).stdout);
-  t.match(listed.approvals, [{ id: pending[0].id, job_id: job.id, owner: job.owner, kind: 'command', action: { argv: ['sh', '-c', 'echo detached > out.txt'] } }], 'approvals lists it');
+  t.same(fields(listed.approvals, ['id', 'job_id', 'owner', 'kind']), [{ id: pending[0].id, job_id: job.id, owner: job.owner, kind: 'command' }], 'approvals lists it, and nothing else');
+  t.same(listed.approvals[0].action.argv, ['sh', '-c', 'echo detached > out.txt'], 'with its exact argv');
   const status = JSON.parse((await spawnCli(sb, ['--json', 'engine', 'status'])).stdout);
-  t.match(status.jobs, [{ id: job.id, state: 'waiting_approval', owner: job.owner }], 'engine status lists it');
+  t.same(fields(status.jobs, ['id', 'state', 'owner']), [{ id: job.id, state: 'waiting_approval', owner: job.owner }], 'engine status lists it, and no other job');
   t.equal(status.engine.pid, engine.pid);
 
   const ok = await spawnCli(sb, ['--workspace', sb.project, 'approvals', 'approve', pending[0].id]);

@@ -7,6 +7,7 @@ import t from 'tap';
 import { useFakeModel } from '../fixtures/agent-e2e.js';
 import { startCli } from '../fixtures/cli-run.js';
 import { cli, sandbox, until } from '../fixtures/env.js';
+import { fields } from '../fixtures/exact.js';
 import { processesWith } from '../fixtures/mcp-client.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 
@@ -122,7 +123,9 @@ t.test('the terminal shows a manifest change whole before it is written, and war
   const second = [...r.err().matchAll(/approvals approve (appr_\w+)/g)][1]![1]!;
   t.match(r.err(), /The task asks to run \["npm","test"\] in .*\n  files this task changed so far: package\.json\n  WARNING: This command runs code this task changed: npm runs scripts from package\.json, which this task changed \(its changed script "test"\)/);
   const again = await cli(sb, ['--json', '--workspace', sb.project, 'approvals']);
-  t.match(JSON.parse(again.stdout).approvals, [{ id: second, kind: 'command', action: { argv: ['npm', 'test'], changed_files: ['package.json'], runs_changed: [{ path: 'package.json' }] } }]);
+  const pendingNow = JSON.parse(again.stdout).approvals;
+  t.same(fields(pendingNow, ['id', 'kind']), [{ id: second, kind: 'command' }], 'the one pending approval');
+  t.same([pendingNow[0].action.argv, pendingNow[0].action.changed_files, fields(pendingNow[0].action.runs_changed, ['path'])], [['npm', 'test'], ['package.json'], [{ path: 'package.json' }]], 'its exact argv, changed files and the file it runs');
   await cli(sb, ['--workspace', sb.project, 'approvals', 'deny', second]);
   t.equal(await r.exit, 0, r.err());
 });

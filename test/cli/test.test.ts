@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { readAudit } from '../../src/store/audit.js';
+import { openDb, sql } from '../../src/store/db.js';
 import { cli, sandbox } from '../fixtures/env.js';
 
 const project = (script: string) => {
@@ -20,6 +22,22 @@ t.test('refuses to run in an untrusted project, naming the rule and the command 
   const j = await cli(sb, ['--json', ...ws(sb), 'test', '--yes']);
   t.equal(JSON.parse(j.stdout).error.code, 'SC_POLICY_DENIED');
   t.match(JSON.parse(j.stdout).error, { decision_id: /./, detail: { reasons: [/needs-trust/] } });
+});
+
+t.test("--yes is the CLI user's decision on that one approval, recorded by the gate before the command starts", async (t) => {
+  const sb = project('true');
+  await cli(sb, [...ws(sb), 'trust']);
+  const j = JSON.parse((await cli(sb, ['--json', ...ws(sb), 'test', '--yes', '--', 'true'])).stdout);
+  t.equal(j.passed, true);
+  const db = openDb(sb.profile, 5000);
+  t.teardown(() => db.close());
+  const approvals = sql(db, 'SELECT id, state, decided_by FROM approvals WHERE job_id = ?').all(j.job.id) as Array<{ id: string; state: string; decided_by: string }>;
+  t.same(approvals.map((a) => [a.state, a.decided_by]), [['approved', 'cli']], 'its one approval, approved by the CLI user');
+  const rows = readAudit(db, { limit: 1000 });
+  const decisions = rows.filter((r) => r.kind === 'decision' && (r.body as { action: string }).action === 'cli:approvals.approve');
+  t.same(decisions.map((r) => { const b = r.body as { allow: boolean; resource: unknown }; return { allow: b.allow, resource: b.resource }; }), [{ allow: true, resource: { kind: 'approval', id: approvals[0]!.id, project: sb.project } }], 'one gate decision, naming that approval');
+  const spawn = rows.find((r) => r.kind === 'spawn');
+  t.ok(spawn && spawn.seq > decisions[0]!.seq, 'the command started after the decision was recorded');
 });
 
 t.test('a job refused when it is about to run names the decision that refused it, which explains it', async (t) => {

@@ -6,6 +6,7 @@ import { NativeLoop } from '../../src/agent/loop.js';
 import { Engine } from '../../src/engine/engine.js';
 import { getJob, pendingApprovals } from '../../src/engine/jobs.js';
 import { agentBench, scripted, type Scripted } from '../fixtures/agent.js';
+import { decideAsCli } from '../fixtures/decide.js';
 import { until } from '../fixtures/env.js';
 
 const waitsForApproval = () => scripted([{ calls: [{ name: 'run_command', arguments: { argv: ['true'] } }] }, { calls: [{ name: 'finish', arguments: { summary: 'done' } }] }]);
@@ -26,8 +27,7 @@ t.test('a second build task of the project waits, visible as queued, while a pla
   t.equal(getJob(b.engine.db(), second.id)?.state, 'queued', 'the second writer is queued');
   t.notOk(models.has(second.id), 'and has not reached a model');
   const [a] = pendingApprovals(b.engine.db(), { project: b.sb.project, jobId: first.id });
-  const { decideApproval } = await import('../../src/engine/jobs.js');
-  decideApproval(b.engine.db(), a!.id, 'approved', 'test');
+  decideAsCli({ policy: b.engine.policy, db: b.engine.db() }, a!.id, 'approved');
   b.engine.jobs().sync();
   t.equal((await b.settle(first.id)).state, 'succeeded');
   await until(() => getJob(b.engine.db(), second.id)?.state === 'waiting_approval');

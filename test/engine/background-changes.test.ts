@@ -4,7 +4,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { decideApproval, getJob, type JobRow, pendingApprovals } from '../../src/engine/jobs.js';
+import { getJob, type JobRow, pendingApprovals } from '../../src/engine/jobs.js';
+import { decideAsCli } from '../fixtures/decide.js';
 import { sql } from '../../src/store/db.js';
 import { agentBench, scripted } from '../fixtures/agent.js';
 import { until } from '../fixtures/env.js';
@@ -30,7 +31,7 @@ t.test("a background process's changes are its task's: at the next approval, whe
   const bg = b.engine.background();
   const writer = await bg.start(task, ['sh', '-c', 'printf "all:\\n\\tevil\\n" > Makefile; while [ ! -e go ]; do sleep 0.05; done; echo late > late.txt; sleep 60']);
   await until(() => existsSync(join(p, 'Makefile')));
-  decideApproval(db, first.id, 'approved', 'test');
+  decideAsCli({ policy: b.engine.policy, db }, first.id, 'approved');
   b.engine.jobs().sync();
 
   await until(() => pendingApprovals(db, { project: p, jobId: job.id }).some((a) => a.id !== first.id), 20000);
@@ -52,7 +53,7 @@ t.test("a background process's changes are its task's: at the next approval, whe
   t.ok((sql(db, 'SELECT count(*) AS n FROM changes WHERE job_id = ?').get(job.id) as { n: number }).n > before);
 
   const sleeper = await bg.start(task, ['sleep', '60']);
-  decideApproval(db, make.id, 'denied', 'test');
+  decideAsCli({ policy: b.engine.policy, db }, make.id, 'denied');
   b.engine.jobs().sync();
   t.equal((await b.settle(job.id)).state, 'succeeded');
   t.match(b.events(job.id).find((e) => e.kind === 'background_unwatched')?.body, { processes: [{ id: sleeper.id, argv: ['sleep', '60'] }], notice: /what it changes from now on is not recorded/ }, 'the end says which process still runs unwatched');

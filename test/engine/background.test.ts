@@ -9,6 +9,7 @@ import { enforce } from '../../src/policy/gate.js';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { openDb } from '../../src/store/db.js';
 import { alive, cli, sandbox, until } from '../fixtures/env.js';
+import { fields } from '../fixtures/exact.js';
 
 t.test('a background process outlives its task until a writing task or engine stop ends it', async (t) => {
   const sb = sandbox('bg');
@@ -38,7 +39,7 @@ t.test('a background process outlives its task until a writing task or engine st
   await jobs.cancel(writer.id);
   t.ok(alive(entry.pid), 'it outlives the task that started it');
   const st = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
-  t.match(st.background, [{ id: entry.id, pid: entry.pid, project: sb.project, job_id: writer.id }], 'engine status lists it');
+  t.same(fields(st.background, ['id', 'pid', 'project', 'job_id']), [{ id: entry.id, pid: entry.pid, project: sb.project, job_id: writer.id }], 'engine status lists it, and only it');
   t.match((await cli(sb, ['engine', 'status'])).stdout, new RegExp(`${entry.id}\\s+pid ${entry.pid}`));
 
   await t.rejects(bg.stop(entry.id, reader), { code: 'SC_POLICY_DENIED' }, 'a read-only task cannot stop it');

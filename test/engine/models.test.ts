@@ -17,6 +17,7 @@ t.test('models are listed without credentials, with URLs stripped of userinfo an
   const { call, close } = await connection(sb);
   t.teardown(close);
   const r = await call('shadow_models');
+  t.same(r.data.models.map((m: { id: string }) => m.id), ['a', 'b', 'c'], 'the three models, no other');
   t.match(r.data.models, [
     { id: 'a', base_url: 'https://api.example/v1', endpoint: 'invalid', api_key_env: 'STORED_KEY', credential: 'present', default: true },
     { id: 'b', base_url: 'http://127.0.0.1:11434/v1', endpoint: 'loopback', credential: 'not_needed' },

@@ -166,7 +166,7 @@ t.test("a SIGKILLed run's coding-CLI temp dir is removed by the next open; SIGTE
     await until(() => /approvals approve (appr_\w+)/.test(r.err()), 20000);
     const approval = /approvals approve (appr_\w+)/.exec(r.err())![1]!;
     const job = approvalJob(sb, approval);
-    t.match(dirs(), [new RegExp(`^shadowcode-run-${r.child.pid}-`)], 'the run has its temp dir, named by its process');
+    t.matchOnly(dirs(), [new RegExp(`^shadowcode-run-${r.child.pid}-`)], 'the run has its temp dir, named by its process, and there is no other');
     r.child.kill(signal);
     await r.exit;
     if (signal === 'SIGKILL') t.equal(dirs().length, 1, 'a killed run cannot remove it');

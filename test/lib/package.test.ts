@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { ROOT, sandbox } from '../fixtures/env.js';
+import { fields } from '../fixtures/exact.js';
 import { httpClient, TOKEN } from '../fixtures/http.js';
 import { installedPackage } from '../fixtures/install.js';
 import { v1 } from '../fixtures/sdk-v1.js';
@@ -194,7 +195,7 @@ t.test('examples/embed.mjs: the HTTP gateway with host approvals, audited as the
 
   const db = new Database(join(sb.profile, 'state.db'), { readonly: true });
   const rows = (db.prepare("SELECT id, state, decided_by FROM approvals WHERE id IN (?, ?) ORDER BY created_at").all(ok.approval.id, no.approval.id) as Array<{ state: string; decided_by: string }>);
-  t.match(rows, [{ state: 'approved', decided_by: 'host:embed-example' }, { state: 'denied', decided_by: 'host:embed-example' }]);
+  t.same(fields(rows, ['state', 'decided_by']), [{ state: 'approved', decided_by: 'host:embed-example' }, { state: 'denied', decided_by: 'host:embed-example' }]);
   const audited = (db.prepare('SELECT body FROM audit').all() as Array<{ body: string }>).map((r) => JSON.parse(r.body) as { action?: string; principal?: { kind: string; owner: string } });
   t.ok(audited.some((b) => b.action === 'cli:approvals.approve' && b.principal?.owner === 'host:embed-example'), 'the approval is a gate decision audited as the host');
   t.ok(audited.some((b) => b.action === 'cli:approvals.deny' && b.principal?.owner === 'host:embed-example'), 'so is the denial');

@@ -75,9 +75,34 @@ t.test('when the audit row cannot be written, the action does not run', async (t
 t.test('a ticket for one action does not open an executor of another', async (t) => {
   const { env } = setup(t);
   await enforce(env, stdio({ action: 'tool:shadow_status' }), (ticket) => {
-    t.throws(() => assertTicket(ticket, 'cli:trust'), /without a matching gate ticket/);
+    t.throws(() => assertTicket(ticket, 'cli:trust'), { code: 'SC_TICKET_REFUSED', message: /called with a ticket for tool:shadow_status; nothing was done/ });
+    t.throws(() => assertTicket(ticket, ['cli:trust', 'cli:untrust']), { code: 'SC_TICKET_REFUSED' }, 'nor of any in a list without it');
+    t.doesNotThrow(() => assertTicket(ticket, ['cli:trust', 'tool:shadow_status']), 'an executor listing its action opens');
   });
-  t.throws(() => assertTicket({ decisionId: 'x', action: 'cli:trust', ceiling: 'elevated', owner: 'cli' }, 'cli:trust'), /without a matching gate ticket/, 'a forged ticket is refused');
+  t.throws(() => assertTicket({ decisionId: 'x', action: 'cli:trust', ceiling: 'elevated', owner: 'cli' }, 'cli:trust'), { code: 'SC_TICKET_REFUSED', message: /no ticket the gate minted/ }, 'a forged ticket is refused');
+});
+
+t.test('an action is matched whole: no pattern in an executor opens a family', async (t) => {
+  const { env } = setup(t);
+  await enforce(env, stdio({ action: 'tool:shadow_status' }), (ticket) => {
+    for (const pattern of ['*', 'tool:*', 'tool:shadow_*', 'tool:shadow_status*']) t.throws(() => assertTicket(ticket, pattern), { code: 'SC_TICKET_REFUSED' }, `${pattern} is not a pattern`);
+  });
+});
+
+t.test('a ticket names the record its request named, and an executor can insist on it', async (t) => {
+  const { env } = setup(t);
+  const req = { ...stdio({ action: 'tool:shadow_status' }), resource: { kind: 'approval', id: 'appr-1', owner: 'someone', project: '/p' } };
+  await enforce(env, req, (ticket) => {
+    t.same(ticket.resource, { kind: 'approval', id: 'appr-1' }, 'kind and id, nothing else');
+    t.ok(Object.isFrozen(ticket.resource), 'and it cannot be changed');
+    t.doesNotThrow(() => assertTicket(ticket, 'tool:shadow_status', { kind: 'approval', id: 'appr-1' }));
+    t.throws(() => assertTicket(ticket, 'tool:shadow_status', { kind: 'approval', id: 'appr-2' }), { code: 'SC_TICKET_REFUSED', message: /a ticket for approval appr-1/ });
+    t.throws(() => assertTicket(ticket, 'tool:shadow_status', { kind: 'job', id: 'appr-1' }), { code: 'SC_TICKET_REFUSED' });
+  });
+  await enforce(env, stdio({ action: 'tool:shadow_status' }), (ticket) => {
+    t.equal(ticket.resource, undefined, 'a request without a record makes a ticket without one');
+    t.throws(() => assertTicket(ticket, 'tool:shadow_status', { kind: 'approval', id: 'appr-1' }), { code: 'SC_TICKET_REFUSED', message: /a ticket for no record/ });
+  });
 });
 
 t.test('audited strings are cut at audit.string_chars from the policy in force', async (t) => {

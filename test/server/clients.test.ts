@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { cli, ROOT, type Sandbox, sandbox } from '../fixtures/env.js';
+import { fields } from '../fixtures/exact.js';
 import { hostViolations } from '../fixtures/host-rules.js';
 import { connect, type Flavor, FLAVORS, type Peer, structured } from '../fixtures/mcp.js';
 
@@ -44,10 +45,11 @@ for (const flavor of FLAVORS) {
 
     const status = structured(await c.callTool({ name: 'shadow_status', arguments: {} }));
     t.match(status, { project: { path: sb.project, trusted: true, level: 'workspace' }, connection: { transport: 'stdio', allow_write: true, ceiling: 'workspace' }, engine: { mode: 'temporary' } });
-    t.match(structured(await c.callTool({ name: 'shadow_models', arguments: {} })), { models: [] });
-    t.match(structured(await c.callTool({ name: 'shadow_sessions', arguments: {} })), { sessions: [], next_cursor: null });
+    t.same(structured(await c.callTool({ name: 'shadow_models', arguments: {} })).models, [], 'no model');
+    const sessions = structured(await c.callTool({ name: 'shadow_sessions', arguments: {} }));
+    t.same([sessions.sessions, sessions.next_cursor], [[], null], 'no session');
     const caps = structured(await c.callTool({ name: 'shadow_tools', arguments: {} }));
-    t.match(caps.resources, ['shadow://project', 'shadow://sessions', 'shadow://memory', 'shadow://plan']);
+    t.same(caps.resources, ['shadow://project', 'shadow://sessions', 'shadow://memory', 'shadow://plan']);
     t.ok(caps.tools.find((x: any) => x.name === 'shadow_memory').actions.every((a: any) => a.allowed), 'memory writes are allowed to this connection');
     t.match(structured(await c.callTool({ name: 'shadow_understand', arguments: {} })), { map: { project: sb.project } });
     t.match(structured(await c.callTool({ name: 'shadow_doctor', arguments: {} })), { checks: [{ id: 'profile_permissions', status: 'ok' }] });
@@ -60,13 +62,15 @@ for (const flavor of FLAVORS) {
     t.match(goal, { title: 'ship it', state: 'open' });
 
     const test = structured(await c.callTool({ name: 'shadow_test', arguments: { command: ['echo', flavor] } }));
-    t.match(test, { state: 'waiting_approval', approval: { argv: ['echo', flavor], cwd: sb.project } });
-    t.match(structured(await c.callTool({ name: 'shadow_jobs', arguments: { action: 'list' } })).jobs, [{ id: test.job_id, state: 'waiting_approval' }]);
-    t.match(structured(await c.callTool({ name: 'shadow_jobs', arguments: { action: 'approvals', job_id: test.job_id } })).approvals, [{ id: test.approval.id }]);
+    t.match(test, { state: 'waiting_approval', approval: { cwd: sb.project } });
+    t.same(test.approval.argv, ['echo', flavor], 'exactly the argv asked for');
+    t.same(fields(structured(await c.callTool({ name: 'shadow_jobs', arguments: { action: 'list' } })).jobs, ['id', 'state']), [{ id: test.job_id, state: 'waiting_approval' }]);
+    t.same(fields(structured(await c.callTool({ name: 'shadow_jobs', arguments: { action: 'approvals', job_id: test.job_id } })).approvals, ['id']), [{ id: test.approval.id }]);
     t.match(structured(await c.callTool({ name: 'shadow_approve', arguments: { approval_id: test.approval.id, decision: 'deny' } })), { approval: { state: 'denied' } });
     t.match(structured(await c.callTool({ name: 'shadow_jobs', arguments: { action: 'events', job_id: test.job_id } })).events, [{ kind: 'submitted' }]);
     t.same(structured(await c.callTool({ name: 'shadow_why', arguments: { path: 'README.md' } })).changes, []);
-    t.match(structured(await c.callTool({ name: 'shadow_review', arguments: { task_id: test.job_id } })), { files: [], verification: [] });
+    const review = structured(await c.callTool({ name: 'shadow_review', arguments: { task_id: test.job_id } }));
+    t.same([review.files, review.verification], [[], []], 'a denied test changed nothing and verified nothing');
     t.same(structured(await c.callTool({ name: 'shadow_checkpoint', arguments: { task_id: test.job_id } })).checkpoints, []);
     t.match((await c.callTool({ name: 'shadow_rollback', arguments: { task_id: test.job_id, confirm: true } })).content[0].text, /SC_FILE_NOT_FOUND: task \S+ changed no files/);
 

@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import t, { type Test } from 'tap';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { cli, connection, type Sandbox, sandbox, withCodeCache } from '../fixtures/env.js';
+import { fields } from '../fixtures/exact.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
 import { serveArgs } from '../fixtures/mcp.js';
 
@@ -42,7 +43,7 @@ async function exercise(t: Test, c: { callTool(p: { name: string; arguments?: Re
     within(c.callTool({ name: 'shadow_status', arguments: {} }), L.stdio_server.operation_deadline_ms),
   ]);
   t.ok(map && !map.isError, 'shadow_understand answers with a map');
-  t.match(map?.structuredContent.map.refused, [{ path: 'package.json', code }], 'naming the refused manifest and its code');
+  t.same(fields(map?.structuredContent.map.refused, ['path', 'code']), [{ path: 'package.json', code }], 'naming the refused manifest and its code, and nothing else');
   t.same(map?.structuredContent.map.languages, [{ language: 'Python', files: 1 }], 'the rest of the project is still mapped');
   t.equal(test?.isError, true, 'shadow_test without a command refuses to guess');
   t.equal(test?.structuredContent.error.code, code);
@@ -95,7 +96,7 @@ t.test('a package.json linked outside the project lends this project nothing', a
   const map = (await rw.call('shadow_understand')).data.map;
   t.same(map.entry_points.filter((e: string) => e.startsWith('evil')), [], 'its main and bin are not this project\'s entry points');
   t.same(map.test_commands, [], 'nor is its test command');
-  t.match(map.refused, [{ path: 'package.json', code: 'SC_PATH_OUTSIDE' }]);
+  t.same(fields(map.refused, ['path', 'code']), [{ path: 'package.json', code: 'SC_PATH_OUTSIDE' }]);
   t.match((await rw.call('shadow_test')).data.error, { code: 'SC_PATH_OUTSIDE', message: /cannot detect the test command: manifest package.json is a link that resolves outside the project/ });
 });
 
@@ -109,7 +110,7 @@ t.test('an oversized manifest and a FIFO .gitignore are refused by their caps an
   const ro = await connection(sb);
   t.teardown(() => ro.engine.shutdown());
   const map = (await ro.call('shadow_understand')).data.map;
-  t.match(map.refused, [{ path: 'pyproject.toml', code: 'SC_FILE_TOO_LARGE' }]);
+  t.same(fields(map.refused, ['path', 'code']), [{ path: 'pyproject.toml', code: 'SC_FILE_TOO_LARGE' }]);
   t.same(map.refused.map((r: { path: string }) => r.path).sort(), ['pyproject.toml'], 'a FIFO .gitignore is not even a file to the walk');
 });
 

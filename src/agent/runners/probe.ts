@@ -5,7 +5,7 @@
  * sanitised environment, in the sandbox (no project, no network), under a
  * deadline, with the output capped; on the deadline the whole group is killed.
  *
- *   probeRunner(ticket cli:model.*, entry) ─► found? ─► COMMAND --version ─► first line
+ *   probeRunner(ticket cli:model.list|probe, entry) ─► found? ─► COMMAND --version ─► first line
  */
 import { startDirect } from '../../engine/spawn/index.js';
 import { ScError } from '../../errors.js';
@@ -40,7 +40,7 @@ export function runnerFound(command: string): { found: boolean; detail: string }
 }
 
 export function probeRunner(ticket: GateTicket, entry: { id: string; provider: string; command?: string }, policy: Policy, db: Db, env: NodeJS.ProcessEnv): Promise<RunnerProbe> {
-  assertTicket(ticket, 'cli:model.*');
+  assertTicket(ticket, ['cli:model.list', 'cli:model.probe']);
   const command = entry.command ?? '';
   const base = { id: entry.id, provider: entry.provider, command };
   const found = runnerFound(command);

@@ -25,7 +25,7 @@ export async function decide(ctx: Ctx, id: string, decision: 'approved' | 'denie
   const a = getApproval(db, id);
   if (!a || getJob(db, a.job_id)?.project !== project) throw new ScError('SC_APPROVAL_NOT_FOUND', `no approval ${JSON.stringify(id)} in ${project}`);
   const verb = decision === 'approved' ? 'approve' : 'deny';
-  const done = await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id, project }, args: { approval_id: id } }), () => decideApproval(db, id, decision, ctx.owner));
+  const done = await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id, project }, args: { approval_id: id } }), (t) => decideApproval(t, db, id, decision, ctx.owner));
   // Said exactly as the approvals list says it, for every kind: a command, a write, an external server's call.
   const what = describeAction(done.kind, done.action as Record<string, unknown>);
   // The shared engine hears of it now; a temporary engine in a server process finds it by polling.

@@ -138,8 +138,8 @@ export const command: CommandSpec = {
               try {
                 // The answer at the prompt is the CLI user's decision: a gate decision with its audit row, as approvals approve is.
                 const verb = yes ? 'approve' : 'deny';
-                await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id: body.approval_id, project }, args: { approval_id: body.approval_id } }), () =>
-                  decideApproval(engine.db(), body.approval_id, yes ? 'approved' : 'denied', 'cli'),
+                await enforce(ctx.gate(), ctx.request(`cli:approvals.${verb}`, { resource: { kind: 'approval', id: body.approval_id, project }, args: { approval_id: body.approval_id } }), (t) =>
+                  decideApproval(t, engine.db(), body.approval_id, yes ? 'approved' : 'denied', 'cli'),
                 );
               } catch (err) {
                 if (!(err instanceof ScError && err.code === 'SC_APPROVAL_NOT_PENDING')) throw err;

@@ -103,7 +103,10 @@ export const command: CommandSpec = {
         throw err instanceof ScError && err.code === 'SC_POLICY_DENIED' ? refused(err.message, err.detail) : err;
       });
       if (!approval) throw new ScError('SC_INTERNAL', 'a test job was submitted without its approval');
-      decideApproval(engine.db(), approval.id, 'approved', 'cli');
+      // The answer at the prompt (or --yes) is the CLI user's decision on this one approval: a gate decision, as approvals approve is.
+      await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:approvals.approve', { resource: { kind: 'approval', id: approval.id, project }, args: { approval_id: approval.id } }), (t) =>
+        decideApproval(t, engine.db(), approval.id, 'approved', 'cli'),
+      );
       await engine.notifyDecision(approval.id, owner.label);
       let after: string | undefined;
       const drain = () => {

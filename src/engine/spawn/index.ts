@@ -7,7 +7,8 @@
  *                       capabilities, no user namespace inside and a bounded tmpfs runs `true`?
  *                       (without the last two on an older bwrap; probed once per PATH, cached)
  *                       ─► 'bwrap' | 'none' + why, and what this bwrap can do
- *   supervise(ticket, req)  ─► sandbox? (none + sandbox.require: SC_SANDBOX_UNAVAILABLE, nothing starts)
+ *   supervise(ticket, req)  ─► a ticket for req.kind? (SPAWN_ACTIONS; any other: SC_TICKET_REFUSED, nothing starts)
+ *        ─► sandbox? (none + sandbox.require: SC_SANDBOX_UNAVAILABLE, nothing starts)
  *        ─► the process bound (bounds.ts: a cgroup for root, RLIMIT_NPROC inside for a user)
  *        ─► audit row 'spawn' {decision_id, kind, argv0, level, network}
  *        ─► node dist/supervisor.cjs ─► [sh joining the cgroup ─►] [bwrap …] argv (own process group)
@@ -45,6 +46,21 @@ export { type SandboxLevel, type SandboxSupport, protectedProjectPaths } from '.
 export { type Boundary, NO_GRANTS } from './grants.js';
 
 export type SpawnKind = 'command' | 'background' | 'runner' | 'mcp_server' | 'probe';
+
+/**
+ * The gate actions whose tickets may start each kind of process, in full: a ticket
+ * opens the spawn point only for the kind its decision was about (a ticket for a
+ * read-only tool, or for another kind, starts nothing: SC_TICKET_REFUSED).
+ */
+export const SPAWN_ACTIONS = {
+  command: ['job:run'],
+  background: ['background:start'],
+  runner: ['runner:spawn'],
+  mcp_server: ['mcp:connect'],
+  probe: ['cli:model.list', 'cli:model.probe'],
+  helper: ['tool:shadow_sqlite'],
+  engine: ['cli:engine.start'],
+} as const satisfies Record<SpawnKind | 'helper' | 'engine', readonly string[]>;
 
 export interface SpawnRequest {
   readonly kind: SpawnKind;
@@ -272,9 +288,18 @@ function proxyGate(req: SpawnRequest): GateEnv {
   };
 }
 
+/** Appends the spawn row; when the store cannot take it (locked past the busy timeout, read-only), nothing starts. */
+function recordSpawn(db: Db, kind: string, body: Record<string, unknown>): void {
+  try {
+    appendAudit(db, 'spawn', body);
+  } catch (err) {
+    throw new ScError('SC_STORE_FAILED', `the ${kind} was not started: its spawn row could not be recorded: ${(err as Error).message}`, { kind });
+  }
+}
+
 /** Decides the sandbox, refuses when it is required and missing, records the spawn. */
 function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
-  assertTicket(ticket, '*');
+  assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   const support = sandboxSupport();
   if (support.level === 'none' && req.policy.sandbox.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
@@ -298,7 +323,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
     // Recorded before the process exists: a spawn the log does not know of cannot happen.
     const granted = grants.paths.length ? { grants: grants.paths.map((g) => ({ path: g.path, write: g.write, scope: g.scope, ...(g.secret ? { secret: true } : {}) })) } : {};
     const hosts = proxied(req, grants) ? { hosts: grants.hosts.map((h) => hostPortText(h)) } : {};
-    appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), ...granted, ...hosts, project: req.confine.project });
+    recordSpawn(req.db, req.kind, { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), ...granted, ...hosts, project: req.confine.project });
   } catch (err) {
     prepared.release();
     throw err;
@@ -308,7 +333,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
 
 /** Starts a process under the supervisor, sandboxed where possible. stdin 'pipe' gives the caller the child's stdin. */
 export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: number; stdin: 'pipe' | 'ignore' }): Supervised {
-  assertTicket(ticket, '*');
+  assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   const p = prepare(ticket, req);
   const payload = Buffer.from(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.error ? { error: p.error } : {}) })).toString('base64');
   let sup: ChildProcess;
@@ -367,7 +392,7 @@ const releaseQuietly = (p: Prepared) => () => {
 
 /** Starts a process with no supervisor (it keeps its own lifetime), detached as the leader of its own group, sandboxed where possible. */
 export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: StdioOptions }): { child: ChildProcess; level: SandboxLevel } {
-  assertTicket(ticket, '*');
+  assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   const p = prepare(ticket, req);
   let child: ChildProcess;
   try {
@@ -407,7 +432,7 @@ export interface HelperRequest {
  * as before, recorded as level none (or refused under sandbox.require).
  */
 export function startHelper(ticket: GateTicket, req: HelperRequest): { child: ChildProcess; level: SandboxLevel } {
-  assertTicket(ticket, '*');
+  assertTicket(ticket, SPAWN_ACTIONS.helper);
   const support = sandboxSupport();
   const sp = sandboxPolicy(req.policy);
   const name = basename(req.program).replace(/\.c?js$/, '');
@@ -421,7 +446,7 @@ export function startHelper(ticket: GateTicket, req: HelperRequest): { child: Ch
     support.level === 'bwrap'
       ? helperArgv({ bwrap: support.bwrap as string, policy: sp, argv, reads: [...helperFiles(req.program), ...req.reads], writes: req.writes, unset: req.policy.environment.deny, home: process.env.HOME, bounds })
       : argv;
-  appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: 'helper', argv0: name, level: support.level, network: false, project: req.project });
+  recordSpawn(req.db, 'helper', { decision_id: ticket.decisionId, kind: 'helper', argv0: name, level: support.level, network: false, project: req.project });
   const s = sealed(boxed, req.stdio, support.level === 'bwrap' ? 0 : null);
   const child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: '/', env, stdio: s.stdio, shell: false });
   return { child, level: support.level };
@@ -466,7 +491,7 @@ function lookupPackage(name: string, from: string): string | null {
 
 /** Starts one of shadowcode's own programs: trusted code that needs the profile, so it is not sandboxed (and not a spawn of someone else's code). */
 export function startOwnProgram(ticket: GateTicket, file: string, args: readonly string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; stdio: StdioOptions; detached?: boolean }): ChildProcess {
-  assertTicket(ticket, '*');
+  assertTicket(ticket, SPAWN_ACTIONS.engine);
   return spawn(process.execPath, [file, ...args], { ...(opts.cwd ? { cwd: opts.cwd } : {}), env: opts.env, stdio: opts.stdio, detached: opts.detached ?? false, shell: false });
 }
 

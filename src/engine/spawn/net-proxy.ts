@@ -82,8 +82,11 @@ function connectTo(ticket: GateTicket, to: Resolved, port: number, ms: number): 
   });
 }
 
+/** The decisions whose starts may reach granted hosts: a command or test, a background process, a stdio server (a runner has the whole network). */
+export const PROXIED_ACTIONS = ['job:run', 'background:start', 'mcp:connect'] as const;
+
 export function startNetProxy(ticket: GateTicket, spec: ProxySpec): NetProxy {
-  assertTicket(ticket, '*');
+  assertTicket(ticket, PROXIED_ACTIONS);
   const dir = mkdtempSync(join(tmpdir(), 'shadowcode-net-'));
   const socket = join(dir, 'proxy.sock');
   const open = new Set<Duplex>();

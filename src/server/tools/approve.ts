@@ -18,8 +18,8 @@ export const shadowApprove: ToolDef<Args> = {
     const job = approval ? getJob(db, approval.job_id) : undefined;
     return { kind: 'approval', id: a.approval_id, ...(job ? { owner: job.owner, project: job.project } : { project: conn.project }) };
   },
-  async run(conn, a) {
-    const approval = decideApproval(conn.engine.db(), a.approval_id, a.decision === 'approve' ? 'approved' : 'denied', conn.owner);
+  async run(conn, a, ticket) {
+    const approval = decideApproval(ticket, conn.engine.db(), a.approval_id, a.decision === 'approve' ? 'approved' : 'denied', conn.owner);
     // Pushed to whichever engine holds the job, so it moves now rather than at the next poll.
     await conn.engine.notifyDecision(approval.id, conn.owner);
     return { approval, job: getJob(conn.engine.db(), approval.job_id) };

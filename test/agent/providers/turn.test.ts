@@ -211,7 +211,7 @@ t.test('openai: a call without any id gets a stable generated one', async (t) =>
 
 t.test('a turn needs a gate ticket for model:request', async (t) => {
   const p = provider(t, { id: 'o', provider: 'ollama', model: 'qwen' });
-  await t.rejects(p.turn({ decisionId: 'x', action: 'model:request', ceiling: 'read_only', owner: 'o' }, request()), { code: 'SC_INTERNAL' });
+  await t.rejects(p.turn({ decisionId: 'x', action: 'model:request', ceiling: 'read_only', owner: 'o' }, request()), { code: 'SC_TICKET_REFUSED' });
 });
 
 t.test('a refused connection fails with SC_MODEL_FAILED and no status', async (t) => {

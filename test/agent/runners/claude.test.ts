@@ -11,6 +11,7 @@ import { describeAction, approvalDetails } from '../../../src/cli/output.js';
 import { type Policy, shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { BIN, cli, pidsOf, sandbox } from '../../fixtures/env.js';
+import { fields } from '../../fixtures/exact.js';
 import { PEER, processesWith } from '../../fixtures/mcp-client.js';
 import { alive, FIXTURES, gone, runnerProject } from '../../fixtures/runner-task.js';
 
@@ -78,11 +79,11 @@ t.test('starts Claude Code headless and isolated, with exactly the arguments and
   t.match(events.find((e) => e.kind === 'model_response')!.body, { step: 1, text: 'Working on: change hello to goodbye', usage: { input_tokens: 10, output_tokens: 5 } });
   t.match(events.find((e) => e.kind === 'checkpoint')!.body, { path: 'src/app.txt', checkpoint_id: /^ckpt/, via: 'claude-code' });
   t.match(events.find((e) => e.kind === 'usage')!.body, { input_tokens: 120, output_tokens: 34, cost_usd: 0.0123 });
-  t.match(events.find((e) => e.kind === 'runner.files')!.body, { changed: [{ path: 'src/app.txt', kind: 'modified', recorded: true }] });
+  t.same(fields((events.find((e) => e.kind === 'runner.files')!.body as { changed: unknown[] }).changed, ['path', 'kind', 'recorded']), [{ path: 'src/app.txt', kind: 'modified', recorded: true }]);
 
   // What the CLI changed is the task's checkpoint: reviewable and rolled back through the tools.
   const review = await s.c.call('shadow_review', { task_id: jobId });
-  t.match(review.data.files, [{ path: 'src/app.txt', status: 'modified', diff: /-hello world\n\+goodbye world/ }]);
+  t.matchOnly(fields(review.data.files, ['path', 'status', 'diff']), [{ path: 'src/app.txt', status: 'modified', diff: /-hello world\n\+goodbye world/ }]);
   const why = await s.c.call('shadow_why', { path: 'src/app.txt' });
   t.match(JSON.stringify(why.data), /changed by claude-code runner cc/);
   const rb = await s.c.call('shadow_rollback', { task_id: jobId, confirm: true });
@@ -111,7 +112,7 @@ t.test('a command the CLI runs is asked as an exact command, and the file it mad
   t.same(approvals.map((a) => [a.kind, a.action.argv, a.action.cwd]), [['command', ['sh', '-c', 'echo made > made-by-bash.txt'], s.sb.project]]);
   t.ok(existsSync(join(s.sb.project, 'made-by-bash.txt')));
   const review = await s.c.call('shadow_review', { task_id: jobId });
-  t.match(review.data.files, [{ path: 'made-by-bash.txt', status: 'added' }]);
+  t.same(fields(review.data.files, ['path', 'status']), [{ path: 'made-by-bash.txt', status: 'added' }]);
   t.equal((await s.c.call('shadow_rollback', { task_id: jobId, confirm: true })).isError, false);
   t.notOk(existsSync(join(s.sb.project, 'made-by-bash.txt')), 'the added file is removed by rollback');
 });
@@ -189,11 +190,12 @@ t.test('hands the CLI only our relay for each usable server, never a command, UR
   for (const [name, entry] of Object.entries(servers) as Array<[string, any]>) {
     t.match(entry, { type: 'stdio', command: process.execPath, args: [/dist\/mcp-relay\.js$/, '--server', name], env: { SHADOWCODE_RELAY_SOCKET: /relay\.sock$/, SHADOWCODE_RELAY_TOKEN: /^[0-9a-f]{64}$/ }, timeout: policy.limits.runners.wall_time_ms });
     t.same(Object.keys(entry.env).sort(), ['SHADOWCODE_RELAY_SOCKET', 'SHADOWCODE_RELAY_TOKEN']);
+    t.matchOnly(entry.args, [/dist\/mcp-relay\.js$/, '--server', name], 'the relay, for this server, and no other argument');
   }
   t.notMatch(r.config, /canary|mcp-peer|API_TOKEN|LITERAL_VALUE|127\.0\.0\.1:9/, "no secret, literal env, command or URL of a granted server in the config");
-  t.match(events.find((e) => e.kind === 'runner.servers')!.body, {
-    withheld: [{ definition: 'config:web', reason: /its tool catalog was never reviewed .*mcp tools config:web --refresh/ }],
-  }, 'a server whose catalog could not be read at mcp enable (so was never reviewed) is not passed');
+  t.matchOnly(fields((events.find((e) => e.kind === 'runner.servers')!.body as { withheld: unknown[] }).withheld, ['definition', 'reason']), [
+    { definition: 'config:web', reason: /its tool catalog was never reviewed .*mcp tools config:web --refresh/ },
+  ], 'a server whose catalog could not be read at mcp enable (so was never reviewed) is not passed, and it alone is withheld');
 
   const off = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner({ mcp: { share_with_cli_agents: false } }).run(off.ctx)).state, 'succeeded');
@@ -218,7 +220,7 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
   const second = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner().run(second.ctx)).state, 'succeeded');
   t.same(JSON.parse(s.recorded().config), { mcpServers: {} }, 'the changed server is withheld');
-  t.match(second.events.find((e) => e.kind === 'runner.servers')!.body, { withheld: [{ definition: add.id, reason: new RegExp(`catalog changed since it was pinned .*shadowcode mcp tools ${add.id}`) }] });
+  t.matchOnly(fields((second.events.find((e) => e.kind === 'runner.servers')!.body as { withheld: unknown[] }).withheld, ['definition', 'reason']), [{ definition: add.id, reason: new RegExp(`catalog changed since it was pinned .*shadowcode mcp tools ${add.id}`) }]);
 
   const seen = JSON.parse((await cli(s.sb, ['--json', '--workspace', s.sb.project, 'mcp', 'tools', add.id])).stdout);
   t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'tools', add.id, '--accept', seen.last_hash])).code, 0);
@@ -264,7 +266,7 @@ t.test("a Write through a link that leaves the project is refused unasked; .git 
   t.equal((await s.runner().run(ctx)).state, 'succeeded');
   t.same(approvals, [], 'neither write reached an approval');
   const answers = s.recorded().stdin.filter((m: any) => m.type === 'control_response').map((m: any) => m.response.response);
-  t.match(answers, [{ behavior: 'deny', message: /only inside the project/ }, { behavior: 'deny', message: /never lets a task write \.git\/config/ }]);
+  t.matchOnly(fields(answers, ['behavior', 'message']), [{ behavior: 'deny', message: /only inside the project/ }, { behavior: 'deny', message: /never lets a task write \.git\/config/ }], 'two answers, both denials');
   t.same(readdirSync(outside), [], 'nothing was written outside');
   t.equal(readFileSync(join(s.sb.project, '.git', 'config'), 'utf8'), '[core]\n');
 });
@@ -279,9 +281,9 @@ t.test('a Write through a link to elsewhere inside the project names the real ta
   t.equal((await s.runner().run(ctx)).state, 'succeeded');
   t.same(approvals.map((a) => [a.kind, a.action.path, a.action.target]), [['write', 'docs/notes.txt', 'build/docs/notes.txt']], 'the approval names where the write really lands');
   t.equal(readFileSync(join(s.sb.project, 'build', 'docs', 'notes.txt'), 'utf8'), 'written by the CLI to docs/notes.txt\n');
-  t.match(events.find((e) => e.kind === 'runner.files')!.body, { changed: [{ path: 'build/docs/notes.txt', kind: 'added', recorded: true }] });
+  t.same(fields((events.find((e) => e.kind === 'runner.files')!.body as { changed: unknown[] }).changed, ['path', 'kind', 'recorded']), [{ path: 'build/docs/notes.txt', kind: 'added', recorded: true }]);
   const review = await s.c.call('shadow_review', { task_id: jobId });
-  t.match(review.data.files, [{ path: 'build/docs/notes.txt', status: 'added' }]);
+  t.same(fields(review.data.files, ['path', 'status']), [{ path: 'build/docs/notes.txt', status: 'added' }]);
   t.equal((await s.c.call('shadow_rollback', { task_id: jobId, confirm: true })).isError, false);
   t.notOk(existsSync(join(s.sb.project, 'build', 'docs', 'notes.txt')), 'rolled back');
 });
@@ -300,6 +302,9 @@ t.test('a Bash command is asked with every file the CLI changed so far, and says
     runs_changed: [{ path: 'package.json', reason: /npm runs scripts from package\.json, which this task changed \(its changed script "test"\)/ }],
     notice: /This command runs code this task changed/,
   });
+  t.same(cmd.argv, ['sh', '-c', 'npm test'], 'the exact argv');
+  t.same(cmd.changed_files, ['package.json'], 'the files the task changed, and no others');
+  t.same(fields(cmd.runs_changed as unknown[], ['path']), [{ path: 'package.json' }], 'one file it runs');
   t.notOk('unsandboxed' in cmd, 'the CLI runs sandboxed, so the command is not marked unsandboxed');
   t.notOk('grants' in cmd, 'nothing was granted beyond the defaults, so none is named');
   t.match(describeAction('command', cmd), /^run \["sh","-c","npm test"\] in /);
@@ -367,7 +372,8 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   t.equal(p.write[dotJson], 'ok', '~/.claude.json is writable inside...');
   t.equal(readFileSync(dotJson, 'utf8'), '{"mcpServers":{}}\n', '...but the write went to a private copy');
   t.equal(p.write[plugins], 'ok', 'a protected path that did not exist cannot be covered...');
-  t.match(events.filter((e) => e.kind === 'runner.state_changed').map((e) => e.body), [
+  const stateChanges = events.filter((e) => e.kind === 'runner.state_changed').map((e) => e.body as { changed: unknown[]; notice: string });
+  t.matchOnly(stateChanges.map((b) => ({ changed: fields(b.changed, ['path', 'was', 'now']), notice: b.notice })), [
     { changed: [{ path: plugins, was: 'missing', now: 'file' }], notice: /configure what .* runs outside any sandbox when you start it yourself/ },
   ], '...so its appearance is reported, and nothing else is');
   t.equal(p.write[join(home, 'dropped.txt')], 'ok', 'a write elsewhere in the home goes to the private copy...');
@@ -376,7 +382,7 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   t.ok(existsSync(join(s.sb.project, 'made-inside.txt')));
   t.match(events.find((e) => e.kind === 'runner.started')!.body, { sandbox: 'bwrap', label: 'sandboxed' });
   const spawns = readAudit(s.db, { kinds: ['spawn'], limit: 100 }).map((r) => r.body as Record<string, unknown>).filter((b) => b.kind === 'runner');
-  t.match(spawns, [{ kind: 'runner', level: 'bwrap', network: true, network_why: /reaches its model/, argv0: CLAUDE, project: s.sb.project }], 'the audit row: sandboxed, network open to reach the model');
+  t.matchOnly(fields(spawns, ['kind', 'level', 'network', 'network_why', 'argv0', 'project']), [{ kind: 'runner', level: 'bwrap', network: true, network_why: /reaches its model/, argv0: CLAUDE, project: s.sb.project }], 'the one audit row: sandboxed, network open to reach the model');
 });
 
 t.test('unsandboxed, nothing covers its settings, so each change to them is reported after the task', async (t) => {
@@ -416,9 +422,10 @@ t.test('without bwrap on PATH the runner runs "unsandboxed" and says so; sandbox
   const run = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await bare(() => s.runner().run(run.ctx))).state, 'succeeded', 'it still runs, as before');
   t.match(run.events.find((e) => e.kind === 'runner.started')!.body, { sandbox: 'none', label: 'unsandboxed' });
-  t.match(run.approvals[0]!.action, { argv: ['sh', '-c', 'echo made > made-by-bash.txt'], unsandboxed: true }, "the CLI's command approval says it runs unsandboxed");
+  t.same(run.approvals[0]!.action.argv, ['sh', '-c', 'echo made > made-by-bash.txt']);
+  t.equal(run.approvals[0]!.action.unsandboxed, true, "the CLI's command approval says it runs unsandboxed");
   t.match(describeAction('command', run.approvals[0]!.action), /unsandboxed: it runs with your full access/);
-  t.match(readAudit(s.db, { kinds: ['spawn'], limit: 100 }).map((r) => r.body), [{ kind: 'runner', level: 'none' }], 'the spawn row records no sandbox');
+  t.same(fields(readAudit(s.db, { kinds: ['spawn'], limit: 100 }).map((r) => r.body), ['kind', 'level']), [{ kind: 'runner', level: 'none' }], 'one spawn row, and it records no sandbox');
 
   const r = await setup(t, { policy: requiring });
   const refused = r.task({ mode: 'build', ceiling: 'workspace' });

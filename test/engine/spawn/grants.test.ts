@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { Message } from '../../../src/agent/types.js';
 import { describeAction } from '../../../src/cli/output.js';
-import { decideApproval, pendingApprovals } from '../../../src/engine/jobs.js';
+import { pendingApprovals } from '../../../src/engine/jobs.js';
 import type { ActivePath } from '../../../src/engine/spawn/grants.js';
 import { sandboxSupport } from '../../../src/engine/spawn/index.js';
 import { sandboxArgv } from '../../../src/engine/spawn/sandbox.js';
@@ -17,6 +17,7 @@ import { shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { openDb } from '../../../src/store/db.js';
 import { agentBench, type Scripted, scripted } from '../../fixtures/agent.js';
+import { decideAsCli } from '../../fixtures/decide.js';
 import { cli, type Sandbox, SHARED_TMP, sandbox, until } from '../../fixtures/env.js';
 
 const bwrap = () => {
@@ -175,7 +176,7 @@ t.test('a command approval names the grants it would run with, a secret one as s
     { host: 'api.example.com:443', scope: 'project' },
   ]);
   t.match(describeAction('command', action), `(with sandbox grants: read-write ${data}, read-only ${ssh} (SECRET), network api.example.com:443)`);
-  decideApproval(db, a!.id, 'approved', 'test');
+  decideAsCli({ policy: b.engine.policy, db }, a!.id, 'approved');
   b.engine.jobs().sync();
   await b.settle(job.id, 60000);
   const results = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<Extract<Message, { role: 'tool' }>>;

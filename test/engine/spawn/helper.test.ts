@@ -1,7 +1,10 @@
 // shadowcode's own helper (the SQLite query child behind shadow_sqlite) runs in a sandbox
 // of its own: the database's files and node, nothing else. Real bwrap, real processes:
 // from inside that sandbox ATTACH of the profile's secrets.json or state.db, reading the
-// project or the home, writing the database and a loopback connection all fail.
+// project or the home, writing the database and a loopback connection all fail, each with
+// the error the sandbox causes (the file is not there, the mount is read-only); the same
+// probe run without the sandbox reaches every one of them, so no failure is SQLite's own.
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
@@ -12,6 +15,7 @@ import { sandboxSupport, startHelper } from '../../../src/engine/spawn/index.js'
 import { enforce } from '../../../src/policy/gate.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { ROOT } from '../../fixtures/env.js';
+import { fields } from '../../fixtures/exact.js';
 import { connection, sandbox } from '../../fixtures/env.js';
 
 t.test('bwrap can make a sandbox on this machine (the tests below need it)', async (t) => {
@@ -63,12 +67,44 @@ t.test("from the query child's sandbox, the profile's secrets.json and state.db,
   const r = await run(child, JSON.stringify({ db: file, secrets: join(sb.profile, 'secrets.json'), state_db: join(sb.profile, 'state.db'), project_file: join(sb.project, 'notes.txt'), home: sb.root, port: (server.address() as { port: number }).port }));
   t.equal(r.code, 0, r.err);
   const got = JSON.parse(r.out) as Record<string, string>;
-  t.equal(got.query_own_db, 'ok: 2', 'the database itself is readable');
-  for (const k of ['attach_secrets', 'attach_state_db', 'attach_new_file', 'read_secrets', 'read_project_file', 'list_profile', 'write_db', 'connect_loopback']) t.match(got[k], /^failed: /, `${k}: ${got[k]}`);
-  // The home holds only the empty folders bwrap made on the way to the database's mount point.
-  t.equal(got.list_home, 'ok: project', 'nothing of the home (the profile, its tmp) is there');
+  // Each failure is the one the sandbox causes: the file is not there (ENOENT, and SQLite's CANTOPEN rather than
+  // the NOTADB it gives for secrets.json when it can see the file), the mount is read-only, the network is its own.
+  const expected: Record<string, RegExp> = {
+    query_own_db: /^ok: 2$/,
+    attach_secrets: /^failed: SQLITE_CANTOPEN unable to open database: /,
+    attach_state_db: /^failed: SQLITE_CANTOPEN unable to open database: /,
+    attach_new_file: /^failed: SQLITE_CANTOPEN unable to open database: /,
+    read_secrets: /^failed: ENOENT /,
+    read_project_file: /^failed: ENOENT /,
+    // The home holds only the empty folders bwrap made on the way to the database's mount point.
+    list_home: /^ok: project$/,
+    list_profile: /^failed: ENOENT /,
+    write_db: /^failed: EROFS /,
+    connect_loopback: /^failed: (ECONNREFUSED|ENETUNREACH)$/,
+  };
+  t.same(Object.keys(got).sort(), Object.keys(expected).sort(), 'every probe reported');
+  for (const [k, re] of Object.entries(expected)) t.match(got[k], re, `${k}: ${got[k]}`);
   t.notMatch(r.out, /secret-canary-value/, 'nothing of the secret came out');
   t.equal(connections, 0, 'the listener outside saw no connection');
+});
+
+t.test('the same probe without the sandbox reaches all of it: the failures above are the sandbox\'s, not SQLite\'s or the driver\'s', async (t) => {
+  const { sb, file } = await setup(t);
+  const server = createServer((s) => s.end());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  // Run as a plain child of the test, as startHelper would with no sandbox: the control for the test above.
+  const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'helper-probe.mjs')], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const r = await run(child, JSON.stringify({ db: file, secrets: join(sb.profile, 'secrets.json'), state_db: join(sb.profile, 'state.db'), project_file: join(sb.project, 'notes.txt'), home: sb.root, port: (server.address() as { port: number }).port }));
+  t.equal(r.code, 0, r.err);
+  const got = JSON.parse(r.out) as Record<string, string>;
+  t.match(got.attach_secrets, /^failed: SQLITE_NOTADB /, 'SQLite sees secrets.json and finds no database in it');
+  t.match(got.attach_state_db, /^ok: \d+$/, "the profile's state.db attaches");
+  t.match(got.read_secrets, /secret-canary-value/, 'secrets.json reads');
+  t.equal(got.read_project_file, 'ok: project file\n');
+  t.match(got.list_profile, /^ok: .*secrets\.json/);
+  t.equal(got.write_db, 'ok: written');
+  t.equal(got.connect_loopback, 'ok: connected');
 });
 
 t.test('the real query child cannot be pointed at the profile: a job naming secrets.json or state.db fails to open', async (t) => {
@@ -89,5 +125,5 @@ t.test('shadow_sqlite runs its query child sandboxed, and the audit log says so'
   const { call, engine } = await setup(t);
   const r = await call('shadow_sqlite', { action: 'query', path: 'app.db', sql: 'SELECT name FROM users ORDER BY id' });
   t.same(r.data.rows, [['ada'], ['bob']]);
-  t.match(readAudit(engine.db(), { kinds: ['spawn'], limit: 10 }).map((x) => x.body), [{ kind: 'helper', argv0: 'sqlite-child', level: 'bwrap', network: false }]);
+  t.same(fields(readAudit(engine.db(), { kinds: ['spawn'], limit: 10 }).map((x) => x.body), ['kind', 'argv0', 'level', 'network']), [{ kind: 'helper', argv0: 'sqlite-child', level: 'bwrap', network: false }], 'one spawn row: the helper, sandboxed');
 });

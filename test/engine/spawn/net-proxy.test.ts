@@ -118,7 +118,7 @@ t.test('a granted name that resolves inward is refused unless granted --private;
     { host: 'intranet.example.com', port: srv.port, private: true, scope: 'project' as const },
     { host: '127.0.0.1', port: srv.port, private: false, scope: 'project' as const },
   ];
-  const proxy = await enforce(gate, { action: 'cli:sandbox.show', principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true } }, (ticket) =>
+  const proxy = await enforce(gate, { action: 'job:run', principal: { kind: 'engine', owner: 'test', allow_write: true, allow_approvals: false }, requested_level: 'workspace' }, (ticket) =>
     startNetProxy(ticket, { hosts, gate, owner: 'test', project, limits: policy.limits.net_proxy, lookup }),
   );
   t.teardown(() => proxy.close());
@@ -171,7 +171,7 @@ t.test('as an ordinary user too: the bridge listens inside its own network and t
   // Its folder in the temp folder that user can reach (this file's own is private to it).
   const tmp = process.env.TMPDIR;
   process.env.TMPDIR = root;
-  const proxy = await enforce(gate, { action: 'cli:sandbox.show', principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true } }, (ticket) =>
+  const proxy = await enforce(gate, { action: 'job:run', principal: { kind: 'engine', owner: 'test', allow_write: true, allow_approvals: false }, requested_level: 'workspace' }, (ticket) =>
     startNetProxy(ticket, { hosts, gate, owner: 'test', project, limits: policy.limits.net_proxy }),
   ).finally(() => {
     if (tmp === undefined) delete process.env.TMPDIR;

@@ -14,13 +14,15 @@ import { describeAction } from '../../../src/cli/output.js';
 import { openTarget } from '../../../src/client/open.js';
 import { enabledTargets } from '../../../src/client/targets.js';
 import { diagnose } from '../../../src/engine/doctor.js';
-import { decideApproval, pendingApprovals } from '../../../src/engine/jobs.js';
+import { pendingApprovals } from '../../../src/engine/jobs.js';
 import { sandboxSupport, supervise } from '../../../src/engine/spawn/index.js';
 import { sandboxArgv, startupRoots } from '../../../src/engine/spawn/sandbox.js';
 import { enforce } from '../../../src/policy/gate.js';
 import { loadPolicy, type Policy, shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { type AgentBench, agentBench, type Scripted, scripted } from '../../fixtures/agent.js';
+import { decideAsCli } from '../../fixtures/decide.js';
+import { fields } from '../../fixtures/exact.js';
 import { cli, ROOT, spawnCli, until } from '../../fixtures/env.js';
 import { grant, peerDef, world } from '../../fixtures/mcp-client.js';
 
@@ -41,7 +43,7 @@ async function approvedCommand(t: any, script: (project: string, profile: string
   const db = b.engine.db();
   await until(() => pendingApprovals(db, { project: b.sb.project, jobId: job.id }).length === 1, 30000);
   const [a] = pendingApprovals(db, { project: b.sb.project, jobId: job.id });
-  decideApproval(db, a!.id, 'approved', 'test');
+  decideAsCli({ policy: b.engine.policy, db }, a!.id, 'approved');
   b.engine.jobs().sync();
   await b.settle(job.id, 60000);
   const results = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<Extract<Message, { role: 'tool' }>>;
@@ -81,7 +83,7 @@ t.test("an approved command cannot read the profile's secrets, the engine's /pro
   t.match(result, /WROTE-PROJECT/);
   t.equal(readFileSync(join(b.sb.project, 'made.txt'), 'utf8'), 'fine\n', 'the project itself is writable');
   t.match(result, /NO-OTHER-DIRS/, 'directories outside the project and the system are not visible');
-  t.match(spawns, [{ kind: 'command', level: 'bwrap', network: false, argv0: 'sh' }], 'the spawn row records the sandbox');
+  t.same(fields(spawns, ['kind', 'level', 'network', 'argv0']), [{ kind: 'command', level: 'bwrap', network: false, argv0: 'sh' }], 'one spawn row, and it records the sandbox');
 });
 
 async function listener(t: any): Promise<{ port: number; connections: () => number }> {
@@ -107,17 +109,20 @@ t.test('without network permission a command cannot reach a loopback listener ou
   const on = await listener(t);
   const allowed = await approvedCommand(t, () => connectScript(on.port), { network: true });
   t.match(allowed.result, /^CONNECTED$/m, 'the project\'s network permission opens the network');
-  t.match(allowed.spawns, [{ kind: 'command', level: 'bwrap', network: true }]);
+  t.same(fields(allowed.spawns, ['kind', 'level', 'network']), [{ kind: 'command', level: 'bwrap', network: true }]);
 });
 
 t.test('a stdio MCP server runs in the sandbox, recorded in the audit log', async (t) => {
   const w = await world();
   await grant(w, 'peer', peerDef('ok'));
   const target = enabledTargets(w.db, w.sb.project, w.policy, w.secrets).find((x) => x.def.name === 'peer')!;
+  // mcp enable started it once to read its catalog; what follows is the connection's own start.
+  const afterSeq = readAudit(w.db, { limit: 1000 }).at(-1)?.seq ?? 0;
   const o = await openTarget(w.deps, { principal: { kind: 'engine', owner: 'test:owner', allow_write: true, allow_approvals: false }, project: { path: w.sb.project, trusted: true, level: 'workspace', network: false }, requested_level: 'workspace' }, w.sb.project, target, new AbortController().signal);
   t.ok(o.catalog.length > 0, 'the sandboxed server answered discovery');
   await o.conn.close();
-  t.match(readAudit(w.db, { kinds: ['spawn'], limit: 10 }).map((r) => r.body), [{ kind: 'mcp_server', level: 'bwrap', network: false, argv0: process.execPath }]);
+  t.same(fields(readAudit(w.db, { kinds: ['spawn'], afterSeq, limit: 10 }).map((r) => r.body), ['kind', 'level', 'network', 'argv0']), [{ kind: 'mcp_server', level: 'bwrap', network: false, argv0: process.execPath }], 'one spawn row for the connection: the server, sandboxed');
+  t.same(fields(readAudit(w.db, { kinds: ['spawn'], limit: 10 }).map((r) => r.body), ['kind', 'level']), [{ kind: 'mcp_server', level: 'bwrap' }, { kind: 'mcp_server', level: 'bwrap' }], 'and the catalog review at mcp enable ran it sandboxed too: no other start');
 });
 
 /** A PATH without bwrap: the engine finds no sandbox. */
@@ -142,7 +147,7 @@ t.test('without bwrap on PATH: status, doctor and the approval say "unsandboxed"
   t.match(r.approval.action, { unsandboxed: true }, 'the approval record says so');
   t.match(describeAction('command', r.approval.action), /unsandboxed/, 'so does its text');
   t.match(r.result, /ran-bare/, 'the command ran as before');
-  t.match(r.spawns, [{ kind: 'command', level: 'none' }], 'the spawn row records no sandbox');
+  t.same(fields(r.spawns, ['kind', 'level']), [{ kind: 'command', level: 'none' }], 'one spawn row, and it records no sandbox');
   t.match(r.status.sandbox, { level: 'none', label: 'unsandboxed', require: false, detail: /bwrap is not on PATH/ });
   t.match(r.text, /^sandbox\s+unsandboxed/m);
   t.match(r.checks.find((c) => c.id === 'sandbox'), { status: 'warn', detail: /^unsandboxed/ });
@@ -172,7 +177,7 @@ t.test('sandbox.require refuses to start a command when no sandbox can be made',
   // With bwrap present the same policy runs it, sandboxed.
   const ok = await approvedCommand(t, (project) => `touch ${project}/ran`, { policy });
   t.ok(existsSync(join(ok.b.sb.project, 'ran')));
-  t.match(ok.spawns, [{ level: 'bwrap' }]);
+  t.same(fields(ok.spawns, ['level']), [{ level: 'bwrap' }]);
 });
 
 const PROTECTED = ['.git', '.shadowcode', '.mcp.json', '.claude', '.codex', '.cursor', '.vscode'];
@@ -200,12 +205,13 @@ t.test('an approved command cannot create a protected path that does not exist y
 
 /**
  * A sandboxed `sh -c script` under the supervisor in the bench's project, started through the one spawn
- * point with a real gate ticket; stopped at the test's end, so a failed wait leaves nothing running.
+ * point with the ticket a command needs (job:run, as an approved command's); stopped at the test's end,
+ * so a failed wait leaves nothing running.
  */
 async function boxedShell(t: any, b: AgentBench, script: string) {
   const ticket = await enforce(
     { policy: b.policy, db: () => b.engine.db() },
-    { action: 'tool:shadow_status', principal: { kind: 'engine', owner: 'test', allow_write: false, allow_approvals: false }, project: { path: b.sb.project, trusted: true, level: 'workspace', network: false } },
+    { action: 'job:run', principal: { kind: 'engine', owner: 'test', allow_write: true, allow_approvals: false }, project: { path: b.sb.project, trusted: true, level: 'workspace', network: false }, requested_level: 'workspace', resource: { kind: 'job', id: 'boxed-shell', owner: 'test', project: b.sb.project } },
     (tk) => tk,
   );
   const s = supervise(ticket, { kind: 'command', argv: ['sh', '-c', script], cwd: b.sb.project, env: { PATH: process.env.PATH ?? '', HOME: b.sb.root }, confine: { project: b.sb.project, network: false }, trustedArgv: false, policy: b.policy, db: b.engine.db(), graceMs: 1000, stdin: 'pipe' });
