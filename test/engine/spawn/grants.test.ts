@@ -141,12 +141,14 @@ t.test('a hidden secret path inside a granted folder is covered, where it really
 
 t.test('as an ordinary user too: grants bind, the protections hold', async (t) => {
   const l = layout();
-  const nobody = 65534;
+  // As root, the sandbox is started as nobody; run as an ordinary user (.ci/non-root), as that user.
+  const asRoot = process.getuid?.() === 0;
+  const user = asRoot ? 65534 : (process.getuid?.() ?? -1);
   // The user's own files: a project and a data folder it owns, as on a laptop.
-  for (const p of [l.root, join(l.root, 'work'), l.project, join(l.project, '.git'), join(l.project, '.git', 'config'), l.home, join(l.home, 'data'), join(l.home, '.config'), join(l.home, '.config', 'app'), join(l.home, '.config', 'app', 'settings')]) chownSync(p, nobody, nobody);
+  if (asRoot) for (const p of [l.root, join(l.root, 'work'), l.project, join(l.project, '.git'), join(l.project, '.git', 'config'), l.home, join(l.home, 'data'), join(l.home, '.config'), join(l.home, '.config', 'app'), join(l.home, '.config', 'app', 'settings')]) chownSync(p, user, user);
   const script = `${hostile(l)}; echo kept > ${l.home}/data/f && echo WROTE-DATA; cat ${l.home}/.config/app/settings; id -u`;
-  const out = boxed(plan(l, [g(join(l.project, '.git'), true), g(join(l.root, 'work')), g(join(l.home, 'data'), true), g(join(l.home, '.config'))], script), nobody);
-  t.match(out, /^65534$/m, 'it ran as that user');
+  const out = boxed(plan(l, [g(join(l.project, '.git'), true), g(join(l.root, 'work')), g(join(l.home, 'data'), true), g(join(l.home, '.config'))], script), asRoot ? user : undefined);
+  t.match(out, new RegExp(`^${user}$`, 'm'), 'it ran as that user');
   checkHostile(t, l, out);
   t.match(out, /WROTE-DATA/);
   t.equal(readFileSync(join(l.home, 'data', 'f'), 'utf8'), 'kept\n');

@@ -161,8 +161,10 @@ t.test('as an ordinary user too: the bridge listens inside its own network and t
   const bridge = join(root, 'net-bridge.cjs');
   copyFileSync(bridgeProgram(), bridge);
   chmodSync(bridge, 0o644);
-  const nobody = 65534;
-  for (const p of [home, project]) chownSync(p, nobody, nobody);
+  // As root, the sandbox is started as nobody; run as an ordinary user (.ci/non-root), as that user.
+  const asRoot = process.getuid?.() === 0;
+  const nobody = asRoot ? 65534 : (process.getuid?.() ?? -1);
+  if (asRoot) for (const p of [home, project]) chownSync(p, nobody, nobody);
   const policy = shippedPolicy();
   const db = openDb(root, 5000);
   t.teardown(() => db.close());
@@ -179,8 +181,10 @@ t.test('as an ordinary user too: the bridge listens inside its own network and t
   });
   t.teardown(() => proxy.close());
   // The proxy would run as that user too: its folder and socket are that user's.
-  chownSync(proxy.dir, nobody, nobody);
-  chownSync(proxy.socket, nobody, nobody);
+  if (asRoot) {
+    chownSync(proxy.dir, nobody, nobody);
+    chownSync(proxy.socket, nobody, nobody);
+  }
   const script = `id -u; curl -sS --noproxy '' http://localhost:${srv.port}/as-user; curl -sS --noproxy '' http://localhost:1/closed`;
   const argv = sandboxArgv({
     argv: ['/bin/sh', '-c', script], cwd: project, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: b, trusted: false, unset: [], stateLimits: policy.limits.runners,
@@ -188,13 +192,13 @@ t.test('as an ordinary user too: the bridge listens inside its own network and t
   });
   // Asynchronously: the proxy answering it lives in this process.
   const out = await new Promise<string>((resolve) => {
-    const c = spawn(argv[0] as string, argv.slice(1), { uid: nobody, gid: nobody, env: { PATH: '/usr/bin:/bin', HOME: home } });
+    const c = spawn(argv[0] as string, argv.slice(1), { ...(asRoot ? { uid: nobody, gid: nobody } : {}), env: { PATH: '/usr/bin:/bin', HOME: home } });
     let text = '';
     c.stdout.on('data', (d) => (text += d));
     c.stderr.on('data', (d) => (text += d));
     c.on('close', () => resolve(text));
   });
-  t.match(out, /^65534$/m, 'it ran as that user');
+  t.match(out, new RegExp(`^${nobody}$`, 'm'), 'it ran as that user');
   t.match(out, `hello from localhost:${srv.port}/as-user`);
   t.match(out, /GET localhost:1 refused by net-host-not-granted/);
 });
