@@ -179,7 +179,7 @@ export function startNetProxy(ticket: GateTicket, spec: ProxySpec): NetProxy {
       if (head.length) up.write(head);
       client.pipe(up);
       up.pipe(client);
-    });
+    }).catch(() => client.destroy()); // a socket gone meanwhile: nothing of it may take this process down
   });
 
   // GET http://host:port/path ─► one request, forwarded to the checked address.
@@ -218,7 +218,7 @@ export function startNetProxy(ticket: GateTicket, spec: ProxySpec): NetProxy {
         else res.destroy();
       });
       req.pipe(out);
-    });
+    }).catch(() => res.destroy());
   });
 
   server.listen(socket);
