@@ -4,6 +4,7 @@ await import('./stdio.mjs');
 await import('./http.mjs');
 await import('./client.mjs');
 await import('./spawn.mjs');
+await import('./net-bridge.mjs');
 await import('./changes.mjs');
 await import('./agent.mjs');
 await import('./stream.mjs');

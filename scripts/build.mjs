@@ -5,7 +5,7 @@
 //   src/boot.ts     ─► dist/boot.cjs     tiny; stamped with the bundle's hash, the cache key
 //   src/lib/index.ts ─► dist/lib.cjs     the library (require), and dist/lib.mjs, its ESM face (import):
 //                                        one implementation, so a host never holds two copies of the state
-//   child programs  ─► dist/supervisor.cjs, dist/sqlite-child.cjs (CommonJS: one starts for every job and
+//   child programs  ─► dist/supervisor.cjs, dist/sqlite-child.cjs, dist/net-bridge.cjs (CommonJS: one starts for every job and
 //                                        every query, and Node starts a CommonJS program ~10 ms sooner),
 //                      dist/mcp-relay.js (ESM; coding CLIs' configs name this path), all started as processes
 //   src/console/page ─► dist/console/{index.html, app.js, style.css, icon.svg}: the console's page, for the browser
@@ -59,7 +59,7 @@ async function buildDist() {
     logLevel: 'warning',
   };
 
-  await build({ ...common, entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', supervisor: 'src/engine/spawn/supervisor.ts' }, outdir: 'dist', outExtension: { '.js': '.cjs' }, format: 'cjs' });
+  await build({ ...common, entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', supervisor: 'src/engine/spawn/supervisor.ts', 'net-bridge': 'src/engine/spawn/net-bridge.ts' }, outdir: 'dist', outExtension: { '.js': '.cjs' }, format: 'cjs' });
   await build({
     ...common,
     entryPoints: { 'mcp-relay': 'src/agent/runners/mcp-relay.ts' },

@@ -197,9 +197,10 @@ const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
 // Lowest first. An import may point to its own layer or any layer below it.
 // The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; the task
 // contract they share with the engine and the client is engine/task-contract.ts, in the engine layer.
+// The operations every surface shares (src/ops: typed input, the gate, a typed result) sit above the runtime
+// and below the surfaces that call them (server, cli, console, lib).
 // The console (src/console) is a channel of the CLI user built on the CLI's commands, so it sits above
 // them; the command table loads its command module lazily, the one import allowed to point up (UP_LOADS).
-// The operations every surface shares (src/ops) sit below the surfaces: server, cli, console and lib call them.
 const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'cli', 'console', 'lib'];
 const UP_LOADS: Record<string, string> = { 'cli/commands/index.ts': 'console/command.ts' };
 function layerOf(rel: string): string {
@@ -434,7 +435,7 @@ function approvalDeciders(files: Source[]): string[] {
 
 // Separate programs the gated executors start (the job supervisor, the SQLite query child). They run
 // only as child processes: nothing in src/ may import them, and the build must emit them as entries.
-const CHILD_PROGRAMS = ['engine/sqlite-child.ts', 'engine/spawn/supervisor.ts', 'agent/runners/mcp-relay.ts'];
+const CHILD_PROGRAMS = ['engine/sqlite-child.ts', 'engine/spawn/supervisor.ts', 'engine/spawn/net-bridge.ts', 'agent/runners/mcp-relay.ts'];
 
 function childProgramImporters(files: Source[]): string[] {
   const bases = CHILD_PROGRAMS.map((p) => `/${p.split('/').pop()!.replace(/\.ts$/, '')}`);
@@ -443,8 +444,10 @@ function childProgramImporters(files: Source[]): string[] {
 
 // The one spawn point: every process is started in src/engine/spawn/ (where the sandbox is applied
 // and the spawn recorded), so nothing else may import a way to start one.
+// The bridge (net-bridge.ts) is part of it: inside a sandbox whose process may reach only granted hosts,
+// it is the sandbox's first process and starts the command that spawn point decided.
 const PROCESS_STARTERS = new Set(['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']);
-const SPAWN_POINT = ['engine/spawn/index.ts', 'engine/spawn/supervisor.ts'];
+const SPAWN_POINT = ['engine/spawn/index.ts', 'engine/spawn/net-bridge.ts', 'engine/spawn/supervisor.ts'];
 
 /** Values bound from a module: 'all' for a default, namespace, require() or import(); else the names. */
 function valueBindings(i: Import): 'all' | string[] {
@@ -506,6 +509,7 @@ const TRUSTED_READS: Record<string, string> = {
   'catalog/definition.ts': 'schemas/definition.schema.json shipped with the package, for the known keys',
   'boot.ts': "dist/cli.cjs of shadowcode itself and its code cache in the user's own cache directory",
   'store/settings.ts': 'settings.json in the 0700 profile directory',
+  'store/sandbox-grants.ts': 'sandbox-grants.json in the 0700 profile directory, written by shadowcode sandbox allow/revoke',
   'store/secrets.ts': 'secrets.json in the 0700 profile directory, mode-checked first',
   'engine/daemon/files.ts': 'engine.token in the 0700 profile directory, owner- and mode-checked first',
   'engine/spawn/supervisor.ts': '/proc/<pid>/stat of the processes below the one it supervises',

@@ -26,6 +26,8 @@ export declare const validatePermissions: GeneratedValidator;
 export declare const validatePlugin: GeneratedValidator;
 export declare const validateProtectedPaths: GeneratedValidator;
 export declare const validateRegistration: GeneratedValidator;
+export declare const validateSandboxGrants: GeneratedValidator;
+export declare const validateSandboxView: GeneratedValidator;
 export declare const validateSandbox: GeneratedValidator;
 export declare const validateSettings: GeneratedValidator;
 export declare const validateStatus: GeneratedValidator;

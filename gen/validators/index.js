@@ -24,6 +24,8 @@ export { default as validatePermissions } from './permissions.js';
 export { default as validatePlugin } from './plugin.js';
 export { default as validateProtectedPaths } from './protected-paths.js';
 export { default as validateRegistration } from './registration.js';
+export { default as validateSandboxGrants } from './sandbox-grants.js';
+export { default as validateSandboxView } from './sandbox-view.js';
 export { default as validateSandbox } from './sandbox.js';
 export { default as validateSettings } from './settings.js';
 export { default as validateStatus } from './status.js';

@@ -15,7 +15,7 @@ import { isAbsolute, join } from 'node:path';
 import { type Document, isScalar, parseDocument, visit } from 'yaml';
 import type { Definition } from '../../gen/types/definition.js';
 import { ScError } from '../errors.js';
-import { isLoopbackHost } from '../policy/net.js';
+import { hostPortText, isLoopbackHost, parseHostPort } from '../policy/net.js';
 import { check } from '../schema/validate.js';
 import { canonicalJson, sha256 } from '../util/canonical-json.js';
 import { jsonProblem } from '../util/json-error.js';
@@ -39,6 +39,15 @@ export interface Normalized {
   readonly env: Record<string, string>;
   readonly api_key_env?: string;
   readonly needs_network: boolean;
+  /** What a stdio server needs beyond the sandbox's defaults; absent when it declares nothing (so older hashes stay). */
+  readonly sandbox?: DeclaredSandbox;
+}
+
+/** A definition's sandbox key, normalised: paths as written, hosts as HOST or HOST:PORT in lower case. */
+export interface DeclaredSandbox {
+  readonly read?: readonly string[];
+  readonly write?: readonly string[];
+  readonly network?: boolean | readonly string[];
 }
 
 /** A `.json` file is JSON, strictly; anything else (`.yaml`, `.yml`, a plugin manifest) is YAML. */
@@ -121,13 +130,42 @@ function checkKeys(d: Record<string, unknown>, where: string): void {
   }
 }
 
+/** A definition's sandbox key in words, for add, the enable review and the list: what the server gets beyond the defaults. */
+export function sandboxWords(s: DeclaredSandbox | undefined): string {
+  if (!s) return 'the defaults only: the project read-write, the system read-only, no home, no network';
+  const parts = [
+    ...(s.read?.length ? [`reads ${s.read.join(', ')}`] : []),
+    ...(s.write?.length ? [`writes ${s.write.join(', ')}`] : []),
+    s.network === true ? 'the whole network (in a project with network permission)' : Array.isArray(s.network) && s.network.length ? `the network only to ${s.network.join(', ')} (through the proxy)` : 'no network',
+  ];
+  return parts.join('; ');
+}
+
 /** Things that are accepted but probably not what was meant; said once, at add or install. */
 export function definitionWarnings(n: Normalized): string[] {
   const out: string[] = [];
   (n.command ?? []).forEach((word, i) => {
     if (word.includes('${')) out.push(`command[${i}] contains "\${", which is passed literally: shadowcode expands no variables in a command (use env_refs for credentials)`);
   });
+  if (n.sandbox?.network === true) out.push('sandbox.network is true: the server gets the whole network, and only in a project that has network permission (shadowcode trust --network); a list of hosts is reached through the proxy without it');
   return out;
+}
+
+/** The sandbox key as it is hashed and stored: empty parts dropped, hosts canonical, nothing at all when it declares nothing. */
+function declaredSandbox(d: NonNullable<Extract<Definition, { command: string[] }>['sandbox']>, where: string): DeclaredSandbox | undefined {
+  const hosts = Array.isArray(d.network)
+    ? d.network.map((n) => {
+        const h = parseHostPort(n);
+        if (!h) throw new ScError('SC_DEF_INVALID', `${where}: sandbox.network: ${JSON.stringify(n)} is not HOST or HOST:PORT`);
+        return hostPortText(h);
+      })
+    : undefined;
+  const out: { read?: string[]; write?: string[]; network?: boolean | string[] } = {};
+  if (d.read?.length) out.read = [...d.read];
+  if (d.write?.length) out.write = [...d.write];
+  if (d.network === true) out.network = true;
+  else if (hosts?.length) out.network = [...new Set(hosts)];
+  return Object.keys(out).length ? out : undefined;
 }
 
 function checkUrl(raw: string, bearer: boolean, where: string): { url: string; needs_network: boolean } {
@@ -153,12 +191,16 @@ export function normalize(data: unknown, where: string, limits: DefLimits): Norm
   if (d && typeof d === 'object' && 'url' in d && ('env' in d || 'env_refs' in d)) {
     throw new ScError('SC_DEF_INVALID', `${where}: env and env_refs apply to stdio commands only; an HTTP definition takes api_key_env`);
   }
+  if (d && typeof d === 'object' && 'url' in d && 'sandbox' in d) throw new ScError('SC_DEF_INVALID', `${where}: sandbox applies to stdio commands only; an HTTP server is not started by shadowcode, so there is nothing to confine`);
   if (d && typeof d === 'object' && 'url' in d && 'command' in d) throw new ScError('SC_DEF_INVALID', `${where}: a definition has either command or url, not both`);
   const def = check<Definition>('definition', data, 'SC_DEF_INVALID', where);
   const base = { name: def.name, description: def.description ?? '', timeout_sec: def.timeout_sec ?? limits.timeout_sec_default };
   if ('command' in def) {
     if (!isAbsolute(def.command[0] as string)) throw new ScError('SC_DEF_INVALID', `${where}: command[0] must be an absolute path to the executable`);
-    return { ...base, transport: 'stdio', command: [...def.command], env_refs: { ...(def.env_refs ?? {}) }, env: { ...(def.env ?? {}) }, needs_network: false };
+    const sandbox = def.sandbox ? declaredSandbox(def.sandbox, where) : undefined;
+    // A stdio server reaches a network only as its definition declares: all of it, or named hosts through the proxy.
+    const needs_network = sandbox?.network === true || (Array.isArray(sandbox?.network) && sandbox.network.length > 0);
+    return { ...base, transport: 'stdio', command: [...def.command], env_refs: { ...(def.env_refs ?? {}) }, env: { ...(def.env ?? {}) }, needs_network, ...(sandbox ? { sandbox } : {}) };
   }
   const { url, needs_network } = checkUrl(def.url, def.api_key_env !== undefined, where);
   return { ...base, transport: 'http', url, env_refs: {}, env: {}, ...(def.api_key_env ? { api_key_env: def.api_key_env } : {}), needs_network };

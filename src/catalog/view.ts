@@ -24,6 +24,7 @@ function describe(id: string, source: Entry['source'], body: Omit<Normalized, 'e
     env_names: [...new Set([...(body.env_names ?? Object.keys(env ?? {})), ...Object.keys(body.env_refs ?? {})])].sort(),
     credential_names: [...new Set([...Object.values(body.env_refs ?? {}), ...(body.api_key_env ? [body.api_key_env] : [])])].sort(),
     needs_network: body.needs_network,
+    ...(body.sandbox ? { sandbox: { ...body.sandbox } as NonNullable<Entry['sandbox']> } : {}),
     hash,
   };
 }

@@ -29,10 +29,19 @@ export function renderError(err: ScError, json: boolean, stdout: Writable, stder
   }
 }
 
+/** The grants beyond the sandbox's defaults a command would run with, as its approval names them (a secret path in capitals). */
+export function grantsWords(grants: unknown): string {
+  if (!Array.isArray(grants) || grants.length === 0) return '';
+  const words = (grants as Array<Record<string, unknown>>).map((g) =>
+    typeof g.host === 'string' ? `network ${g.host}${g.private ? ' (private addresses too)' : ''}` : `${String(g.access)} ${String(g.path)}${g.secret ? ' (SECRET)' : ''}${g.scope === 'all_projects' ? ' [all projects]' : ''}`,
+  );
+  return ` (with sandbox grants: ${inert(words.join(', '))})`;
+}
+
 /** One pending action in words, exact: a command's argv and directory, a write's path, an external call's server, tool and arguments. */
 export function describeAction(kind: string, action: Record<string, unknown>): string {
   const json = (v: unknown) => inert(JSON.stringify(v));
-  if (kind === 'command' && Array.isArray(action.argv)) return `run ${json(action.argv)} in ${inert(String(action.cwd))}${action.unsandboxed ? ' (unsandboxed: it runs with your full access)' : ''}`;
+  if (kind === 'command' && Array.isArray(action.argv)) return `run ${json(action.argv)} in ${inert(String(action.cwd))}${action.unsandboxed ? ' (unsandboxed: it runs with your full access)' : grantsWords(action.grants)}`;
   // A coding CLI's own tool (a Read, a Grep, an ACP tool call) has no argv: name the tool and its exact input.
   if (kind === 'command' && typeof action.tool === 'string') return `use its ${inert(action.tool)} tool with ${json(action.input ?? {})}`;
   if (kind === 'mcp_call') return `call ${inert(String(action.server))} tool ${inert(String(action.tool))} with ${json(action.arguments)}`;

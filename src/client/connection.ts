@@ -27,6 +27,22 @@ export interface Closable extends Transport {
   cleanup(): Promise<{ readonly outcome: string }>;
   /** The transport's own account of why it failed, more exact than the SDK's. */
   readonly failure?: ScError | undefined;
+  /** A local server's last words on stderr (scrubbed, control characters escaped), and the sandbox it ran in. */
+  stderrTail?(): { readonly lines: readonly string[]; readonly sandboxed: boolean };
+}
+
+/**
+ * A failed review or call of a local server, with what the server itself said: the last lines
+ * of its stderr (captured, never shown until now) and what the sandbox could have kept from it.
+ */
+export function withStderr(e: ScError, transport: Closable): ScError {
+  const tail = transport.stderrTail?.();
+  if (!tail || tail.lines.length === 0) return e;
+  const hint = tail.sandboxed
+    ? "it ran in the sandbox, which shows it the project, the system read-only and only what its definition declares (no home, no /tmp of yours, no network): if its stderr names a folder, file or host it could not reach, declare it in the definition's sandbox key (sandbox: {read, write, network}), then store it and enable the new hash (shadowcode --workspace DIR sandbox show lists the defaults)"
+    : 'it ran unsandboxed, with your full access: the sandbox did not stop it';
+  const shown = tail.lines.map((l) => `  ${l}`).join('\n');
+  return new ScError(e.code, `${e.message}\nthe server's stderr, last ${tail.lines.length === 1 ? 'line' : `${tail.lines.length} lines`} (secrets scrubbed):\n${shown}\nhint: ${hint}`, { ...(e.detail ?? {}), stderr_tail: [...tail.lines], hint, without_stderr: e.message });
 }
 
 export interface ConnectOptions {
@@ -106,9 +122,10 @@ export class McpConnection {
       conn = new McpConnection(opts.id, client, guard, transport, tools, client.getProtocolEra() ?? 'legacy', opts.timeoutMs);
       return conn;
     } catch (err) {
+      // Cleaned up first: the server is gone then, and all it wrote to stderr has been read.
       await transport.cleanup().catch(() => {});
       active--;
-      throw asScError(err);
+      throw withStderr(asScError(err), transport);
     }
   }
 
@@ -125,8 +142,12 @@ export class McpConnection {
       res = (await this.client.request({ method: 'tools/call', params: { name, arguments: args } }, { timeout: this.timeoutMs, maxTotalTimeout: this.timeoutMs, signal })) as Record<string, unknown>;
     } catch (err) {
       const e = mapError(err, this.transport, name, this.timeoutMs, signal);
-      if (this.transport.failure) this.dead = e;
-      throw e;
+      if (this.transport.failure) {
+        this.dead = e;
+        // The connection is over: wait for the server to be gone, so that its last words are in.
+        await this.transport.cleanup().catch(() => {});
+      }
+      throw withStderr(e, this.transport);
     }
     // Continuations would have us supply input or poll unattended; neither is offered.
     if (res.resultType === 'input_required' || (res.task && !Array.isArray(res.content))) {

@@ -44,7 +44,9 @@ export interface OpenDeps {
 }
 
 export function endpointKind(t: Target): 'loopback' | 'remote' {
-  if (t.def.transport !== 'http' || !t.def.url) return 'loopback';
+  // A stdio server with the whole network reaches remote hosts as an HTTP one does; named hosts go through the proxy, each decided there.
+  if (t.def.transport === 'stdio') return t.def.sandbox?.network === true ? 'remote' : 'loopback';
+  if (!t.def.url) return 'loopback';
   return isLoopbackHost(new URL(t.def.url).hostname) ? 'loopback' : 'remote';
 }
 
@@ -70,7 +72,9 @@ export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'act
             graceMs: limits.stdio_client.kill_grace_ms,
             frames: limits.stdio_client,
             stderrBytes: limits.stdio_client.stderr_capture_bytes,
-            network: t.def.needs_network,
+            stderrTailLines: limits.stdio_client.stderr_tail_lines,
+            network: t.def.sandbox?.network === true,
+            ...(t.def.sandbox ? { declared: t.def.sandbox } : {}),
             policy: deps.policy,
             db: deps.db,
           })

@@ -45,4 +45,19 @@ export class StderrRing {
     const text = Buffer.concat(this.chunks).toString('utf8');
     return `${this.dropped ? `[${this.dropped} earlier bytes dropped]\n` : ''}${scrubText(text)}`;
   }
+
+  /**
+   * The last `lines` lines that say something, redacted, each with its control characters
+   * shown escaped (`\u001b`): they go into error messages a terminal prints, and a server's
+   * text must not move the cursor or forge a line there. Empty when it wrote nothing.
+   */
+  tail(lines: number): string[] {
+    if (lines <= 0) return [];
+    const text = scrubText(Buffer.concat(this.chunks).toString('utf8'));
+    return text
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '')
+      .slice(-lines)
+      .map((l) => l.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  }
 }

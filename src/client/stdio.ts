@@ -5,7 +5,7 @@
  *
  *   openStdio(ticket 'mcp:connect', spec) ─► start(): spawn/supervise ─► [bwrap …] server
  *        (cwd = project real path, env = the connection's built env, no shell,
- *         network only when the definition needs it)
+ *         what its definition's sandbox key declares: folders, files, the network or named hosts)
  *   child stdout ─► LineFramer (frame, lifetime, rate, depth caps) ─► onmessage
  *   child stderr ─► StderrRing (16 KiB, keeps draining)
  *   send(msg) ─► one line, refused above the frame cap
@@ -18,6 +18,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { type SandboxLevel, type Supervised, supervise } from '../engine/spawn/index.js';
+import type { DeclaredSandbox } from '../catalog/definition.js';
 import { ScError } from '../errors.js';
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
@@ -32,7 +33,12 @@ export interface StdioSpec {
   readonly graceMs: number;
   readonly frames: FrameLimits;
   readonly stderrBytes: number;
+  /** How many of its last stderr lines a failure shows (limits.stdio_client.stderr_tail_lines). */
+  readonly stderrTailLines?: number;
+  /** The whole network (the definition's sandbox.network: true). */
   readonly network: boolean;
+  /** What the definition declares the server needs (its sandbox key): folders, files, hosts. */
+  readonly declared?: DeclaredSandbox;
   readonly policy: Policy;
   readonly db: Db;
 }
@@ -86,6 +92,11 @@ export class StdioTransport implements Transport {
     return this.sup?.pid;
   }
 
+  /** What the server last wrote to stderr, for a failure's message (connection.ts withStderr). */
+  stderrTail(): { lines: string[]; sandboxed: boolean } {
+    return { lines: this.stderr.tail(this.spec.stderrTailLines ?? 0), sandboxed: this.supervised?.level === 'bwrap' };
+  }
+
   /** The sandbox the server runs in, once started. */
   get sandbox(): SandboxLevel | undefined {
     return this.supervised?.level;
@@ -95,7 +106,7 @@ export class StdioTransport implements Transport {
     if (this.sup) throw new ScError('SC_INTERNAL', 'stdio transport started twice');
     const s = supervise(this.ticket, {
       kind: 'mcp_server', argv: this.spec.argv, cwd: this.spec.cwd, env: this.spec.env, graceMs: this.spec.graceMs, stdin: 'pipe',
-      confine: { project: this.spec.cwd, network: this.spec.network }, trustedArgv: true, policy: this.spec.policy, db: this.spec.db,
+      confine: { project: this.spec.cwd, network: this.spec.network, ...(this.spec.declared ? { declared: this.spec.declared } : {}) }, trustedArgv: true, policy: this.spec.policy, db: this.spec.db,
     });
     const sup = s.process;
     this.supervised = s;

@@ -255,6 +255,19 @@ export class TaskTools implements TaskToolSource {
     );
   }
 
+  /**
+   * A failure that carries the server's stderr tail: the tail goes to the user as an
+   * `mcp.stderr` job event, and the model gets the failure without it (a server's own
+   * text is not put in front of the model), told only that the user can read it.
+   */
+  private stderrToUser(s: Server, e: ScError): ScError {
+    const tail = e.detail?.stderr_tail;
+    if (!Array.isArray(tail)) return e;
+    this.ctx.emit('mcp.stderr', { definition: s.target.id, code: e.code, lines: tail, hint: e.detail?.hint });
+    const { stderr_tail: _t, without_stderr: plain, ...rest } = e.detail as Record<string, unknown>;
+    return new ScError(e.code, `${String(plain ?? e.message)}; the server wrote to its stderr, which the user sees (job event mcp.stderr)`, rest);
+  }
+
   private recheck(s: Server): void {
     recheck(this.deps.db, this.ctx.project, this.deps.policy, this.deps.secrets, s.target);
   }
@@ -271,7 +284,7 @@ export class TaskTools implements TaskToolSource {
       try {
         o = await openTarget(this.deps, this.request(), this.ctx.project, t, this.ctx.signal);
       } catch (err) {
-        const e = err instanceof ScError ? err : new ScError('SC_MCP_CONNECT_FAILED', String((err as Error)?.message ?? err));
+        const e = this.stderrToUser(s, err instanceof ScError ? err : new ScError('SC_MCP_CONNECT_FAILED', String((err as Error)?.message ?? err)));
         s.refused = e;
         this.ctx.emit('mcp.failed', { definition: t.id, hash: t.hash, code: e.code, message: e.message });
         throw e;
@@ -338,7 +351,9 @@ export class TaskTools implements TaskToolSource {
     // The file may have changed while the approval waited.
     this.recheck(s);
     const req = { ...this.request(), action: 'mcp:call', resource: { kind: 'mcp_tool' as const, id: `${s.target.id}#${tool.name}`.slice(0, 512), hash: s.target.hash, endpoint_kind: endpointKind(s.target) }, args: { definition: s.target.id, tool: tool.name, catalog_hash: s.catalog_hash ?? '' } };
-    const res = await enforce(this.deps.gateEnv, req, (ticket) => conn.call(ticket, tool.name, args, this.ctx.signal));
+    const res = await enforce(this.deps.gateEnv, req, (ticket) => conn.call(ticket, tool.name, args, this.ctx.signal)).catch((err: unknown) => {
+      throw err instanceof ScError ? this.stderrToUser(s, err) : err;
+    });
     // Scrubbed of known secret values before the model or any event sees it.
     return asResult(scrubDeep(res));
   }

@@ -45,7 +45,7 @@ import { childEnv } from './child-env.js';
 import { ACTIVE, addEvent, getJob, type JobRow, now, setState } from './job-events.js';
 import { alive, reapOrphans, writerOf } from './owners.js';
 import { type CommandHandle, protectedCreatedEvent, runCommand } from './process.js';
-import { sandboxSupport } from './spawn/index.js';
+import { sandboxMark } from './spawn/index.js';
 import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from './task-contract.js';
 
 // The job layer's modules, re-exported so that readers keep one import for it.
@@ -53,10 +53,9 @@ export { type ApprovalRow, decideApproval, getApproval, pendingApprovals } from 
 export { addEvent, getJob, jobAnswer, jobEvents, type JobRow, type JobState, listJobs } from './job-events.js';
 export { reapOrphans } from './owners.js';
 
-/** A command approval says so when the command would run with the user's full access (no sandbox can be made here). */
-export function unsandboxedMark(): { unsandboxed?: true } {
-  return sandboxSupport().level === 'none' ? { unsandboxed: true } : {};
-}
+// A command approval says so when the command would run with the user's full access (no sandbox can be
+// made here), and names every grant beyond the sandbox's defaults the command would run with.
+export { sandboxMark } from './spawn/index.js';
 
 export interface JobsConfig {
   readonly db: () => Db;
@@ -150,7 +149,7 @@ export class Jobs {
       const t = now();
       sql(db, "INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, task_id, argv, created_at, updated_at) VALUES (?, ?, 'test', ?, ?, 'queued', ?, ?, ?, ?, ?)").run(id, project, owner, ceiling, argv.join(' ').slice(0, 200), taskId, JSON.stringify(argv), t, t);
       addEvent(db, id, 'submitted', { argv, cwd: project, task_id: taskId });
-      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, 'command', ?, 'pending', ?)").run(approvalId, id, JSON.stringify({ ...action, ...unsandboxedMark() }), t);
+      sql(db, "INSERT INTO approvals (id, job_id, kind, action, state, created_at) VALUES (?, ?, 'command', ?, 'pending', ?)").run(approvalId, id, JSON.stringify({ ...action, ...sandboxMark(db, project, this.c.policy, this.c.env.HOME) }), t);
       setState(db, id, 'waiting_approval');
     }).immediate();
     this.waiting.add(id);

@@ -65,6 +65,8 @@ function attributes(req: GateRequest, ceiling: Level): Attrs {
   if (req.resource?.project !== undefined) a['resource.project'] = req.resource.project;
   if (req.resource?.kind !== undefined) a['resource.kind'] = req.resource.kind;
   if (req.resource?.endpoint_kind !== undefined) a['resource.endpoint_kind'] = req.resource.endpoint_kind;
+  if (req.resource?.granted !== undefined) a['resource.granted'] = req.resource.granted;
+  if (req.resource?.private_address !== undefined) a['resource.private_address'] = req.resource.private_address;
   return a;
 }
 

@@ -30,6 +30,8 @@ const byKey = {
   'protected-paths': gen.validateProtectedPaths,
   registration: gen.validateRegistration,
   sandbox: gen.validateSandbox,
+  'sandbox-grants': gen.validateSandboxGrants,
+  'sandbox-view': gen.validateSandboxView,
   settings: gen.validateSettings,
   status: gen.validateStatus,
 } as const satisfies Record<string, GeneratedValidator>;

@@ -89,3 +89,25 @@ t.test('http rules: loopback may be plain, others need https (bearer too), other
   t.match(load('{"name":"x","url":"http://127.0.0.1:8080/mcp"}'), { needs_network: false });
   t.match(load('{"name":"x","url":"https://tools.example.com/mcp","api_key_env":"T"}'), { needs_network: true, api_key_env: 'T' });
 });
+
+t.test("a stdio definition's sandbox key: normalised, part of the hash, absent when it declares nothing", async (t) => {
+  const base = 'name: mem\ncommand: ["/usr/bin/node", "/opt/mem/index.js"]\nenv_refs:\n  TOKEN: MEM_TOKEN\n';
+  // The hash a definition without the key had before the key existed: grants made then stay valid.
+  t.equal(definitionHash(load(base)), '2d7f937f565b145c8d778a0ca4a844af9da8181141003b0171bc52b5c3ad0220');
+  t.equal(definitionHash(load(`${base}sandbox: {read: [], write: []}\n`)), definitionHash(load(base)), 'an empty key declares nothing');
+  const n = load(`${base}sandbox:\n  read: ["~/models"]\n  write: ["~/.local/share/mem"]\n  network: [API.Example.com., "example.org:8443", api.example.com]\n`);
+  t.same(n.sandbox, { read: ['~/models'], write: ['~/.local/share/mem'], network: ['api.example.com', 'example.org:8443'] });
+  t.equal(n.needs_network, true);
+  t.not(definitionHash(n), definitionHash(load(base)), 'declaring a need changes the hash');
+  t.not(definitionHash(n), definitionHash(load(`${base}sandbox:\n  read: ["~/models"]\n  write: ["~/.local/share/mem", "~/more"]\n  network: [api.example.com, "example.org:8443"]\n`)), 'so does each change to it');
+  t.same(load(`${base}sandbox: {network: true}\n`).sandbox, { network: true });
+  t.match(definitionWarnings(load(`${base}sandbox: {network: true}\n`)), [/whole network.*trust --network/]);
+  t.equal(load(base).needs_network, false, 'a stdio server without the key gets no network');
+  const refusals: Array<[string, RegExp]> = [
+    [`${base}sandbox: {network: ["not a host"]}\n`, /sandbox\.network: "not a host" is not HOST or HOST:PORT/],
+    [`${base}sandbox: {read: ["relative/path"]}\n`, /\/sandbox\/read\/0: must match pattern/],
+    [`${base}sandbox: {exec: ["/x"]}\n`, /sandbox.*unknown property "exec"/],
+    ['{"name":"x","url":"https://e.com/mcp","sandbox":{"network":true}}', /sandbox applies to stdio commands only/],
+  ];
+  for (const [text, re] of refusals) t.throws(() => load(text), { code: 'SC_DEF_INVALID', message: re }, text);
+});

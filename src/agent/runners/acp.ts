@@ -107,7 +107,8 @@ export async function driveAcp(run: Run): Promise<Driven> {
     if (kind === 'write' && (action.paths as unknown[]).some((p) => p === null)) return answer(reject());
     // A protected path (git metadata, host configs, the profile) is refused unasked.
     if (kind === 'write' && (action.paths as string[]).some((p) => run.protect(p).effect === 'refuse')) return answer(reject());
-    const outcome = await ctx.requestApproval(kind, action);
+    // A command the agent runs inside its sandbox runs with that sandbox's grants: the approval names them.
+    const outcome = await ctx.requestApproval(kind, kind === 'command' && run.sandboxGrants.length ? { ...action, grants: run.sandboxGrants } : action);
     if (outcome === 'approved' && pick('allow_once')) answer({ outcome: { outcome: 'selected', optionId: pick('allow_once') } });
     else if (outcome === 'cancelled') answer({ outcome: { outcome: 'cancelled' } });
     else answer(reject());

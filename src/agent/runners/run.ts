@@ -40,6 +40,7 @@ import type { Relay, RelayEntry } from './relay-host.js';
 import { type ServerChoice, serversForRun } from './servers.js';
 import { guardState } from './state-guard.js';
 import { guardedStatePaths, privateStatePaths, shownIn, stateFolders } from '../../engine/spawn/state-paths.js';
+import { type GrantNote, sandboxMark } from '../../engine/spawn/index.js';
 import { readUserFile } from '../../util/safe-read.js';
 import { checkExecutable, type RunnerProcess, runnerEnv, spawnRunner } from './spawn.js';
 
@@ -82,6 +83,8 @@ export interface Run {
   readonly relay: readonly RelayEntry[];
   /** How long one relayed call may take in the CLI's eyes: it waits for a person's approval. */
   readonly relayCallMs: number;
+  /** The folders and files granted to the runner's sandbox (sandbox allow), as its command approvals name them. */
+  readonly sandboxGrants: readonly GrantNote[];
   /** Writes a file (mode 0600) in the run's private temp dir, removed after the run. */
   tempFile(name: string, content: string): string;
   /** Which protected-path rule decides a write by the CLI to this project path (policy/protected-paths.json). */
@@ -91,7 +94,8 @@ export interface Run {
    * file the task changed so far (what the CLI changed is recorded first), and which of them
    * the command runs.
    */
-  commandApproval(argv: readonly string[], cwd: string): CommandApproval;
+  /** A command's approval: the files changed so far, and the folders and files granted to the runner's sandbox (sandbox allow). */
+  commandApproval(argv: readonly string[], cwd: string): CommandApproval & { grants?: GrantNote[] };
   /**
    * Starts the CLI with `command, ...fixed args, ...extra`, with the sanitised env plus `envNames`.
    * On cancellation its group is stopped at once, or with `abort: 'grace'` (a driver that tells
@@ -222,12 +226,14 @@ async function runTicketed(ticket: GateTicket, entry: RunnerEntry, deps: RunnerD
   try {
     // Loaded only when there is something to relay, as the client above.
     if (servers.shared.length) relay = await (await import('./relay-host.js')).startRelay(ticket, deps, ctx, servers.shared, dir, limits.line_bytes);
+    // What the runner's sandbox was given beyond the defaults: every command it runs inside has it too (its network is open anyway).
+    const granted = (sandboxMark(deps.db, ctx.project, deps.policy, deps.env.HOME).grants ?? []).filter((g) => 'path' in g);
     const run: Run = {
-      ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms,
+      ctx, entry, limits, readOnly, servers, emit, clip, events, relay: relay?.entries ?? [], relayCallMs: limits.wall_time_ms, sandboxGrants: granted,
       protect: (path) => pathVerdict(deps.policy, ctx.project, path, 'write', dirname(deps.db.name)),
       commandApproval: (argv, cwd) => {
         observe();
-        return commandContext(deps.db, ctx.project, ctx.jobId, argv, cwd, deps.policy.limits.agent.read_bytes, deps.policy);
+        return { ...commandContext(deps.db, ctx.project, ctx.jobId, argv, cwd, deps.policy.limits.agent.read_bytes, deps.policy), ...(granted.length ? { grants: granted } : {}) };
       },
       tempFile: (name, content) => {
         const path = join(dir, name);

@@ -18,7 +18,7 @@ import { statSync } from 'node:fs';
 import { betweenCause, observeJob, type ObservedChange } from '../../engine/change-watch.js';
 import { childEnv } from '../../engine/child-env.js';
 import { commandContext } from '../../engine/command-context.js';
-import { unsandboxedMark } from '../../engine/jobs.js';
+import { sandboxMark } from '../../engine/jobs.js';
 import { protectedCreatedEvent, runCommand } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
@@ -47,7 +47,7 @@ export const runCommandTool: NativeTool<Args> = {
     // What changed since the last look (a background process, anything else) is the task's before the approval lists it.
     observeJob(env.gate, job, watch, betweenCause(env.db(), ctx.jobId), { emit: ctx.emit });
     const action = commandContext(env.db(), ctx.project, ctx.jobId, a.argv, cwd, env.policy.limits.agent.read_bytes, env.policy);
-    const outcome = await ctx.requestApproval('command', { ...action, ...unsandboxedMark() });
+    const outcome = await ctx.requestApproval('command', { ...action, ...sandboxMark(env.db(), ctx.project, env.policy, env.env.HOME) });
     if (outcome !== 'approved') return fail('SC_APPROVAL_DENIED', `${JSON.stringify(a.argv)} in ${cwd} was ${outcome} and did not run`);
     // What changed while the approval waited is not the command's.
     observeJob(env.gate, job, watch, betweenCause(env.db(), ctx.jobId), { emit: ctx.emit });

@@ -1,6 +1,6 @@
 /* shadowcode mcp add FILE: store a definition as config:NAME. Replacing one needs its current --hash. */
 import { resolve } from 'node:path';
-import { definitionHash, definitionWarnings, normalize, parseText } from '../../catalog/definition.js';
+import { definitionHash, definitionWarnings, normalize, parseText, sandboxWords } from '../../catalog/definition.js';
 import { addDefinition } from '../../catalog/store.js';
 import { enforce } from '../../policy/gate.js';
 import { readUserFile } from '../../util/safe-read.js';
@@ -11,7 +11,7 @@ export const command: CommandSpec = {
   name: 'mcp add',
   summary: "Store an external MCP server definition for delegated tasks (YAML or JSON)",
   description:
-    'Read a definition file (a .json file as strict JSON, anything else as YAML), validate it and store it as config:NAME. It is inert until enabled for a project. Nothing is executed or contacted. Adding identical content again changes nothing; replacing an existing definition needs --hash with its current hash (from shadowcode mcp). A ${ in the command is stored literally, with a warning.',
+    'Read a definition file (a .json file as strict JSON, anything else as YAML), validate it and store it as config:NAME. It is inert until enabled for a project. Nothing is executed or contacted. Adding identical content again changes nothing; replacing an existing definition needs --hash with its current hash (from shadowcode mcp). A ${ in the command is stored literally, with a warning. A stdio server\'s sandbox key (what it reads, writes and reaches beyond the sandbox\'s defaults) is shown.',
   options: [{ name: 'hash', type: 'string', value: 'HASH', description: 'the current hash of the definition being replaced' }],
   args: [{ name: 'FILE', required: true, description: 'the definition file: a regular file within the definition size cap (a FIFO or device is refused)' }],
   examples: ['shadowcode mcp add ./my-tools.yaml', 'shadowcode mcp add ./my-tools.yaml --hash 3f9c…'],
@@ -33,6 +33,7 @@ export const command: CommandSpec = {
     // Literal env values never stay in the definition: say where they went.
     const moved = r.unchanged ? [] : Object.keys(def.env).sort();
     const movedLine = moved.length ? `\nthe literal value${moved.length > 1 ? 's' : ''} of ${moved.join(', ')} moved into the profile's secret store (listed by shadowcode secret list); the stored definition keeps only the name${moved.length > 1 ? 's' : ''}` : '';
-    return { data: { ...r, needs_network: def.needs_network, warnings, env_moved_to_secrets: moved }, text: `${said}${movedLine}` };
+    const sandboxLine = def.transport === 'stdio' && !r.unchanged ? `\nits sandbox: ${sandboxWords(def.sandbox)}` : '';
+    return { data: { ...r, needs_network: def.needs_network, ...(def.sandbox ? { sandbox: def.sandbox } : {}), warnings, env_moved_to_secrets: moved }, text: `${said}${sandboxLine}${movedLine}` };
   },
 };

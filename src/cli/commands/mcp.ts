@@ -1,5 +1,6 @@
 /* shadowcode mcp: the audit view of external server definitions and this project's grants. */
 import type { CatalogView } from '../../../gen/types/catalog-view.js';
+import { sandboxWords } from '../../catalog/definition.js';
 import { catalogView } from '../../catalog/view.js';
 import { check } from '../../schema/validate.js';
 import type { CommandSpec } from '../spec.js';
@@ -25,6 +26,7 @@ export const command: CommandSpec = {
     });
     // A definition's id and a grant's reason can carry a server's or a file's text.
     const reasons = view.definitions.filter((d) => d.grant.reason).map((d) => `${st.state(d.grant.state)} ${inert(d.id)}: ${inert(String(d.grant.reason))}`);
+    const sandboxes = view.definitions.filter((d) => d.sandbox).map((d) => `sandbox of ${inert(d.id)}: ${inert(sandboxWords(d.sandbox))}`);
     const catalogs = view.definitions
       .filter((d) => d.grant.catalog && !d.grant.catalog.last_match)
       .map((d) => `${st.bad('catalog changed')} ${inert(d.id)}: last seen ${d.grant.catalog?.last_hash}, pinned ${d.grant.catalog?.pinned_hash}; review it with shadowcode mcp tools ${inert(d.id)}`);
@@ -37,6 +39,7 @@ export const command: CommandSpec = {
       view.project ? `project ${inert(view.project)}: ${view.enabled} of ${view.cap} servers enabled` : 'no project selected (use --project DIR to see grants)',
       rows.length ? table(['STATE', 'ID', 'TRANSPORT', 'TARGET', 'NAMES', 'HASH'], rows, st) : 'no definitions',
       ...reasons,
+      ...sandboxes,
       ...catalogs,
       ...stale,
       `audit chain ${view.audit.ok ? st.state('intact') : st.bad(`BROKEN at row ${view.audit.first_break}`)} (${view.audit.rows} rows); ${view.changes} ${view.changes === 1 ? 'change' : 'changes'} to definitions and grants, ${view.refusals} refused`,

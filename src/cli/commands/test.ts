@@ -16,11 +16,12 @@ import { getProject } from '../../store/projects.js';
 import { encodeCursor } from '../../util/cursor.js';
 import { openEngine } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
-import { sandboxSupport } from '../../engine/spawn/index.js';
+import { sandboxMark, sandboxSupport } from '../../engine/spawn/index.js';
 import { inert } from '../../util/inert-text.js';
+import { grantsWords } from '../output.js';
 
 async function confirm(ctx: Parameters<CommandSpec['run']>[0], argv: string[], cwd: string): Promise<boolean> {
-  const bare = sandboxSupport().level === 'none' ? ' unsandboxed, with your full access' : '';
+  const bare = sandboxSupport().level === 'none' ? ' unsandboxed, with your full access' : grantsWords(sandboxMark(ctx.db(), cwd, ctx.policy(), ctx.io.env.HOME).grants);
   ctx.io.stderr.write(`Run ${inert(JSON.stringify(argv))} in ${inert(cwd)}${bare}? [y/N] `);
   const answer = await new Promise<string>((resolve) => ctx.io.stdin.once('data', (d) => resolve(String(d))));
   ctx.io.stdin.pause();

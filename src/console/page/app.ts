@@ -88,6 +88,10 @@ function approvalCard(a: Json): HTMLElement {
       rows.push(['files changed so far', act.changed_files.length ? el('ul', { 'data-testid': 'approval-files' }, ...act.changed_files.map((f: string) => el('li', {}, f))) : el('span', { 'data-testid': 'approval-files' }, 'none')]);
     }
     if (act.unsandboxed) rows.push(['sandbox', 'NONE: it runs with your full access']);
+    else if (Array.isArray(act.grants) && act.grants.length) {
+      const words = act.grants.map((g: Json) => (typeof g.host === 'string' ? `network ${g.host}${g.private ? ' (private addresses too)' : ''}` : `${g.access} ${g.path}${g.secret ? ' (SECRET)' : ''}${g.scope === 'all_projects' ? ' [all projects]' : ''}`));
+      rows.push(['sandbox grants', el('ul', { 'data-testid': 'approval-grants' }, ...words.map((w: string) => el('li', {}, w)))]);
+    }
     if (typeof act.notice === 'string') rows.push(['warning', act.notice]);
     for (const r of Array.isArray(act.runs_changed) ? act.runs_changed : []) {
       if (typeof r?.diff === 'string' && r.diff !== '') rows.push([`what the task changed in ${String(r.path)}`, diffView(r.diff)]);

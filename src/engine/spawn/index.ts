@@ -37,13 +37,19 @@ import type { Db } from '../../store/db.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
 import { type ProtectedLayout, protectedLayout } from '../../policy/protected-scan.js';
+import { type GateEnv } from '../../policy/gate.js';
+import { hostPortText } from '../../policy/net.js';
+import { getProject } from '../../store/projects.js';
 import { describeBound, processBound, SHELL, startBound } from './bounds.js';
 import { sealed } from './fds.js';
+import { type Boundary, definitionBoundary, NO_GRANTS, profileBoundary } from './grants.js';
 import { holdProtected } from './holds.js';
-import { absolutePath, type BwrapFeatures, commandError, type Confinement, findOnPath, helperArgv, pathLookup, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
+import { startNetProxy } from './net-proxy.js';
+import { absolutePath, type BwrapFeatures, commandError, type Confinement, findOnPath, helperArgv, type Lookup, pathLookup, type SandboxBounds, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
 import { within } from './state-paths.js';
 
 export { type SandboxLevel, type SandboxSupport, protectedProjectPaths } from './sandbox.js';
+export { type Boundary, NO_GRANTS } from './grants.js';
 
 export type SpawnKind = 'command' | 'background' | 'runner' | 'mcp_server' | 'probe';
 
@@ -161,7 +167,7 @@ export function sandboxStatus(policy: Policy): { level: SandboxLevel; label: 'sa
  * path of policy/protected-paths.json is found at each start (protected-scan.ts) and
  * bound read-only where it exists.
  */
-function sandboxPolicy(policy: Policy): Policy['sandbox'] {
+export function sandboxPolicy(policy: Policy): Policy['sandbox'] {
   return policy.sandbox;
 }
 
@@ -185,6 +191,67 @@ interface Prepared {
   readonly created: () => string[];
 }
 
+/** What the user granted that applies to a start: the profile's grants for commands, tests, background processes and runners; a server gets only what its definition declares. */
+export function boundaryOf(req: Pick<SpawnRequest, 'kind' | 'confine' | 'env' | 'policy'>, profileDir: string | null): Boundary {
+  const sp = sandboxPolicy(req.policy);
+  if (req.kind === 'mcp_server') return definitionBoundary(req.confine.declared, profileDir, req.confine.project, sp, req.env.HOME);
+  if (req.kind === 'probe') return NO_GRANTS;
+  return profileBoundary(profileDir, req.confine.project, sp, req.env.HOME);
+}
+
+/** One grant a command runs with, as its approval names it. */
+export type GrantNote = { readonly path: string; readonly access: 'read-only' | 'read-write'; readonly scope: string; readonly secret?: true } | { readonly host: string; readonly scope: string; readonly private?: true };
+
+/**
+ * What a command approval says about the sandbox the command would run in: `unsandboxed` when
+ * none can be made here; otherwise every grant beyond the defaults it gets (a secret path marked
+ * as such), so the person approving sees what the command can reach that a bare one could not.
+ */
+export function sandboxMark(db: Db, project: string, policy: Policy, home: string | undefined): { unsandboxed?: true; grants?: GrantNote[] } {
+  if (sandboxSupport().level === 'none') return { unsandboxed: true };
+  const b = profileBoundary(profileOf(db), project, sandboxPolicy(policy), home);
+  const network = b.hosts.length > 0 && getProject(db, project).network;
+  const grants: GrantNote[] = [
+    ...b.paths.map((p) => ({ path: p.path, access: p.write ? ('read-write' as const) : ('read-only' as const), scope: p.scope, ...(p.secret ? { secret: true as const } : {}) })),
+    // With the project's whole network open, host grants change nothing.
+    ...(network ? [] : b.hosts.map((h) => ({ host: hostPortText(h), scope: h.scope, ...(h.private ? { private: true as const } : {}) }))),
+  ];
+  return grants.length ? { grants } : {};
+}
+
+/** Only granted hosts may be reached: the network is not open, and some host is granted. */
+export const proxied = (req: Pick<SpawnRequest, 'confine'>, b: Boundary) => !req.confine.network && b.hosts.length > 0;
+
+/** Where the bridge program is, for a start whose hosts go through the proxy. */
+export const bridgeProgram = () => join(packageRoot(), 'dist', 'net-bridge.cjs');
+
+export interface Extras {
+  readonly grants: Boundary;
+  readonly proxy?: { readonly dir: string; readonly socket: string } | null;
+  /** The project's protected paths found below its top (protected-scan.ts); found here when not given. */
+  readonly protectedBinds?: readonly string[];
+}
+
+/** The bwrap command line of a start, with nothing made or held (sandbox show; confinedCommand below). */
+export function commandLine(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null, extras: Extras, bounds?: SandboxBounds, find: Lookup = pathLookup(req.env.PATH ?? '')): string[] {
+  const sp = sandboxPolicy(req.policy);
+  const proxy = extras.proxy ? { ...extras.proxy, bridge: bridgeProgram(), node: process.execPath } : undefined;
+  const project = req.confine.project;
+  const protectedBinds = extras.protectedBinds ?? (project ? protectedLayout(req.policy, project).entries.filter((e) => e.kind !== 'link').map((e) => e.rel) : []);
+  return sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
+}
+
+/**
+ * The bounds a start by `uid` gets, for showing them (sandbox show): nothing is made. Root's
+ * cgroup is joined before bwrap, outside its command line, so only a user's limit appears in it.
+ */
+export function previewBounds(policy: Policy, uid: number = currentUid()): SandboxBounds {
+  const L = policy.limits.sandbox;
+  const pb = processBound(uid);
+  const usable = pb.kind === 'rlimit' && sandboxPolicy(policy).system_read_only.some((d) => within(SHELL, d));
+  return { tmp_bytes: L.tmp_bytes, home_bytes: L.home_bytes, inner: usable ? startBound(pb, L.processes).inner : [], features: sandboxSupport().features };
+}
+
 /**
  * What a sandboxed start of req needs: placeholders for the project's missing
  * protected paths (held until release), the process bound for a sandbox
@@ -193,7 +260,7 @@ interface Prepared {
  * start, if it cannot. The spawn point's own cost per sandboxed start
  * (bench/spawn.mjs measures it).
  */
-export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null, uid: number = currentUid()): Omit<Prepared, 'level'> {
+export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: string, profileDir: string | null, uid: number = currentUid(), extras: Extras = { grants: NO_GRANTS }): Omit<Prepared, 'level'> {
   const sp = sandboxPolicy(req.policy);
   const L = req.policy.limits.sandbox;
   const project = req.confine.project;
@@ -213,7 +280,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     const b = bound;
     const protectedBinds = layout?.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) ?? [];
     return {
-      argv: [...b.outer, ...sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, bounds, protectedBinds })],
+      argv: [...b.outer, ...commandLine(req, bwrap, profileDir, { ...extras, protectedBinds }, bounds, find)],
       bwrapAt: b.outer.length,
       env: sandboxEnv(req.env, req.confine.project),
       error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
@@ -231,6 +298,16 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     hold?.release();
     throw err;
   }
+}
+
+/** The gate env for a proxy's decisions: the spawn's store and policy, the project's trust read at each decision. */
+function proxyGate(req: SpawnRequest): GateEnv {
+  const project = req.confine.project;
+  return {
+    policy: req.policy,
+    db: () => req.db,
+    project: (db) => (project ? (({ trusted, level, network }) => ({ path: project, trusted, level, network }))(getProject(db, project)) : null),
+  };
 }
 
 /** Appends the spawn row; when the store cannot take it (locked past the busy timeout, read-only), nothing starts. */
@@ -255,13 +332,26 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   if (support.level === 'none' && req.policy.sandbox.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
   }
-  const prepared: Prepared =
-    support.level === 'bwrap'
-      ? { ...confinedCommand(req, support.bwrap as string, profileOf(req.db)), level: 'bwrap' }
-      : { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, release: () => {}, created: () => [] };
+  let prepared: Prepared = { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, release: () => {}, created: () => [] };
+  let grants = NO_GRANTS;
+  if (support.level === 'bwrap') {
+    const profileDir = profileOf(req.db);
+    grants = boundaryOf(req, profileDir);
+    // Only granted hosts: a proxy of its own, outside, for as long as the process lives.
+    const proxy = proxied(req, grants) ? startNetProxy(ticket, { hosts: grants.hosts, gate: proxyGate(req), owner: ticket.owner, project: req.confine.project, limits: req.policy.limits.net_proxy }) : null;
+    try {
+      const inner = confinedCommand(req, support.bwrap as string, profileDir, undefined, { grants, proxy });
+      prepared = { ...inner, level: 'bwrap', release: () => (proxy?.close(), inner.release()) };
+    } catch (err) {
+      proxy?.close();
+      throw err;
+    }
+  }
   try {
     // Recorded before the process exists: a spawn the log does not know of cannot happen.
-    recordSpawn(req.db, req.kind, { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), project: req.confine.project });
+    const granted = grants.paths.length ? { grants: grants.paths.map((g) => ({ path: g.path, write: g.write, scope: g.scope, ...(g.secret ? { secret: true } : {}) })) } : {};
+    const hosts = proxied(req, grants) ? { hosts: grants.hosts.map((h) => hostPortText(h)) } : {};
+    recordSpawn(req.db, req.kind, { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), ...granted, ...hosts, project: req.confine.project });
   } catch (err) {
     prepared.release();
     throw err;

@@ -10,10 +10,13 @@
  *                          read-only, a toolchain's own state read-write, what in it
  *                          configures what runs outside later and the executable's own
  *                          install read-only, or a private copy,
- *                          the project read-write, its protected paths read-only (the
- *                          folders above a nested one pinned: not renamable),
+ *                          the project read-write, then what the user granted (grants.ts:
+ *                          `sandbox allow`, a definition's sandbox; hidden paths covered again),
+ *                          its protected paths read-only (the folders above a nested one
+ *                          pinned: not renamable),
  *                          the profile covered wherever it would show
- *                          ─► -- [sh -c 'ulimit -u N; exec "$@"'] argv
+ *                          ─► -- [sh -c 'ulimit -u N; exec "$@"'] [node net-bridge SOCKET --] argv
+ *                             (the bridge when only granted hosts may be reached: net-proxy.ts)
  *
  * Mount order matters: later mounts sit on top of earlier ones, so the private
  * home comes before the project (a project under the home reappears) and the
@@ -23,6 +26,7 @@ import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSyn
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
+import { type Boundary, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
 import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
@@ -52,6 +56,8 @@ export interface Confinement {
   readonly stateKeys?: readonly string[];
   /** Private copies of tool_state_private files (real path ─► the copy), bound read-write in their place; a file without one is read-only. */
   readonly copies?: ReadonlyMap<string, string>;
+  /** What a server's definition declares it needs (its sandbox key); the spawn point checks and binds it. */
+  readonly declared?: DeclaredSandbox;
 }
 
 /** What this bwrap can do beyond the basics (both came with bubblewrap 0.8.0); found by the probe. */
@@ -91,6 +97,10 @@ export interface SandboxPlan extends Confinement {
   readonly protectedBinds?: readonly string[];
   /** Sizes and the process bound; without them the tmpfs folders are the kernel's default size. */
   readonly bounds?: SandboxBounds;
+  /** What the user granted beyond the defaults, already checked (grants.ts). */
+  readonly grants?: Boundary;
+  /** Only granted hosts may be reached: the proxy's socket (in its own folder), bound in, and the bridge that starts the command. */
+  readonly proxy?: { readonly dir: string; readonly socket: string; readonly bridge: string; readonly node: string };
 }
 
 /** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
@@ -388,12 +398,28 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     out.push('--bind', plan.project, plan.project);
     bound.push(plan.project);
   }
+  // ── What the user granted: after the project (a grant above the project binds the project again
+  // in its place), before the pins and the protected paths below, so that no grant can make a
+  // protected path writable, and before the profile's cover, so that none can show the profile.
+  const granted = plan.grants?.paths.length ? grantArgs(plan.grants.paths, hiddenPaths(plan.policy, home), [...writable, ...(plan.project ? [plan.project] : [])]) : null;
+  if (granted) {
+    out.push(...granted.args);
+    bound.push(...granted.bound);
+  }
+  if (plan.proxy) {
+    // The proxy's socket (read-only: connecting needs no write, and its folder stays ours), the
+    // bridge program and the node that runs it; nothing else of ours.
+    out.push('--ro-bind', plan.proxy.socket, plan.proxy.socket, '--ro-bind', plan.proxy.bridge, plan.proxy.bridge);
+    const node = installRoot(real(plan.proxy.node), home);
+    if (!bound.some((b) => within(node, b))) out.push('--ro-bind', node, node);
+  }
+  // ── end of the grants
   // What in that state decides what the toolchain runs unsandboxed later (hooks and the
   // scripts they name, MCP servers), and the real file of each private one: read-only on
   // top of every writable place that shows it, the project included, so these come after
   // it, in one list (its folder pins first, then every read-only bind). What is missing, or
   // a link, cannot be covered: the runner reports any change to it (state-paths.ts).
-  const open = [...writable, ...(plan.project ? [plan.project] : [])];
+  const open = [...writable, ...(plan.project ? [plan.project] : []), ...(granted?.writable ?? [])];
   // A link (a dotfiles checkout) shows what it points to, as a bind of the file would.
   const privates = home ? privateStatePaths(plan.policy, keys, home).filter((abs) => within(abs, home) && statQuiet(abs)?.isFile()) : [];
   // The executable's own install inside its state folder (Claude Code in ~/.claude/local): read-only
@@ -418,7 +444,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   }
   // Names only (a value in argv would show in the process table); bwrap drops them before exec.
   for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
-  out.push('--chdir', plan.cwd, '--', ...(plan.bounds?.inner ?? []), ...plan.argv);
+  out.push('--chdir', plan.cwd, '--', ...(plan.bounds?.inner ?? []), ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
   return out;
 }
 

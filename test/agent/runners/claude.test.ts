@@ -306,8 +306,22 @@ t.test('a Bash command is asked with every file the CLI changed so far, and says
   t.same(cmd.changed_files, ['package.json'], 'the files the task changed, and no others');
   t.same(fields(cmd.runs_changed as unknown[], ['path']), [{ path: 'package.json' }], 'one file it runs');
   t.notOk('unsandboxed' in cmd, 'the CLI runs sandboxed, so the command is not marked unsandboxed');
+  t.notOk('grants' in cmd, 'nothing was granted beyond the defaults, so none is named');
   t.match(describeAction('command', cmd), /^run \["sh","-c","npm test"\] in /);
   t.match(approvalDetails('command', cmd), /files this task changed so far: package\.json\n  WARNING: This command runs code this task changed/, 'the prompt text shows it');
+});
+
+t.test("a Bash command's approval names the grants the CLI's sandbox runs with", async (t) => {
+  const s = await setup(t, { scenario: 'script' });
+  writeFileSync(join(s.sb.project, 'package.json'), '{"scripts":{"test":"node --test"}}\n');
+  const shared = join(s.sb.root, 'shared');
+  mkdirSync(shared);
+  t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'sandbox', 'allow', shared])).code, 0);
+  const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace', prompt: '{"scripts":{"test":"node --test"}}\n' });
+  t.equal((await s.runner().run(ctx)).state, 'succeeded');
+  const cmd = approvals.find((a) => a.kind === 'command')!.action;
+  t.same(cmd.grants, [{ path: shared, access: 'read-only', scope: 'project' }]);
+  t.match(describeAction('command', cmd), `(with sandbox grants: read-only ${shared})`);
 });
 
 t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, its own state writable, recorded as bwrap', async (t) => {

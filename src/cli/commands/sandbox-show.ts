@@ -1,0 +1,49 @@
+/*
+ * shadowcode sandbox show [-- COMMAND...]: the boundary a sandboxed command of the
+ * project gets now (ops/sandbox.ts), and with COMMAND its exact bwrap command line.
+ */
+import type { SandboxView } from '../../../gen/types/sandbox-view.js';
+import { show } from '../../ops/sandbox.js';
+import { check } from '../../schema/validate.js';
+import { opsEnv } from '../ops-env.js';
+import type { CommandSpec } from '../spec.js';
+
+const quote = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+
+function render(v: SandboxView): string {
+  const list = (title: string, paths: readonly string[], mark: (p: string) => string = () => '') => [`${title}:`, ...(paths.length ? paths.map((p) => `  ${p}${mark(p)}`) : ['  (none)'])];
+  const granted = new Map(v.grants.paths.map((g) => [g.path, g]));
+  const mark = (p: string) => {
+    const g = granted.get(p);
+    return g ? `  (granted${g.scope === 'all_projects' ? ' for all projects' : g.scope === 'definition' ? ' by the definition' : ''}${g.secret ? ', SECRET' : ''})` : '';
+  };
+  const net = v.network.mode === 'all' ? "all (the project's network permission: shadowcode trust --network)" : v.network.mode === 'hosts' ? `only ${v.network.hosts.join(', ')}, through shadowcode's proxy (each connection recorded)` : 'none (only its own loopback)';
+  return [
+    `sandbox   ${v.sandbox.label}: ${v.sandbox.detail}${v.sandbox.level === 'none' ? ' (nothing below applies: processes run with your full access)' : ''}`,
+    `project   ${v.project}`,
+    `command   ${v.command ? v.command.map(quote).join(' ') : 'any (name one after -- to see what it needs to start, and its bwrap command line)'}`,
+    ...list('read-write', v.read_write, mark),
+    ...list('read-only', v.read_only, mark),
+    ...list('private (empty; what is written there is discarded)', v.private),
+    ...list('hidden', v.hidden),
+    `network   ${net}`,
+    ...v.grants.skipped.map((s) => `not applied: ${s.path} (${s.scope === 'all_projects' ? 'all projects' : s.scope}): ${s.why}`),
+    ...(v.bwrap ? ['bwrap command line:', `  ${v.bwrap.map(quote).join(' ')}`] : []),
+  ].join('\n');
+}
+
+export const command: CommandSpec = {
+  name: 'sandbox show',
+  summary: 'Show what a sandboxed command of the project sees, and its network',
+  description:
+    'Show the effective boundary of a sandboxed command in the selected project, built the way the next start would build it: what it sees read-write and read-only, what is private to it (the home and /tmp, empty and discarded), what stays hidden (the profile, the secret paths of policy/sandbox.json), its network (none, all, or only granted hosts through the proxy), and the grants that make it (sandbox allow), including any that are not applied now and why. After -- name a command to see what it needs to start, and its exact bwrap command line (the placeholders for missing protected paths and the proxy\'s folder are made at the start itself).',
+  options: [],
+  args: [{ name: 'COMMAND', required: false, variadic: true, description: 'the literal argv, after --' }],
+  examples: ['shadowcode --workspace ~/src/app sandbox show', 'shadowcode --workspace ~/src/app --json sandbox show -- npm test'],
+  workspace: 'required',
+  async run(ctx, { args }) {
+    const project = ctx.requireWorkspace('sandbox show');
+    const view = check<SandboxView>('sandbox-view', await show(opsEnv(ctx), project, args.length ? args : null), 'SC_INTERNAL', 'sandbox view');
+    return { data: view, text: render(view) };
+  },
+};
