@@ -30,6 +30,7 @@
 import { existsSync, lstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { admit, type GateEnv } from '../policy/gate.js';
+import { protectedByPattern } from '../policy/protected-paths.js';
 import type { Policy } from '../policy/load.js';
 import { type Db, sql } from '../store/db.js';
 import { getProject } from '../store/projects.js';
@@ -119,7 +120,7 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
   const emit = opts.emit ?? ((kind: string, body: Record<string, unknown>) => addEvent(db, watch.jobId, kind, body));
   if (!row) {
     if (opts.close) return { opened: false, changes: [], truncated: null };
-    return open(db, watch, limits, also, emit);
+    return open(db, watch, limits, also, protectedByPattern(policy), emit);
   }
   if (watch.runDir && row.run_dir !== watch.runDir) sql(db, 'UPDATE watches SET run_dir = ? WHERE id = ?').run(watch.runDir, row.id);
   const seen = sql(db, 'SELECT path, sha, mode, stamp, racy, kept FROM watch_files WHERE watch_id = ?').all(row.id) as Array<{ path: string; sha: string | null; mode: number | null; stamp: string; racy: number; kept: number }>;
@@ -132,7 +133,7 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
   }
   const known = new Map<string, Known>(seen.map((s) => [s.path, { stamp: s.stamp, sha: s.sha, mode: s.mode, racy: s.racy === 1 }]));
   const before = new Map<string, Entry>(seen.map((s) => [s.path, { state: { exists: true, content: null, mode: s.mode, sha: s.sha }, restorable: s.kept === 1, stamp: s.stamp, racy: s.racy === 1 }]));
-  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also });
+  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also, comparedWhenIgnored: protectedByPattern(policy) });
   const diffs = diffSnapshots({ files: before }, now).filter((d) => {
     // Pushed past the file limit by a new file is not deleted: only a file really gone is.
     if (d.kind === 'deleted' && now.truncated) return !existsSync(join(row.project, d.path)) && !isLink(join(row.project, d.path));
@@ -232,11 +233,11 @@ function seeFile(db: Db, watchId: string, path: string, e: Entry | undefined, co
   );
 }
 
-function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly string[], emit: (kind: string, body: Record<string, unknown>) => void): Observed {
+function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly string[], protectedPath: (path: string) => boolean, emit: (kind: string, body: Record<string, unknown>) => void): Observed {
   if (!isDir(watch.project)) return { opened: false, changes: [], truncated: `the project folder ${watch.project} is gone` };
   const lastSeq = maxSeq(db);
   const takenAt = new Date().toISOString();
-  const snap = takeSnapshot(watch.project, limits, { keepContent: true, alsoCompared: also });
+  const snap = takeSnapshot(watch.project, limits, { keepContent: true, alsoCompared: also, comparedWhenIgnored: protectedPath });
   let opened = false;
   db.transaction(() => {
     if (openWatchOf(db, watch.id)) return; // opened meanwhile

@@ -19,7 +19,8 @@
  * ones read by the first walk, passed back to every later one: a task that adds or
  * rewrites a .gitignore cannot hide its next change. Directories named in
  * `alsoCompared` (node_modules/.bin: what package runners put first on PATH) are
- * compared even where ignored. A link whose real target is inside the project is
+ * compared even where ignored, and so is an ignored file or folder that
+ * `comparedWhenIgnored` takes (a protected path: an ignored `local.mk` still runs). A link whose real target is inside the project is
  * followed once to that target, recorded under its real path (even where .gitignore
  * would skip it): a write through the link is a change there. A file whose prior
  * content was not kept (too large, or past the byte budget) cannot be restored.
@@ -78,6 +79,12 @@ export interface SnapshotOptions {
   readonly ignores?: Readonly<Record<string, string>>;
   /** Project-relative directories compared even where .gitignore ignores them. */
   readonly alsoCompared?: readonly string[];
+  /**
+   * Whether an ignored file or folder is compared all the same: a protected path (a `local.mk`
+   * the Makefile includes, an `.envrc`, a `lefthook-local.yml`) that runs code later, however
+   * the project's .gitignore treats it. A folder it takes is compared whole.
+   */
+  readonly comparedWhenIgnored?: (path: string, isDir: boolean) => boolean;
 }
 
 /** Two seconds: wider than any file system's time granularity we meet (FAT's is two seconds). */
@@ -119,7 +126,14 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
       const path = rel ? `${rel}/${d.name}` : d.name;
       if (d.kind === 'link') links.push(path);
       if (d.name === '.git' || d.kind === 'link' || d.kind === 'other') continue;
-      if (ignoring && isIgnored(local, path, d.kind === 'dir')) continue;
+      if (ignoring && isIgnored(local, path, d.kind === 'dir')) {
+        if (!opts.comparedWhenIgnored?.(path, d.kind === 'dir')) continue;
+        if (d.kind === 'dir') {
+          if (depth + 1 < limits.snapshot_depth) walk(path, depth + 1, [], false);
+          else truncated = `directories deeper than ${limits.snapshot_depth} levels are not compared`;
+          continue;
+        }
+      }
       if (d.kind === 'dir') {
         if (depth + 1 < limits.snapshot_depth) walk(path, depth + 1, local, ignoring);
         else truncated = `directories deeper than ${limits.snapshot_depth} levels are not compared`;

@@ -36,7 +36,7 @@ t.test('what an approved npm test changes is the task\'s: the next npm test and 
   const first = await nextApproval(b, job.id);
   t.same(first.action.argv, ['npm', 'test']);
   t.same(first.action.changed_files, ['test/smoke.test.js'], 'the test the task added is shown');
-  t.equal(first.action.notice, null, 'npm test runs no changed script yet');
+  t.match(first.action.notice, /^This command runs code this task changed: the command names test\/smoke\.test\.js/, 'npm test runs the test the task added (its script names it)');
   t.equal(readFileSync(join(p, 'test', 'smoke.test.js'), 'utf8'), SMOKE);
   decide(b, first.id, 'approved');
 
@@ -160,6 +160,39 @@ t.test('a .gitignore the task writes hides nothing; node_modules/.bin is compare
   t.same(next.action.runs_changed!.map((r: { path: string }) => r.path), ['Makefile']);
   decide(b, next.id, 'denied');
   await b.settle(job.id);
+});
+
+t.test('a protected file the project\'s .gitignore ignores is compared all the same: a local.mk the Makefile includes warns at make', async (t) => {
+  // Ignored on purpose by many projects (per-machine settings), and each runs code later: make
+  // runs local.mk's rules, direnv the .envrc, lefthook lefthook-local.yml, a hooks folder whole.
+  const script = [
+    'printf "all:\\n\\tevil\\n" > local.mk',
+    'printf "evil\\n" > .envrc',
+    'printf "pre-commit:\\n  commands:\\n    x:\\n      run: evil\\n" > lefthook-local.yml',
+    'mkdir -p .husky build && printf "evil\\n" > .husky/pre-commit',
+    'printf "evil\\n" > build/out.txt',
+  ].join(' && ');
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['make'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  const b = await agentBench(() => model);
+  t.teardown(() => b.close());
+  const p = b.sb.project;
+  writeFileSync(join(p, '.gitignore'), 'local.mk\n.envrc\nlefthook-local.yml\n.husky/\nbuild/\n');
+  writeFileSync(join(p, 'Makefile'), '-include local.mk\nall:\n\techo building\n');
+  const job = b.submit('plant things');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.equal(readFileSync(join(p, 'local.mk'), 'utf8'), 'all:\n\tevil\n');
+  t.same(next.action.changed_files, ['.envrc', '.husky/pre-commit', 'lefthook-local.yml', 'local.mk'],
+    'every protected file the command wrote is listed though ignored; an ordinary ignored file (build/out.txt) is not');
+  t.same(next.action.runs_changed, [{ path: 'local.mk', reason: 'make reads local.mk, which this task changed, and runs its rules', diff: '--- /dev/null\n+++ b/local.mk\n@@ -1,0 +1,2 @@\n+all:\n+\tevil\n' }], 'and make warns with its diff');
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+  const review = await cli(b.sb, ['--workspace', p, 'review', job.id]);
+  for (const f of ['added .envrc', 'added .husky/pre-commit', 'added lefthook-local.yml', 'added local.mk']) t.match(review.stdout, f, `review: ${f}`);
 });
 
 t.test('files past the snapshot limits: a change is listed and reviewed, and rollback leaves what it cannot restore', async (t) => {
