@@ -28,9 +28,9 @@
  * its own for the run); a test job without one records on itself.
  */
 import { existsSync, lstatSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { admit, type GateEnv } from '../policy/gate.js';
-import { protectedByPattern } from '../policy/protected-paths.js';
+import { profileInside, protectedByPattern } from '../policy/protected-paths.js';
 import type { Policy } from '../policy/load.js';
 import { type Db, sql } from '../store/db.js';
 import { getProject } from '../store/projects.js';
@@ -112,6 +112,18 @@ export interface WatchOptions {
   readonly emit?: (kind: string, body: Record<string, unknown>) => void;
 }
 
+/**
+ * The profile's folder in the project, where it lies inside (the store's own file names it):
+ * its state.db, WAL and secrets are shadowcode's own writes, never a task's change, and a
+ * checkpoint of them would copy the store into itself and make every rollback conflict.
+ */
+function profileIn(db: Db, project: string): string | null {
+  const file = db.name;
+  if (!isAbsolute(file)) return null;
+  const rel = profileInside(project, dirname(file));
+  return rel === '' ? null : rel;
+}
+
 export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: WatchOf, cause: Cause | null, opts: WatchOptions = {}): Observed {
   assertTicket(ticket, 'job:observe');
   const limits = snapshotLimits(policy);
@@ -133,7 +145,7 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
   }
   const known = new Map<string, Known>(seen.map((s) => [s.path, { stamp: s.stamp, sha: s.sha, mode: s.mode, racy: s.racy === 1 }]));
   const before = new Map<string, Entry>(seen.map((s) => [s.path, { state: { exists: true, content: null, mode: s.mode, sha: s.sha }, restorable: s.kept === 1, stamp: s.stamp, racy: s.racy === 1 }]));
-  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also, comparedWhenIgnored: protectedByPattern(policy) });
+  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also, comparedWhenIgnored: protectedByPattern(policy), skip: profileIn(db, row.project) });
   const diffs = diffSnapshots({ files: before }, now).filter((d) => {
     // Pushed past the file limit by a new file is not deleted: only a file really gone is.
     if (d.kind === 'deleted' && now.truncated) return !existsSync(join(row.project, d.path)) && !isLink(join(row.project, d.path));
@@ -237,7 +249,7 @@ function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly str
   if (!isDir(watch.project)) return { opened: false, changes: [], truncated: `the project folder ${watch.project} is gone` };
   const lastSeq = maxSeq(db);
   const takenAt = new Date().toISOString();
-  const snap = takeSnapshot(watch.project, limits, { keepContent: true, alsoCompared: also, comparedWhenIgnored: protectedPath });
+  const snap = takeSnapshot(watch.project, limits, { keepContent: true, alsoCompared: also, comparedWhenIgnored: protectedPath, skip: profileIn(db, watch.project) });
   let opened = false;
   db.transaction(() => {
     if (openWatchOf(db, watch.id)) return; // opened meanwhile

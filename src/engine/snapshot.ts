@@ -85,6 +85,8 @@ export interface SnapshotOptions {
    * the project's .gitignore treats it. A folder it takes is compared whole.
    */
   readonly comparedWhenIgnored?: (path: string, isDir: boolean) => boolean;
+  /** A project-relative folder never walked: the profile, when it lies inside the project (shadowcode's own files, which it writes itself). */
+  readonly skip?: string | null;
 }
 
 /** Two seconds: wider than any file system's time granularity we meet (FAT's is two seconds). */
@@ -125,7 +127,7 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
       if (truncated) return;
       const path = rel ? `${rel}/${d.name}` : d.name;
       if (d.kind === 'link') links.push(path);
-      if (d.name === '.git' || d.kind === 'link' || d.kind === 'other') continue;
+      if (d.name === '.git' || d.kind === 'link' || d.kind === 'other' || path === opts.skip) continue;
       if (ignoring && isIgnored(local, path, d.kind === 'dir')) {
         if (!opts.comparedWhenIgnored?.(path, d.kind === 'dir')) continue;
         if (d.kind === 'dir') {

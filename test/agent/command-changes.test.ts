@@ -195,6 +195,31 @@ t.test('a protected file the project\'s .gitignore ignores is compared all the s
   for (const f of ['added .envrc', 'added .husky/pre-commit', 'added lefthook-local.yml', 'added local.mk']) t.match(review.stdout, f, `review: ${f}`);
 });
 
+t.test('a profile inside the project is never taken for the task\'s change: only the command\'s file is listed, reviewed and rolled back', async (t) => {
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', 'echo made > made.txt'] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['true'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  // The store's own files (state.db, its WAL and shared memory) change with every decision.
+  const b = await agentBench(() => model, { profileInProject: 'prof' });
+  t.teardown(() => b.close());
+  const p = b.sb.project;
+  const job = b.submit('make a file');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.same(next.action.changed_files, ['made.txt'], 'the command\'s file, and nothing of the profile');
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+  const review = await cli(b.sb, ['--workspace', p, 'review', job.id]);
+  t.equal(review.code, 0, review.stderr);
+  t.match(review.stdout, 'added made.txt');
+  t.notMatch(review.stdout, 'prof/', 'review shows nothing of the profile');
+  const rb = await cli(b.sb, ['--workspace', p, 'rollback', '--yes', job.id]);
+  t.equal(rb.code, 0, `rollback is not stopped by the store's own writes: ${rb.stderr}`);
+  t.notOk(existsSync(join(p, 'made.txt')), 'and removes the file');
+});
+
 t.test('files past the snapshot limits: a change is listed and reviewed, and rollback leaves what it cannot restore', async (t) => {
   const { shippedPolicy } = await import('../../src/policy/load.js');
   const shipped = shippedPolicy();
