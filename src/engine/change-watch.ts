@@ -112,6 +112,11 @@ export interface WatchOptions {
   readonly emit?: (kind: string, body: Record<string, unknown>) => void;
 }
 
+/** Whether the job already has a changes_limited event for this reason. */
+function limitedBefore(db: Db, jobId: string, reason: string): boolean {
+  return sql(db, "SELECT 1 FROM job_events WHERE job_id = ? AND kind = 'changes_limited' AND json_extract(body, '$.reason') = ? LIMIT 1").get(jobId, reason) !== undefined;
+}
+
 /**
  * The profile's folder in the project, where it lies inside (the store's own file names it):
  * its state.db, WAL and secrets are shadowcode's own writes, never a task's change, and a
@@ -145,7 +150,10 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
   }
   const known = new Map<string, Known>(seen.map((s) => [s.path, { stamp: s.stamp, sha: s.sha, mode: s.mode, racy: s.racy === 1 }]));
   const before = new Map<string, Entry>(seen.map((s) => [s.path, { state: { exists: true, content: null, mode: s.mode, sha: s.sha }, restorable: s.kept === 1, stamp: s.stamp, racy: s.racy === 1 }]));
-  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also, comparedWhenIgnored: protectedByPattern(policy), skip: profileIn(db, row.project) });
+  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also, comparedWhenIgnored: protectedByPattern(policy), skip: profileIn(db, row.project), mustCompare: known.keys() });
+  // Cut short now (a command made more files than are compared): said once per reason, and every
+  // later approval of the job says its list is incomplete (command-context.ts).
+  if (now.truncated && !limitedBefore(db, row.job_id, now.truncated)) emit('changes_limited', { reason: now.truncated, incomplete: true });
   const diffs = diffSnapshots({ files: before }, now).filter((d) => {
     // Pushed past the file limit by a new file is not deleted: only a file really gone is.
     if (d.kind === 'deleted' && now.truncated) return !existsSync(join(row.project, d.path)) && !isLink(join(row.project, d.path));
@@ -259,7 +267,8 @@ function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly str
     );
     const insert = sql(db, 'INSERT INTO watch_files (watch_id, path, sha, mode, stamp, racy, kept, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     for (const [path, e] of snap.files) insert.run(watch.id, path, e.state.sha, e.state.mode, e.stamp, e.racy ? 1 : 0, e.restorable ? 1 : 0, e.restorable ? e.state.content : null);
-    for (const reason of [snap.truncated, snap.unkept]) if (reason) emit('changes_limited', { reason });
+    if (snap.truncated) emit('changes_limited', { reason: snap.truncated, incomplete: true });
+    if (snap.unkept) emit('changes_limited', { reason: snap.unkept });
   }).immediate();
   return { opened, changes: [], truncated: snap.truncated, unkept: snap.unkept };
 }

@@ -306,7 +306,14 @@ function packageScripts(project: string, dir: string, cap: number): { dir: strin
 
 /** The approval of a native task's run_command: the job's own recorded changes. */
 export function commandContext(db: Db, project: string, jobId: string, argv: readonly string[], cwd: string, cap: number, policy: CommandPolicy): CommandApproval {
-  return commandContextOf(project, { changed: jobChangedFiles(db, jobId), before: (rel) => beforeText(db, jobId, rel) }, argv, cwd, cap, policy);
+  const action = commandContextOf(project, { changed: jobChangedFiles(db, jobId), before: (rel) => beforeText(db, jobId, rel) }, argv, cwd, cap, policy);
+  // The change watch stopped at a limit while the task ran: the list is not complete, and a file
+  // this command runs may have changed unseen (a command that makes 20,000 files first).
+  const limited = sql(db, "SELECT body FROM job_events WHERE job_id = ? AND kind = 'changes_limited' AND json_extract(body, '$.incomplete') = 1 ORDER BY seq DESC LIMIT 1").get(jobId) as { body: string } | undefined;
+  if (!limited) return action;
+  const reason = (JSON.parse(limited.body) as { reason?: string }).reason ?? 'a limit was reached';
+  const incomplete = `The files this task changed could not all be compared (${reason}): what changed past that is not listed, and this command may run it. Check the project before approving.`;
+  return { ...action, notice: action.notice ? `${action.notice} ${incomplete}` : incomplete };
 }
 
 export function commandContextOf(project: string, known: ChangesSoFar, argv: readonly string[], cwd: string, cap: number, policy: CommandPolicy): CommandApproval {

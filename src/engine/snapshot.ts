@@ -87,6 +87,12 @@ export interface SnapshotOptions {
   readonly comparedWhenIgnored?: (path: string, isDir: boolean) => boolean;
   /** A project-relative folder never walked: the profile, when it lies inside the project (shadowcode's own files, which it writes itself). */
   readonly skip?: string | null;
+  /**
+   * Files compared even when the walk stopped at the file limit before them (the files of the
+   * baseline): many new files made before them in the walk cannot hide a change to a `Makefile`.
+   * At most as many as the baseline holds, itself within the limit.
+   */
+  readonly mustCompare?: Iterable<string>;
 }
 
 /** Two seconds: wider than any file system's time granularity we meet (FAT's is two seconds). */
@@ -144,9 +150,9 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
       record(path);
     }
   };
-  const record = (path: string): void => {
+  const record = (path: string, always = false): void => {
     if (files.has(path)) return;
-    if (files.size >= limits.snapshot_files) {
+    if (!always && files.size >= limits.snapshot_files) {
       truncated = `only the first ${limits.snapshot_files} files are compared`;
       return;
     }
@@ -215,6 +221,7 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
     if (!isDir) record(rel);
     else if (!walked.has(rel)) walk(rel, rel.split('/').length - 1, [], true);
   }
+  if (truncated) for (const path of opts.mustCompare ?? []) record(path, true);
   return { files, truncated, unkept, ignores: opts.ignores ? { ...opts.ignores } : ignores };
 }
 

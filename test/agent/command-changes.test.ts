@@ -220,6 +220,33 @@ t.test('a profile inside the project is never taken for the task\'s change: only
   t.notOk(existsSync(join(p, 'made.txt')), 'and removes the file');
 });
 
+t.test('many new files made first cannot hide a Makefile change: it is still compared, warned about at make, and the approval says its list is incomplete', async (t) => {
+  const { shippedPolicy } = await import('../../src/policy/load.js');
+  const shipped = shippedPolicy();
+  // 20 files compared at most; AAA/ sorts before Makefile, so the walk is full before it gets there.
+  const policy = { ...shipped, limits: { ...shipped.limits, runners: { ...shipped.limits.runners, snapshot_files: 20 } } };
+  const script = 'mkdir AAA && for i in $(seq 1 25); do : > AAA/f$i; done && printf "all:\\n\\tevil\\n" > Makefile';
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['make'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  const b = await agentBench(() => model, { policy });
+  t.teardown(() => b.close());
+  const p = b.sb.project;
+  writeFileSync(join(p, 'Makefile'), 'all:\n\techo building\n');
+  const job = b.submit('make files');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.equal(readFileSync(join(p, 'Makefile'), 'utf8'), 'all:\n\tevil\n');
+  t.ok(next.action.changed_files.includes('Makefile'), 'the Makefile of the baseline is compared past the limit');
+  t.same(next.action.runs_changed.map((r: { path: string }) => r.path), ['Makefile'], 'and make warns for it');
+  t.match(next.action.notice, /make reads Makefile.*The files this task changed could not all be compared \(only the first 20 files are compared\)/, 'and says the list is not complete');
+  t.match(b.events(job.id).filter((e) => e.kind === 'changes_limited').map((e) => e.body), [{ reason: 'only the first 20 files are compared', incomplete: true }], 'said once, as an event');
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+});
+
 t.test('files past the snapshot limits: a change is listed and reviewed, and rollback leaves what it cannot restore', async (t) => {
   const { shippedPolicy } = await import('../../src/policy/load.js');
   const shipped = shippedPolicy();
