@@ -21,6 +21,7 @@
  * `test` script it is not, and the person approving must be told so. Wrapped in
  * `timeout 60 npm test` or `bash -lc "npm test"` it must say the same.
  */
+import { lstatSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { CommandApproval } from '../../gen/types/command-approval.js';
 import type { Commands } from '../../gen/types/commands.js';
@@ -67,11 +68,21 @@ function beforeText(db: Db, jobId: string, rel: string): string | null | undefin
   return r && r.existed && r.content ? r.content.toString('utf8') : null;
 }
 
+/** A file's text now, its first `cap` bytes when it is larger (never "gone" for being large: a diff would show it deleted); null when it is not there. */
 function nowText(project: string, rel: string, cap: number): string | null {
   try {
-    return tryReadProjectFile(project, rel, { cap, kind: 'file', links: 'refuse' })?.bytes.toString('utf8') ?? null;
+    return tryReadProjectFile(project, rel, { cap, kind: 'file', links: 'refuse', overflow: 'truncate' })?.bytes.toString('utf8') ?? null;
   } catch {
     return null;
+  }
+}
+
+/** Whether the file is larger than `cap` bytes (its text above is cut). */
+function largerThan(project: string, rel: string, cap: number): boolean {
+  try {
+    return lstatSync(join(project, rel)).size > cap;
+  } catch {
+    return false;
   }
 }
 
@@ -362,5 +373,6 @@ function changeDiff(project: string, known: ChangesSoFar, rel: string, cap: numb
   const now = nowText(project, rel, cap);
   if (before === undefined) return `--- a/${rel}\n+++ ${now === null ? '/dev/null' : `b/${rel}`}\n@@ its content before the task was not kept (past the snapshot limits) @@\n`;
   const diff = unifiedDiff(before ?? '', now ?? '', before === null ? '/dev/null' : `a/${rel}`, now === null ? '/dev/null' : `b/${rel}`);
-  return diff.length > cap ? `${diff.slice(0, cap)}\n… diff cut at ${cap} characters\n` : diff;
+  const shown = diff.length > cap ? `${diff.slice(0, cap)}\n… diff cut at ${cap} characters\n` : diff;
+  return now !== null && largerThan(project, rel, cap) ? `${shown}… ${rel} is larger than ${cap} bytes: only its start is compared here, and the rest is not shown\n` : shown;
 }

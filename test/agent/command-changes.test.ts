@@ -239,8 +239,8 @@ t.test('many new files made first cannot hide a Makefile change: it is still com
   decide(b, (await nextApproval(b, job.id)).id, 'approved');
   const next = await nextApproval(b, job.id);
   t.equal(readFileSync(join(p, 'Makefile'), 'utf8'), 'all:\n\tevil\n');
-  t.ok(next.action.changed_files.includes('Makefile'), 'the Makefile of the baseline is compared past the limit');
-  t.same(next.action.runs_changed.map((r: { path: string }) => r.path), ['Makefile'], 'and make warns for it');
+  t.ok(next.action.changed_files!.includes('Makefile'), 'the Makefile of the baseline is compared past the limit');
+  t.same(next.action.runs_changed!.map((r: { path: string }) => r.path), ['Makefile'], 'and make warns for it');
   t.match(next.action.notice, /make reads Makefile.*The files this task changed could not all be compared \(only the first 20 files are compared\)/, 'and says the list is not complete');
   t.match(b.events(job.id).filter((e) => e.kind === 'changes_limited').map((e) => e.body), [{ reason: 'only the first 20 files are compared', incomplete: true }], 'said once, as an event');
   decide(b, next.id, 'denied');

