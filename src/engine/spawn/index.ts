@@ -405,7 +405,7 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
     });
   });
   // The supervisor reports only after the whole group is gone, and with it the sandbox's mounts.
-  const created = status.then(afterExit(p, ticket, req));
+  const created = status.then(afterExit(p, ticket.decisionId, req));
   return { process: sup, level: p.level, pid, status, stop: () => life.end(), created };
 }
 
@@ -423,12 +423,12 @@ const releaseQuietly = (p: Prepared) => () => {
  * protected paths (a sandbox binds only what exists when it starts), recorded in the
  * audit log beside its spawn row. Never throws into the caller's path.
  */
-const afterExit = (p: Prepared, ticket: GateTicket, req: SpawnRequest) => (): string[] => {
+const afterExit = (p: Prepared, decisionId: string, req: SpawnRequest) => (): string[] => {
   releaseQuietly(p)();
   let created: string[] = [];
   try {
     created = p.created();
-    if (created.length > 0) appendAudit(req.db, 'protected_created', { decision_id: ticket.decisionId, kind: req.kind, project: req.confine.project, paths: created });
+    if (created.length > 0) appendAudit(req.db, 'protected_created', { decision_id: decisionId, kind: req.kind, project: req.confine.project, paths: created });
   } catch {
     /* the store is closing: the caller still gets the list */
   }
@@ -450,7 +450,7 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
     throw err;
   }
   // bwrap exits only after the sandbox's first process, and with it the PID namespace, is gone.
-  const after = afterExit(p, ticket, req);
+  const after = afterExit(p, ticket.decisionId, req);
   let done: Promise<readonly string[]> | null = null;
   const created = new Promise<readonly string[]>((resolve) => {
     const end = () => resolve((done ??= Promise.resolve(after())));
