@@ -14,6 +14,7 @@
  *   startHelper(ticket, req) ─► one of our own helpers (the SQLite query child) in a sandbox of
  *                               its own: node, its files, exactly the files given; nothing else
  *   startOwnProgram(ticket, …) ─► the shared engine: our code, which needs the profile; not sandboxed
+ *   with telemetry on, every sandboxed start is a `spawn KIND` span: sandbox level, network, exit
  */
 import { type ChildProcess, spawn, spawnSync, type StdioOptions } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { ScError } from '../../errors.js';
 import type { Policy } from '../../policy/load.js';
 import { appendAudit } from '../../store/audit.js';
 import type { Db } from '../../store/db.js';
+import { type Attrs, tel } from '../../telemetry/hooks.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
 import { holdProtected } from './holds.js';
@@ -218,7 +220,21 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
   });
   // The supervisor reports only after the whole group is gone, and with it the sandbox's mounts.
   void status.then(releaseQuietly(p));
+  tel()?.track(`spawn ${req.kind}`, spawnAttrs(req.kind, req.argv[0], p.level, req.confine.network, ticket.decisionId), status.then((s) => ({ 'process.exit.code': s.code ?? undefined, 'shadowcode.spawn.outcome': s.outcome, 'shadowcode.spawn.signal': s.signal ?? undefined })));
   return { process: sup, level: p.level, pid, status, stop: () => life.end() };
+}
+
+/** A spawn's span attributes: what was started (the program's name, not its arguments), how confined. */
+function spawnAttrs(kind: string, argv0: string | undefined, level: SandboxLevel, network: boolean, decisionId: string): Attrs {
+  return { 'shadowcode.spawn.kind': kind, 'process.executable.name': argv0 ? basename(argv0) : undefined, 'shadowcode.sandbox.level': level, 'shadowcode.sandbox.network': network, 'shadowcode.decision.id': decisionId };
+}
+
+/** Resolves with the exit of a process started without the supervisor. */
+function exitOf(child: ChildProcess): Promise<Attrs> {
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve({ 'process.exit.code': code ?? undefined, 'shadowcode.spawn.signal': signal ?? undefined }));
+    child.once('error', () => resolve({ 'shadowcode.spawn.outcome': 'spawn_failed' }));
+  });
 }
 
 /** Releases a hold after the process; a failure there leaves a placeholder behind, never an error in the caller's path. */
@@ -245,6 +261,7 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
   // bwrap exits only after the sandbox's first process, and with it the PID namespace, is gone.
   child.once('exit', releaseQuietly(p));
   child.once('error', releaseQuietly(p));
+  tel()?.track(`spawn ${req.kind}`, spawnAttrs(req.kind, req.argv[0], p.level, req.confine.network, ticket.decisionId), exitOf(child));
   return { child, level: p.level };
 }
 
@@ -285,6 +302,7 @@ export function startHelper(ticket: GateTicket, req: HelperRequest): { child: Ch
       : argv;
   appendAudit(req.db, 'spawn', { decision_id: ticket.decisionId, kind: 'helper', argv0: name, level: support.level, network: false, project: req.project });
   const child = spawn(boxed[0] as string, boxed.slice(1), { cwd: '/', env, stdio: req.stdio, shell: false });
+  tel()?.track('spawn helper', spawnAttrs('helper', name, support.level, false, ticket.decisionId), exitOf(child));
   return { child, level: support.level };
 }
 
