@@ -26,6 +26,7 @@ import { isLoopbackHost } from '../policy/net.js';
 import { scrubDeep } from '../policy/scrub.js';
 import type { Db } from '../store/db.js';
 import { checkSecretName } from '../store/secrets.js';
+import { check } from '../schema/validate.js';
 import { readSettings, updateTelemetrySettings } from '../store/settings.js';
 import type { BatchConfig, ExportConfig, OtlpProtocol, Signal, SignalTarget } from '../telemetry/config.js';
 import { SIGNALS } from '../telemetry/config.js';
@@ -231,7 +232,7 @@ export function telemetryView(deps: Pick<TelemetryDeps, 'profileDir' | 'env' | '
           return { signal: s, url: shownUrl(u), protocol: t.protocol, loopback: isLoopback(u), header_names: Object.keys(t.headers).sort() };
         })
       : [];
-  return {
+  return check<TelemetryView>('telemetry-view', {
     state: r.state,
     why: r.why,
     source: r.source,
@@ -241,7 +242,7 @@ export function telemetryView(deps: Pick<TelemetryDeps, 'profileDir' | 'env' | '
     content: profile?.content === true,
     profile: profile ? { ...profile, ...(profile.endpoint ? { endpoint: shownUrl(profile.endpoint) } : {}) } : null,
     processes: readCounts(deps.profileDir, l.stats_keep_ms),
-  };
+  }, 'SC_INTERNAL', 'telemetry view');
 }
 
 /** The short form in `shadowcode status`. */
@@ -326,7 +327,7 @@ export async function telemetrySet(deps: TelemetryDeps, input: TelemetrySetInput
   const url = new URL(next.endpoint as string);
   const request = deps.request('cli:telemetry.set', {
     resource: { kind: 'telemetry', endpoint_kind: isLoopback(url) ? 'loopback' : 'remote', host: hostOf(url).slice(0, 256) },
-    args: { endpoint: shownUrl(url), protocol: next.protocol, header_names: (next.headers ?? []).map((h) => h.name), header_secrets: (next.headers ?? []).map((h) => h.secret), content: next.content === true, service_name: next.service_name ?? null },
+    args: { endpoint: shownUrl(url), protocol: next.protocol, header_names: (next.headers ?? []).map((h) => h.name), header_refs: (next.headers ?? []).map((h) => h.secret), content: next.content === true, service_name: next.service_name ?? null },
   });
   const saved = await enforce(deps.gate, request, (t) => updateTelemetrySettings(t, deps.profileDir, deps.db(), (s) => ({ ...s, telemetry: next })));
   return telemetryView(deps, saved.telemetry);

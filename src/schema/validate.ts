@@ -31,6 +31,7 @@ const byKey = {
   sandbox: gen.validateSandbox,
   settings: gen.validateSettings,
   status: gen.validateStatus,
+  'telemetry-view': gen.validateTelemetryView,
 } as const satisfies Record<string, GeneratedValidator>;
 
 export type SchemaKey = keyof typeof byKey;
