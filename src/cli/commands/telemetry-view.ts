@@ -10,7 +10,7 @@ export function telemetryText(v: TelemetryView): string {
     lines.push(`${t.signal.padEnd(9)} ${inert(t.url)} (${t.protocol}, ${t.loopback ? 'this machine' : 'REMOTE: leaves this machine'}${headers})`);
   }
   for (const h of v.profile?.headers ?? []) lines.push(`header    ${inert(h.name)} from secret ${inert(h.secret)}`);
-  lines.push(`content   ${v.content ? 'exported, scrubbed of secrets: tool arguments and results, prompts, model text' : 'not exported (tool arguments and results, prompts, model text); telemetry set --content opts in'}`);
+  if (v.state === 'on') lines.push(`content   ${v.content ? 'exported, scrubbed of secrets: tool arguments and results, prompts, model text' : 'not exported (tool arguments and results, prompts, model text); telemetry set --content opts in'}`);
   for (const p of v.processes) {
     const c = (n: string, s: { exported: number; dropped: number; failed: number }) => `${n} ${s.exported} sent, ${s.dropped} dropped, ${s.failed} failed`;
     lines.push(`pid ${p.pid}${p.running ? ' (running)' : ''}: ${c('spans', p.traces)}; ${c('logs', p.logs)}; ${c('metric exports', p.metrics)}${p.last_error ? `; last error: ${inert(p.last_error)}` : ''}`);
