@@ -14,7 +14,10 @@ import { startTelemetryExport, type TelemetryDeps } from '../../src/ops/telemetr
 import { callTool } from '../../src/server/dispatch.js';
 import { tel } from '../../src/telemetry/hooks.js';
 import { openDb } from '../../src/store/db.js';
+import { OpenAiCompatibleProvider } from '../../src/agent/providers/openai.js';
+import { agentBench } from '../fixtures/agent.js';
 import { cli, connection, sandbox, type Sandbox } from '../fixtures/env.js';
+import { startFakeModel } from '../fixtures/fake-model.js';
 import { type GotSpan, otlpReceiver } from '../fixtures/otlp/receiver.js';
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
@@ -137,4 +140,43 @@ t.test('a collector that never answers delays no call: overflow is dropped and c
   t.ok(status.telemetry.dropped >= counts.traces.dropped + counts.logs.dropped, `status counts what the process dropped (${status.telemetry.dropped})`);
   const show = JSON.parse((await cli(sb, ['--json', 'telemetry', 'show'])).stdout) as { processes: Array<{ pid: number; running: boolean }> };
   t.match(show.processes, [{ pid: process.pid }], 'telemetry show lists the process and its counters');
+});
+
+t.test('a task: invoke_agent with its token use, each model request a chat CLIENT span whose traceparent goes out in the request headers', async (t) => {
+  const rx = await otlpReceiver();
+  t.teardown(() => rx.close());
+  const fake = await startFakeModel({ format: 'openai', script: [{ tool_calls: [{ id: 'c1', name: 'list_dir', arguments: '{"path":"."}' }], usage: { input_tokens: 11, output_tokens: 3 } }, { text: 'all done', usage: { input_tokens: 17, output_tokens: 5 } }] });
+  t.teardown(() => fake.close());
+  const policy = shippedPolicy();
+  const bench = await agentBench(() => new OpenAiCompatibleProvider({ id: 'fake', kind: 'openai-compatible', model: 'fake-model', url: new URL(`${fake.url}/v1`), loopback: true, key: null, contextTokens: 100_000, limits: policy.limits.models }), { policy });
+  const deps: TelemetryDeps = {
+    profileDir: bench.sb.profile,
+    env: { ...bench.sb.env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url },
+    policy,
+    gate: { policy, db: () => bench.engine.db() },
+    request: (action, extra = {}) => ({ action, principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project: null, ...extra }),
+    db: () => bench.engine.db(),
+    secrets: () => bench.engine.secrets(),
+  };
+  const stop = await startTelemetryExport(deps, 'test', () => {});
+  const job = bench.submit('list the project', { mode: 'plan', ceiling: 'read_only' });
+  t.equal((await bench.settle(job.id)).state, 'succeeded');
+  await bench.close();
+  await stop!();
+
+  const agent = rx.spans.find((s) => s.name === 'invoke_agent shadowcode') as GotSpan;
+  t.match(agent.attributes, { 'gen_ai.operation.name': 'invoke_agent', 'shadowcode.job.id': job.id, 'gen_ai.usage.input_tokens': 28, 'gen_ai.usage.output_tokens': 8, 'shadowcode.job.state': 'succeeded' });
+  const chats = rx.spans.filter((s) => s.name === 'chat fake-model');
+  t.equal(chats.length, 2, 'one chat span per model request');
+  for (const c of chats) {
+    t.match(c, { kind: 3, parentSpanId: agent.spanId, traceId: agent.traceId });
+    t.match(c.attributes, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'fake-model', 'server.address': '127.0.0.1' });
+  }
+  t.match(chats.map((c) => c.attributes['gen_ai.usage.input_tokens']).sort(), [11, 17]);
+  const sent = fake.requests.filter((r) => r.method === 'POST').map((r) => String(r.headers.traceparent));
+  t.same(sent.sort(), chats.map((c) => `00-${c.traceId}-${c.spanId}-01`).sort(), 'each model request carried its chat span as traceparent');
+  const tool = rx.spans.find((s) => s.name === 'execute_tool list_dir') as GotSpan;
+  t.match(tool, { parentSpanId: agent.spanId, attributes: { 'gen_ai.tool.call.id': 'c1' } });
+  t.ok(rx.spans.some((s) => s.parentSpanId === tool.spanId && s.attributes['shadowcode.action'] === 'task:tool.list_dir'), "the tool's decision is inside it");
+  t.ok(rx.spans.some((s) => s.parentSpanId === agent.spanId && s.attributes['shadowcode.action'] === 'model:request'), 'each model request was decided inside the task');
 });
