@@ -1,7 +1,8 @@
 // OpenTelemetry's cost on `mcp serve` (stdio), over BENCH_ROUNDS rounds whose order alternates:
 //   cold start (spawn → initialize → tools/list answered) and the shadow_status round trip for
 //   off             nothing configured (what every user without a collector runs)
-//   before          BENCH_BEFORE=DIR: another checkout's built server, e.g. main before telemetry
+//   before          BENCH_BEFORE=DIR: another checkout's built server, e.g. this branch's base
+//                   (git archive BASE | tar -x -C DIR, link node_modules, node scripts/build.mjs)
 //   port closed     OTEL_EXPORTER_OTLP_ENDPOINT at a loopback port nothing listens on
 //   never answers   a collector that accepts every request and never answers
 //   live            a collector that answers every export at once
@@ -62,6 +63,11 @@ function start({ args, env }) {
       waiting.delete(msg.id);
     }
   });
+  // A server that exits before it answers fails the run instead of hanging it.
+  child.on('close', (code) => {
+    for (const w of waiting.values()) w({ error: { message: `the server exited (${code}) before answering` } });
+    waiting.clear();
+  });
   let id = 0;
   const request = (method, params) =>
     new Promise((resolve) => {
@@ -75,7 +81,8 @@ function start({ args, env }) {
 }
 
 async function handshake(s) {
-  await s.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+  const init = await s.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+  if (init.error) throw new Error(init.error.message);
   s.notify('notifications/initialized');
   return s.request('tools/list', {});
 }

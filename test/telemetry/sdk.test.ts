@@ -4,7 +4,7 @@
  * and a collector that never answers: every call still completes, the queue's overflow is
  * dropped and counted, and status and shadow_doctor say so.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Policy } from '../../src/policy/load.js';
@@ -15,7 +15,9 @@ import { callTool } from '../../src/server/dispatch.js';
 import { tel } from '../../src/telemetry/hooks.js';
 import { openDb } from '../../src/store/db.js';
 import { OpenAiCompatibleProvider } from '../../src/agent/providers/openai.js';
+import { openTaskTools } from '../../src/client/task-tools.js';
 import { agentBench } from '../fixtures/agent.js';
+import { grant, peerDef, taskCtx, world } from '../fixtures/mcp-client.js';
 import { cli, connection, sandbox, type Sandbox } from '../fixtures/env.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { type GotSpan, otlpReceiver } from '../fixtures/otlp/receiver.js';
@@ -179,4 +181,35 @@ t.test('a task: invoke_agent with its token use, each model request a chat CLIEN
   t.match(tool, { parentSpanId: agent.spanId, attributes: { 'gen_ai.tool.call.id': 'c1' } });
   t.ok(rx.spans.some((s) => s.parentSpanId === tool.spanId && s.attributes['shadowcode.action'] === 'task:tool.list_dir'), "the tool's decision is inside it");
   t.ok(rx.spans.some((s) => s.parentSpanId === agent.spanId && s.attributes['shadowcode.action'] === 'model:request'), 'each model request was decided inside the task');
+});
+
+t.test("a task's call to an external MCP server is a CLIENT span, and its traceparent goes out in params._meta", async (t) => {
+  const rx = await otlpReceiver();
+  t.teardown(() => rx.close());
+  const w = await world();
+  const log = join(w.sb.project, 'peer.log');
+  await grant(w, 'peer', peerDef('ok', { env: { PEER_LOG: log } }));
+  const deps: TelemetryDeps = {
+    profileDir: w.sb.profile,
+    env: { ...w.env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    policy: w.policy,
+    gate: w.gateEnv,
+    request: (action, extra = {}) => ({ action, principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project: null, ...extra }),
+    db: () => w.db,
+    secrets: () => w.secrets,
+  };
+  const stop = await startTelemetryExport(deps, 'test', () => {});
+  const ctx = taskCtx(w);
+  const s = openTaskTools(w.deps, ctx);
+  await s!.tools();
+  const r = await s!.call('mcp__peer__echo', { text: 'hi' }, ctx);
+  t.equal(r.is_error, false);
+  await s!.close();
+  await stop!();
+  const span = rx.spans.find((x) => x.name === 'tools/call echo') as GotSpan;
+  t.match(span, { kind: 3, attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo', 'gen_ai.operation.name': 'execute_tool', 'network.transport': 'pipe' } });
+  const line = readFileSync(log, 'utf8').split('\n').find((l) => l.startsWith('tools/call echo'));
+  t.equal(line, `tools/call echo traceparent=00-${span.traceId}-${span.spanId}-01`, 'the server received our span as its parent, in params._meta');
+  t.ok(rx.points.some((p) => p.metric === 'mcp.client.operation.duration' && p.attributes['gen_ai.tool.name'] === 'echo'), 'mcp.client.operation.duration is recorded');
+  t.ok(rx.spans.some((x) => x.name === 'spawn mcp_server' && ['bwrap', 'none'].includes(String(x.attributes['shadowcode.sandbox.level']))), "the server's process is a spawn span with its sandbox level");
 });
