@@ -16,7 +16,9 @@ import { tel } from '../../src/telemetry/hooks.js';
 import { openDb } from '../../src/store/db.js';
 import { OpenAiCompatibleProvider } from '../../src/agent/providers/openai.js';
 import { openTaskTools } from '../../src/client/task-tools.js';
+import { open } from '../../src/lib/index.js';
 import { agentBench } from '../fixtures/agent.js';
+import { httpClient, TOKEN } from '../fixtures/http.js';
 import { grant, peerDef, taskCtx, world } from '../fixtures/mcp-client.js';
 import { cli, connection, sandbox, type Sandbox } from '../fixtures/env.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
@@ -212,4 +214,24 @@ t.test("a task's call to an external MCP server is a CLIENT span, and its tracep
   t.equal(line, `tools/call echo traceparent=00-${span.traceId}-${span.spanId}-01`, 'the server received our span as its parent, in params._meta');
   t.ok(rx.points.some((p) => p.metric === 'mcp.client.operation.duration' && p.attributes['gen_ai.tool.name'] === 'echo'), 'mcp.client.operation.duration is recorded');
   t.ok(rx.spans.some((x) => x.name === 'spawn mcp_server' && ['bwrap', 'none'].includes(String(x.attributes['shadowcode.sandbox.level']))), "the server's process is a spawn span with its sandbox level");
+});
+
+t.test('over the HTTP gateway of a library host: the MCP span covers the request, its decisions included, parented by params._meta', async (t) => {
+  const sb = sandbox('sc-otel-http');
+  const rx = await otlpReceiver();
+  t.teardown(() => rx.close());
+  const sc = await open({ profile: sb.profile, workspace: sb.project, env: { ...sb.env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } });
+  t.teardown(() => sc.close());
+  const gw = await sc.serveHttp({ token: TOKEN });
+  const client = await httpClient(gw.url, 'v2-modern');
+  const r = await client.callTool({ name: 'shadow_status', arguments: {}, _meta: { traceparent: `00-${TRACE}-${PARENT}-01` } });
+  t.notOk(r.isError);
+  await client.close();
+  await gw.close();
+  t.notOk(tel(), "the host's last server closed: the export stopped with it");
+  const span = rx.spans.find((s) => s.name === 'tools/call shadow_status') as GotSpan;
+  t.match(span, { kind: 2, traceId: TRACE, parentSpanId: PARENT, attributes: { 'network.transport': 'tcp', 'http.response.status_code': 200, 'mcp.protocol.version': '2026-07-28' } });
+  const inside = rx.spans.filter((s) => s.parentSpanId === span.spanId).map((s) => s.attributes['shadowcode.action']);
+  t.ok(inside.includes('http:request') && inside.includes('tool:shadow_status'), 'the HTTP request and the call it carries are decided inside the span');
+  t.equal(span.resource['shadowcode.role'], 'library');
 });
