@@ -11,7 +11,9 @@
 //   src/console/page ─► dist/console/{index.html, app.js, style.css, icon.svg}: the console's page, for the browser
 //
 // better-sqlite3 stays external (a native addon) and is required only when a
-// database first opens.
+// database first opens. The OpenTelemetry packages stay external too (runtime
+// dependencies): src/telemetry/sdk.ts, which requires them, is reached only through a
+// dynamic import, so its code runs, and they load, only when telemetry is configured.
 //
 // A build that would write what dist/ already holds is skipped (`npm test` builds first, and
 // `npm ci` has just built): see build-stamp.mjs. `--force` builds regardless.
@@ -52,7 +54,7 @@ async function buildDist() {
     bundle: true,
     platform: 'node',
     target: 'node20',
-    external: ['better-sqlite3'],
+    external: ['better-sqlite3', '@opentelemetry/*'],
     define: { __SHADOWCODE_VERSION__: JSON.stringify(pkg.version), __SHADOWCODE_VERIFIED_POLICY__: JSON.stringify(verifiedPolicy) },
     legalComments: 'none',
     sourcemap: false,

@@ -11,6 +11,7 @@
  *     ─► authorize(request, policy)      pure decision
  *     ─► audit row {decision, masked args, policy hash}; a denial stops the list
  *     ─► COMMIT
+ *     ─► telemetry (when on): one guardrail span per decision, under the caller's span
  *     ─► denied?  SC_POLICY_DENIED (or the deciding rule's own code) naming the rules
  *     ─► run(ticket)                     the ticket opens the executors of that action (and record) only
  *
@@ -23,6 +24,7 @@ import { type ErrorCode, isErrorCode, ScError } from '../errors.js';
 import { check } from '../schema/validate.js';
 import { type AuditRow, appendAuditRows } from '../store/audit.js';
 import type { Db } from '../store/db.js';
+import { tel } from '../telemetry/hooks.js';
 import { type GateTicket, mintTicket } from '../ticket.js';
 import { authorize, type Decision } from './authorize.js';
 import { holdsHome } from './home.js';
@@ -143,6 +145,8 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
   // Requests that carry their project are checked before the store opens; the rest once trust is read.
   const early = requests.map((r) => (r.project !== undefined || !env.project ? validated(r, env.homes) : undefined));
   const decided: Decided[] = [];
+  const t = tel();
+  const started = t ? Date.now() : 0;
   try {
     const db = env.db();
     appendAuditRows(db, () => {
@@ -163,6 +167,7 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
     const action = requests.map((r) => r.action).join(', ');
     throw new ScError('SC_STORE_FAILED', `cannot record the decision for ${action}: ${(err as Error).message}`);
   }
+  if (t) t.decided(decided.map(({ request: r, decision: d, decisionId }) => ({ action: r.action, principal: r.principal.kind, allow: d.allow, reasons: d.reasons, decisionId, ceiling: d.ceiling, args: r.args })), env.policy.hash, started);
   return decided.map(({ request, decision: d, decisionId }) => {
     if (d.allow) return { decisionId, request, ticket: mintTicket({ decisionId, action: request.action, ceiling: d.ceiling, owner: request.principal.owner, ...ticketResource(request) }) };
     const why = rulesOf(env.policy, d).map((r) => `${r.id} (${r.description})`).join('; ');

@@ -34,6 +34,7 @@ const byKey = {
   'sandbox-view': gen.validateSandboxView,
   settings: gen.validateSettings,
   status: gen.validateStatus,
+  'telemetry-view': gen.validateTelemetryView,
 } as const satisfies Record<string, GeneratedValidator>;
 
 export type SchemaKey = keyof typeof byKey;

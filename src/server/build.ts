@@ -3,13 +3,15 @@
  * our handlers. tools/list serves each tool's host-safe input schema, derived
  * once per process from schemas/tools/ (src/schema/host-schema.ts); calls are
  * still validated against the full schema. Every call and read is dispatched
- * through the gate.
+ * through the gate. With telemetry on, each request runs in its MCP SERVER span
+ * (traced): the caller's params._meta.traceparent is its parent.
  */
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { TOOL_SCHEMAS } from '../../gen/tools/catalog.js';
 import { asScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import { hostInputSchema } from '../schema/host-schema.js';
+import { tel } from '../telemetry/hooks.js';
 import { VERSION } from '../version.js';
 import type { Connection } from './connection.js';
 import { type AdmittedCall, callTool } from './dispatch.js';
@@ -45,32 +47,54 @@ function protocolError(err: unknown): ProtocolError {
   return new ProtocolError(code, `${e.code}: ${e.message}`, e.toJSON().error);
 }
 
+interface RequestCtx {
+  readonly mcpReq: { readonly method: string; readonly id: string | number; readonly _meta?: unknown; readonly envelope?: { readonly protocolVersion?: string } };
+}
+
+/** Runs a handler in its MCP SERVER span when telemetry is on; otherwise just runs it. */
+function traced<T>(conn: Connection, server: Server, ctx: RequestCtx, target: string | undefined, args: unknown, fn: () => T | Promise<T>): Promise<T> {
+  const t = tel();
+  if (!t) return Promise.resolve(fn());
+  const protocolVersion = ctx.mcpReq.envelope?.protocolVersion ?? server.getNegotiatedProtocolVersion();
+  return t.mcpRequest({ method: ctx.mcpReq.method, target, id: ctx.mcpReq.id, meta: ctx.mcpReq._meta, protocolVersion, transport: conn.opts.transport === 'stdio' ? 'pipe' : 'tcp', args }, async () => fn());
+}
+
 export function buildServer(conn: Connection, admitted?: AdmittedCall): Server {
   const server = new Server({ name: 'shadowcode', version: VERSION }, { capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} }, instructions: INSTRUCTIONS });
   const tools = toolList();
-  server.setRequestHandler('tools/list', () => ({ tools: tools as ListedTool[] }));
-  server.setRequestHandler('tools/call', (req, ctx) => callTool(conn, req.params.name, req.params.arguments, ctx.mcpReq.signal, admitted));
-  server.setRequestHandler('resources/list', () => ({
-    resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: 'application/json' })),
-  }));
+  server.setRequestHandler('tools/list', (_req, ctx) => traced(conn, server, ctx, undefined, undefined, () => ({ tools: tools as ListedTool[] })));
+  server.setRequestHandler('tools/call', (req, ctx) => traced(conn, server, ctx, req.params.name, req.params.arguments, () => callTool(conn, req.params.name, req.params.arguments, ctx.mcpReq.signal, admitted)));
+  server.setRequestHandler('resources/list', (_req, ctx) =>
+    traced(conn, server, ctx, undefined, undefined, () => ({
+      resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: 'application/json' })),
+    })),
+  );
   server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
   // Our own params check (src/server/params.ts): a malformed read is -32602 with our message.
-  server.setRequestHandler('resources/read', { params: ANY_PARAMS }, async (params, ctx) => {
-    try {
-      return { contents: [await readResource(conn, resourceParams(params).uri, ctx.mcpReq.signal)] };
-    } catch (err) {
-      throw protocolError(err);
-    }
-  });
+  server.setRequestHandler('resources/read', { params: ANY_PARAMS }, (params, ctx) =>
+    traced(conn, server, ctx, undefined, undefined, async () => {
+      try {
+        return { contents: [await readResource(conn, resourceParams(params).uri, ctx.mcpReq.signal)] };
+      } catch (err) {
+        throw protocolError(err);
+      }
+    }),
+  );
   server.setRequestHandler('prompts/list', () => ({ prompts: PROMPTS.map((p) => ({ name: p.name, description: p.description, arguments: [...p.arguments] })) }));
-  server.setRequestHandler('prompts/get', { params: ANY_PARAMS }, async (params) => {
-    try {
-      const { prompt: p, arguments: args } = promptParams(params, PROMPTS);
-      const text = await enforce(conn.gate(), conn.request(`prompt:${p.name}`, { args }), () => p.render(conn.project, args));
-      return { description: p.description, messages: [{ role: 'user' as const, content: { type: 'text' as const, text } }] };
-    } catch (err) {
-      throw protocolError(err);
-    }
+  server.setRequestHandler('prompts/get', { params: ANY_PARAMS }, (params, ctx) => {
+    // Only a name we serve goes into the span's name: a client's made-up one would be unbounded.
+    const known = PROMPTS.find((p) => p.name === params.name)?.name;
+    return traced(conn, server, ctx, known, undefined, () => getPrompt(conn, params));
   });
   return server;
+}
+
+async function getPrompt(conn: Connection, params: Parameters<typeof promptParams>[0]) {
+  try {
+    const { prompt: p, arguments: args } = promptParams(params, PROMPTS);
+    const text = await enforce(conn.gate(), conn.request(`prompt:${p.name}`, { args }), () => p.render(conn.project, args));
+    return { description: p.description, messages: [{ role: 'user' as const, content: { type: 'text' as const, text } }] };
+  } catch (err) {
+    throw protocolError(err);
+  }
 }
