@@ -37,7 +37,9 @@ export function scrubText(text: string): string {
 }
 
 export function redact(value: unknown, maxChars: number): unknown {
-  const clean = scrubber();
+  // Bound on the first string: a body with none (a call without arguments) never asks for the secret set.
+  let scrub: ((text: string) => string) | undefined;
+  const clean = (text: string) => (scrub ??= scrubber())(text);
   const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === 'string') {
       const s = clean(v);
