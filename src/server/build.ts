@@ -1,40 +1,18 @@
 /*
  * The MCP server for one connection: the official SDK's low-level Server with
- * our handlers. tools/list serves each tool's host-safe input schema, derived
- * once per process from schemas/tools/ (src/schema/host-schema.ts); calls are
- * still validated against the full schema. Every call and read is dispatched
+ * our handlers. What it lists (tools, instructions, capabilities) is listing.ts's,
+ * shared with the first answers over stdio. Every call and read is dispatched
  * through the gate.
  */
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
-import { TOOL_SCHEMAS } from '../../gen/tools/catalog.js';
 import { asScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
-import { hostInputSchema } from '../schema/host-schema.js';
-import { VERSION } from '../version.js';
 import type { Connection } from './connection.js';
 import { type AdmittedCall, callTool } from './dispatch.js';
+import { capabilities, INSTRUCTIONS, type ListedTool, SERVER_INFO, toolList } from './listing.js';
 import { ANY_PARAMS, promptParams, resourceParams } from './params.js';
 import { PROMPTS } from './prompts.js';
 import { RESOURCES, readResource } from './resources.js';
-import { TOOLS } from './tools/index.js';
-import type { ToolAnnotations } from './tools/types.js';
-
-const INSTRUCTIONS =
-  'shadowcode is a gateway to one project. Read shadow_status first: it says whether this connection may change anything. Denied calls come back as tool errors naming the policy rule.';
-
-type ListedTool = { name: string; title: string; description: string; inputSchema: { type: 'object' } & Record<string, unknown>; annotations: ToolAnnotations };
-let listed: readonly ListedTool[] | undefined;
-
-/** Built on first use and kept: the HTTP gateway builds a server per request. */
-function toolList(): readonly ListedTool[] {
-  return (listed ??= Object.freeze(
-    [...TOOLS.values()].map((t) => {
-      const schema = TOOL_SCHEMAS[t.name as keyof typeof TOOL_SCHEMAS];
-      const inputSchema = hostInputSchema(t.name, schema) as ListedTool['inputSchema'];
-      return { name: t.name, title: schema.title, description: schema.description, inputSchema, annotations: t.annotations };
-    }),
-  ));
-}
 
 function protocolError(err: unknown): ProtocolError {
   const e = asScError(err);
@@ -43,7 +21,7 @@ function protocolError(err: unknown): ProtocolError {
 }
 
 export function buildServer(conn: Connection, admitted?: AdmittedCall): Server {
-  const server = new Server({ name: 'shadowcode', version: VERSION }, { capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} }, instructions: INSTRUCTIONS });
+  const server = new Server({ ...SERVER_INFO }, { capabilities: capabilities(), instructions: INSTRUCTIONS });
   const tools = toolList();
   server.setRequestHandler('tools/list', () => ({ tools: tools as ListedTool[] }));
   server.setRequestHandler('tools/call', (req, ctx) => callTool(conn, req.params.name, req.params.arguments, ctx.mcpReq.signal, admitted));
