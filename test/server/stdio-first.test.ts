@@ -25,7 +25,9 @@ class Wire implements Transport {
   async send(m: JSONRPCMessage): Promise<void> {
     this.sent.push(m as unknown as Msg);
   }
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
 }
 
 /** The SDK's own answers to these messages, from our server on serveStdio, as they would go on the wire. */
@@ -39,11 +41,12 @@ async function sdkAnswers(conn: Awaited<ReturnType<typeof connection>>['conn'], 
   return ids.map((id) => JSON.stringify(wire.sent.find((s) => s.id === id)));
 }
 
-/** The initialize an official client sends first, caught on a wire that never answers. */
-async function sentBy(connect: (transport: Transport) => Promise<unknown>): Promise<Msg> {
+/** The initialize an official client sends first, caught on a wire that never answers (then the client is closed). */
+async function sentBy(client: { connect(t: Transport): Promise<unknown>; close(): Promise<void> }): Promise<Msg> {
   const wire = new Wire();
-  void connect(wire).catch(() => undefined);
+  void client.connect(wire).catch(() => undefined);
   await until(() => wire.sent.length > 0, 5000);
+  await client.close();
   return wire.sent[0] as Msg;
 }
 
@@ -124,10 +127,10 @@ t.test('the tool list answered before the SDK loads is byte for byte the SDK\'s'
 });
 
 t.test('the initialize the official clients send is one answered before the SDK loads', async (t) => {
-  const v2 = await sentBy((w) => new Client({ name: 'probe', version: '1' }, { versionNegotiation: { mode: 'legacy' } } as never).connect(w));
+  const v2 = await sentBy(new Client({ name: 'probe', version: '1' }, { versionNegotiation: { mode: 'legacy' } } as never));
   t.equal(v2.method, 'initialize');
   t.ok(firstAnswer(v2, false), `v2 client: ${JSON.stringify(v2.params)}`);
-  const old = await sentBy((w) => new (v1().Client)({ name: 'probe', version: '1' }).connect(w as never));
+  const old = await sentBy(new (v1().Client)({ name: 'probe', version: '1' }) as never);
   t.equal(old.method, 'initialize');
   t.ok(firstAnswer(old, false), `v1 client: ${JSON.stringify(old.params)}`);
 });
