@@ -4,7 +4,8 @@
  * shared with the first answers over stdio. Every call and read is dispatched
  * through the gate.
  */
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, Server, type Transport } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { asScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import type { Connection } from './connection.js';
@@ -48,4 +49,9 @@ export function buildServer(conn: Connection, admitted?: AdmittedCall): Server {
     }
   });
   return server;
+}
+
+/** `mcp serve` over stdio on the SDK: one server for the connection, on `wire` (src/server/stdio.ts). */
+export function serveConnection(conn: Connection, wire: Transport, log: (line: string) => void): { close(): Promise<void> } {
+  return serveStdio(() => buildServer(conn), { legacy: 'serve', transport: wire, onerror: (e) => log(`shadowcode: ${e.message}`) });
 }

@@ -36,10 +36,7 @@ export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
   // The SDK and our server on it are loaded when the opening needs them, not before the first answers.
   const opening = new StdioOpening(
     transport,
-    async (wire) => {
-      const [{ serveStdio }, { buildServer }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('./build.js')]);
-      return serveStdio(() => buildServer(conn), { legacy: 'serve', transport: wire, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
-    },
+    async (wire) => (await import('./build.js')).serveConnection(conn, wire, o.log),
     o.log,
     limits.operation_deadline_ms,
   );
