@@ -26,7 +26,7 @@ import type { Db } from '../store/db.js';
 import { type GateTicket, mintTicket } from '../ticket.js';
 import { authorize, type Decision } from './authorize.js';
 import type { Policy } from './load.js';
-import { redact } from './redact.js';
+import { lazyScrubber, redact } from './redact.js';
 
 export type { GateRequest };
 
@@ -76,7 +76,8 @@ interface Decided {
   readonly decisionId: string;
 }
 
-function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: string): AuditRow {
+/** `clean`: one scrubber for every row of a transaction (it checks the secret store once). */
+function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: string, clean: (text: string) => string): AuditRow {
   const chars = policy.limits.audit.string_chars;
   return {
     kind: 'decision',
@@ -85,13 +86,13 @@ function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: 
       action: req.action,
       principal: req.principal,
       project: req.project?.path ?? null,
-      resource: req.resource ? redact(req.resource, chars) : undefined,
+      resource: req.resource ? redact(req.resource, chars, clean) : undefined,
       requested_level: req.requested_level,
       allow: d.allow,
       reasons: d.reasons,
       ceiling: d.ceiling,
       policy_hash: policy.hash,
-      args: req.args ? redact(req.args, chars) : undefined,
+      args: req.args ? redact(req.args, chars, clean) : undefined,
     },
   };
 }
@@ -111,12 +112,13 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
     appendAuditRows(db, () => {
       decided.length = 0;
       const rows: AuditRow[] = [];
+      const clean = lazyScrubber();
       for (const [i, r] of requests.entries()) {
         const request = early[i] ?? validated({ ...r, project: env.project!(db) });
         const decision = authorize(request, env.policy.permissions);
         const decisionId = randomUUID();
         decided.push({ request, decision, decisionId });
-        rows.push(decisionRow(env.policy, request, decision, decisionId));
+        rows.push(decisionRow(env.policy, request, decision, decisionId, clean));
         if (!decision.allow) break;
       }
       return rows;
