@@ -7,6 +7,7 @@
 //                                                CPU per paced shadow_status call, CPU to the first tools/list
 //   node bench/profile.mjs --calls 1500          more calls (default 600)
 //   node bench/profile.mjs --only stdio|http|start
+//   node bench/profile.mjs --root DIR            measure the build in another checkout (say, of an earlier commit)
 //   node bench/profile.mjs --cpu-prof DIR        also write V8 CPU profiles of our server (one per transport)
 //                                                and print its top functions by self time
 //   node bench/profile.mjs --parts               one call's parts in this process (bench/call-bench.ts): CPU µs
@@ -50,7 +51,9 @@ const statusFile = join(work, 'status.json');
 // The HTTP gateway runs from a copy whose limits lift the rate limit, as bench/http.mjs does.
 const pkg = join(work, 'pkg');
 mkdirSync(pkg);
-for (const f of ['package.json', 'bin', 'dist', 'policy']) cpSync(join(root, f), join(pkg, f), { recursive: true });
+// --root DIR: measure another checkout's build (an earlier commit's, to compare) against the same bare servers.
+const ourRoot = opt('--root', root);
+for (const f of ['package.json', 'bin', 'dist', 'policy']) cpSync(join(ourRoot, f), join(pkg, f), { recursive: true });
 symlinkSync(join(root, 'node_modules'), join(pkg, 'node_modules'));
 const limits = JSON.parse(readFileSync(join(pkg, 'policy', 'limits.json'), 'utf8'));
 limits.http_server.requests_per_second = 1000000;
