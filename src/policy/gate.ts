@@ -113,8 +113,10 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
       decided.length = 0;
       const rows: AuditRow[] = [];
       const clean = lazyScrubber();
+      // Read once per transaction: the requests decided together see the same trust, under the same lock.
+      let project: GateRequest['project'] | undefined;
       for (const [i, r] of requests.entries()) {
-        const request = early[i] ?? validated({ ...r, project: env.project!(db) });
+        const request = early[i] ?? validated({ ...r, project: (project ??= env.project!(db)) });
         const decision = authorize(request, env.policy.permissions);
         const decisionId = randomUUID();
         decided.push({ request, decision, decisionId });
