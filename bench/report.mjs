@@ -116,6 +116,7 @@ judged on, on an idle machine.
 | \`shadow_status\` over stdio, CPU per call paced at 100/s, ratio to bare | 1.53× (1.82 vs 1.19 ms) | 1.37× (1.48 vs 1.08 ms) |
 | the same, CPU per call in bursts of 100 (warm caches) | 1.38–1.43× | 1.31× |
 | the same, wall-clock round trip paced, real-time priority | 1.43–1.54× | 1.32–1.35× |
+| the same, instructions per call (after 300 warm-up calls) | 1.83 M vs 1.08 M: 1.71× | 1.14 M vs 1.09 M: 1.04× |
 | system calls per stdio call (bare: 4.5) | 15.6 | 14.0 |
 | one call in process (\`bench/call-bench.ts\`), CPU µs: whole call / gate / audit row alone / result | 123 / 72 / 34 / 18 | 84 / 48 / 34 / 8 |
 | HTTP \`shadow_status\` latency, sequential, real-time priority | 1.16–1.21× | 1.14× |
@@ -124,7 +125,10 @@ judged on, on an idle machine.
 | outbound relay \`echo\` call (\`bench/client.mjs\`), real-time priority | 1.30–1.33× | 1.24–1.32× |
 | idle RSS after \`tools/list\` (bare: 65.6 MiB) | 65.8 MiB | 67–70 MiB |
 
-Read with care: on a busy machine each call finds its caches cold (other processes ran
+A stdio call now runs about as many instructions in user space as the bare server's;
+what is left of the CPU ratio is the kernel's share (the transaction's file locks and
+WAL writes) and the cache misses of a longer path. Read with care: on a busy machine
+each call finds its caches cold (other processes ran
 during the 10 ms between calls), which multiplies the cost of every piece of code a call
 touches: the same transaction costs 21 µs in a tight loop and 174 µs paced. An idle
 machine keeps more of them warm, so its ratios should fall between the burst figures and
