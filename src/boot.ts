@@ -142,7 +142,7 @@ export function bundleRequire(real: NodeJS.Require, vendor?: { ids: readonly str
  * Compiles one of our bundles from its V8 code cache (`name-HASH-NODE-ARCH.v8` in the cache
  * directory) and runs it as a CommonJS module; returns its exports.
  */
-function runCached<T>(dir: string | undefined, name: string, hash: string, require: (bundle: string) => NodeJS.Require): T {
+function runCached<T>(dir: string | undefined, name: string, hash: string, requireFor: (bundle: string) => NodeJS.Require): T {
   const bundle = join(__dirname, `${name}.cjs`);
   // The build keeps the bundles ASCII (scripts/build.mjs checks), so Latin-1 reads them exactly, in a
   // tenth of the time UTF-8 decoding takes: every command starts here.
@@ -176,7 +176,7 @@ function runCached<T>(dir: string | undefined, name: string, hash: string, requi
   }
   const mod = { exports: {} as T };
   const fn = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string) => void;
-  fn.call(mod.exports, mod.exports, require(bundle), mod, bundle, dirname(bundle));
+  fn.call(mod.exports, mod.exports, requireFor(bundle), mod, bundle, dirname(bundle));
   return mod.exports;
 }
 
