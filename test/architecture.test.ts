@@ -194,14 +194,15 @@ const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
 
 // ─── the rules ───────────────────────────────────────────────────────────────────────────
 
-// Lowest first. An import may point to its own layer or any layer below it.
+// Lowest first. An import may point to its own layer or any layer below it. Telemetry sits under the
+// policy: the gate and every layer above report to it (src/telemetry/hooks.ts), and it reports to nothing.
 // The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; the task
 // contract they share with the engine and the client is engine/task-contract.ts, in the engine layer.
 // The operations every surface shares (src/ops: typed input, the gate, a typed result) sit above the runtime
 // and below the surfaces that call them (server, cli, console, lib).
 // The console (src/console) is a channel of the CLI user built on the CLI's commands, so it sits above
 // them; the command table loads its command module lazily, the one import allowed to point up (UP_LOADS).
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'cli', 'console', 'lib'];
+const LAYERS = ['base', 'transport', 'store', 'telemetry', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'cli', 'console', 'lib'];
 const UP_LOADS: Record<string, string> = { 'cli/commands/index.ts': 'console/command.ts' };
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;
@@ -519,6 +520,7 @@ const TRUSTED_READS: Record<string, string> = {
   'engine/owners.ts': "/proc/PID/stat written by the kernel, and the temp directory's listing for our own run dirs",
   'console/codes.ts': 'console.json in the 0700 profile directory, written 0600 by the console itself',
   'console/server.ts': 'the page files of shadowcode itself, built into dist/console',
+  'telemetry/stats.ts': 'its own export counters (telemetry/PID.json), written by it in the 0700 profile directory',
 };
 
 function rawReaders(files: Source[]): string[] {

@@ -43,6 +43,13 @@ export interface OpenDeps {
   readonly gateEnv: GateEnv;
 }
 
+/** How the server is reached, as telemetry names it: a pipe to a process, or TCP to a host and port. */
+function peerOf(t: Target): { transport: 'pipe' | 'tcp'; address?: string; port?: number } {
+  if (t.def.transport !== 'http' || !t.def.url) return { transport: 'pipe' };
+  const u = new URL(t.def.url);
+  return { transport: 'tcp', address: u.hostname, port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80) };
+}
+
 export function endpointKind(t: Target): 'loopback' | 'remote' {
   // A stdio server with the whole network reaches remote hosts as an HTTP one does; named hosts go through the proxy, each decided there.
   if (t.def.transport === 'stdio') return t.def.sandbox?.network === true ? 'remote' : 'loopback';
@@ -86,7 +93,7 @@ export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'act
             lifetimeBytes: limits.stdio_client.lifetime_bytes,
             timeoutMs: ms,
           });
-    const conn = await McpConnection.open(ticket, transport, { id: t.id, timeoutMs: ms, catalog: limits.catalog, maxConnections: limits.stdio_client.connections_per_process, signal });
+    const conn = await McpConnection.open(ticket, transport, { id: t.id, timeoutMs: ms, catalog: limits.catalog, maxConnections: limits.stdio_client.connections_per_process, signal, peer: peerOf(t) });
     try {
       // Scrubbed before it is hashed, pinned, shown or offered: a server given a secret cannot echo it through its metadata.
       const catalog = canonicalCatalog(scrubDeep(conn.tools));

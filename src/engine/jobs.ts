@@ -35,6 +35,7 @@ import { redact, scrubText } from '../policy/redact.js';
 import { ScrubStream } from '../policy/scrub.js';
 import { type Db, sql } from '../store/db.js';
 import { getProject } from '../store/projects.js';
+import { tel } from '../telemetry/hooks.js';
 import type { Level } from '../ticket.js';
 import { newId } from '../util/ids.js';
 import { type ApprovalRow, cancelPending, Decisions, getApproval } from './approvals.js';
@@ -155,7 +156,13 @@ export class Jobs {
     this.waiting.add(id);
     this.ensurePolling();
     this.watchCancels();
-    return { job: getJob(db, id) as JobRow, approval: getApproval(db, approvalId) as ApprovalRow };
+    const approval = getApproval(db, approvalId) as ApprovalRow;
+    const t = tel();
+    if (t) {
+      t.jobOpened(id, 'test', { 'shadowcode.job.ceiling': ceiling, 'process.executable.name': argv[0]?.split('/').pop() });
+      t.approvalOpened({ id: approvalId, jobId: id, kind: 'command', createdAt: approval.created_at });
+    }
+    return { job: getJob(db, id) as JobRow, approval };
   }
 
   /** Calls fn when approval `approvalId` is decided (pushed by notifyDecision). Returns the unsubscribe. */
@@ -232,6 +239,11 @@ export class Jobs {
       const a = sql(db, "SELECT state FROM approvals WHERE job_id = ? AND kind = 'command' ORDER BY created_at DESC LIMIT 1").get(id) as { state: string } | undefined;
       if (!a || a.state === 'pending') continue;
       this.waiting.delete(id);
+      const t = tel();
+      if (t) {
+        const row = sql(db, "SELECT id, state, decided_by, decided_at FROM approvals WHERE job_id = ? AND kind = 'command' ORDER BY created_at DESC LIMIT 1").get(id) as { id: string; state: string; decided_by: string | null; decided_at: string | null };
+        t.approvalClosed({ id: row.id, state: row.state, decidedBy: row.decided_by, decidedAt: row.decided_at });
+      }
       if (a.state === 'approved') {
         this.queue.push(id);
         if (getJob(db, id)?.state === 'waiting_approval') setState(db, id, 'queued');
@@ -295,7 +307,7 @@ export class Jobs {
         if (rest) addEvent(db, id, stream, { text: rest });
       }
     };
-    enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
+    const run = () => enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
       const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms, project: p.path, network: p.network, policy: this.c.policy, db }, (stream, chunk) => {
         if (captured >= this.limits.jobs.output_bytes) return;
         const text = scrubbers[stream].push(chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8'));
@@ -309,13 +321,17 @@ export class Jobs {
       this.running.set(id, handle);
       if (this.cancelling.has(id)) handle.cancel();
       return handle.done;
-    })
+    });
+    const t = tel();
+    // In the job's span: the run decision and the process it starts are the job's children.
+    (t ? t.inJob(id, run) : run())
       .then((r) => {
         flush();
         addEvent(db, id, 'exit', r);
         const created = protectedCreatedEvent(r.protected_created);
         if (created) addEvent(db, id, 'protected_created', created);
         observed(true);
+        tel()?.jobAnnotate(id, { 'process.exit.code': r.code ?? undefined, 'shadowcode.job.duration_ms': r.duration_ms });
         setState(db, id, r.cancelled || this.cancelling.has(id) ? 'cancelled' : r.code === 0 ? 'succeeded' : 'failed', { exit_code: r.code, duration_ms: r.duration_ms });
       })
       .catch((err: unknown) => {
@@ -401,6 +417,7 @@ export class Jobs {
       addEvent(db, id, 'submitted', { mode: spec.mode, model: spec.modelId, ceiling: spec.ceiling, principal: spec.principal.kind, prompt: prompt.slice(0, l.event_text_chars) });
     }).immediate();
     this.agentQueue.push({ ...spec, prompt, id });
+    tel()?.jobOpened(id, 'agent', { 'shadowcode.task.mode': spec.mode, 'shadowcode.job.ceiling': spec.ceiling, 'shadowcode.model.id': spec.modelId ?? undefined });
     this.watchCancels();
     // Started on the next turn of the event loop: the submitter gets its job id first.
     setImmediate(() => this.pumpAgents());
@@ -465,7 +482,8 @@ export class Jobs {
       const runner = this.runners({ ...spec, jobId: id });
       return runner.run(ctx);
     };
-    const done = run()
+    const t = tel();
+    const done = (t ? t.inJob(id, run) : run())
       .catch((err: unknown): TaskOutcome => {
         const e = asScError(err);
         return ctl.signal.aborted ? { state: 'cancelled', summary: null, reason: { code: 'SC_CANCELLED', message: 'the task was cancelled' } } : { state: 'failed', summary: null, reason: { code: e.code, message: e.message } };
@@ -474,6 +492,7 @@ export class Jobs {
         const state = ctl.signal.aborted && o.state !== 'succeeded' ? 'cancelled' : o.state;
         this.endWatch(spec, ctx);
         cancelPending(db, id, 'engine');
+        tel()?.jobAnnotate(id, { 'gen_ai.usage.input_tokens': o.usage?.input_tokens, 'gen_ai.usage.output_tokens': o.usage?.output_tokens, 'shadowcode.task.steps': o.steps ?? undefined, 'error.type': o.state === 'failed' ? (o.reason?.code ?? 'task_failed') : undefined });
         addEvent(db, id, 'answer', redact({ state, summary: o.summary, reason: o.reason ?? null, usage: o.usage ?? null, steps: o.steps ?? null }, l.agent.summary_chars));
         setState(db, id, state);
       })
@@ -514,6 +533,8 @@ export class Jobs {
       addEvent(db, jobId, 'approval_requested', { approval_id: id, kind, action: redact(action, this.limits.agent.event_text_chars) });
       setState(db, jobId, 'waiting_approval');
     }).immediate();
+    const t = tel();
+    t?.approvalOpened({ id, jobId, kind, createdAt: (getApproval(db, id) as ApprovalRow).created_at });
     try {
       // Woken by notifyDecision (pushed in the shared engine); a temporary engine also polls the store.
       return (await this.waitDecision(id, signal)) as ApprovalOutcome;
@@ -522,6 +543,10 @@ export class Jobs {
       throw err;
     } finally {
       sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'engine' WHERE id = ? AND state = 'pending'").run(now(), id);
+      if (t) {
+        const a = getApproval(db, id);
+        if (a) t.approvalClosed({ id, state: a.state, decidedBy: a.decided_by, decidedAt: a.decided_at });
+      }
       if (getJob(db, jobId)?.state === 'waiting_approval') setState(db, jobId, 'running');
     }
   }

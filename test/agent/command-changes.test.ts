@@ -36,7 +36,8 @@ t.test('what an approved npm test changes is the task\'s: the next npm test and 
   const first = await nextApproval(b, job.id);
   t.same(first.action.argv, ['npm', 'test']);
   t.same(first.action.changed_files, ['test/smoke.test.js'], 'the test the task added is shown');
-  t.match(first.action.notice, /^This command runs code this task changed: the command names test\/smoke\.test\.js/, 'npm test runs the test the task added (its script names it)');
+  // npm test's script runs the test file the task just added: that is code this task changed.
+  t.match(first.action.runs_changed, [{ path: 'test/smoke.test.js' }], 'npm test runs the test file the task added, through its script');
   t.equal(readFileSync(join(p, 'test', 'smoke.test.js'), 'utf8'), SMOKE);
   decide(b, first.id, 'approved');
 

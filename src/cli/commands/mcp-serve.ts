@@ -32,6 +32,7 @@ export const command: CommandSpec = {
   ],
   workspace: 'required',
   json: false,
+  telemetry: ({ options }) => (options.http === undefined ? 'mcp-serve' : 'mcp-serve-http'),
   async run(ctx, { options }) {
     const allowWrite = options['allow-write'] === true;
     const allowApprovals = options['allow-approvals'] === true;

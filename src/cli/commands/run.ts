@@ -59,6 +59,7 @@ export const command: CommandSpec = {
     'shadowcode --project ~/src/app --json run --mode review "check error handling in src/io"',
   ],
   workspace: 'required',
+  telemetry: ({ options }) => (options.detach === true ? null : 'run'),
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('run');
     const prompt = args.join(' ').trim();
