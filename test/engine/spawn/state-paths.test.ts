@@ -248,7 +248,7 @@ t.test('with the shipped policy, what steers a coding CLI\'s next session outsid
   for (const [cli, rels] of Object.entries(files)) {
     const plan = { argv: ['/bin/sh'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], stateLimits: L, project: null, network: false, profileDir: null, policy, stateKeys: [cli] };
     // An allow rule in ~/.codex/rules runs that command outside Codex's sandbox without asking.
-    const out = inside(plan, [...rels.map((r) => tryWrite(join(home, r))), tryWrite(join(home, `.${cli}`, 'history.jsonl'))].join('; '));
+    const out = inside(plan as unknown as Parameters<typeof inside>[0], [...rels.map((r) => tryWrite(join(home, r))), tryWrite(join(home, `.${cli}`, 'history.jsonl'))].join('; '));
     for (const r of rels) t.match(out, `REFUSED ${join(home, r)}`, `${cli}: ${r}`);
     t.match(out, `WROTE ${join(home, `.${cli}`, 'history.jsonl')}`, `${cli}: the rest of its state stays writable`);
   }
