@@ -124,7 +124,8 @@ export const command: CommandSpec = {
             view.tool = body.name;
             line(`step ${body.step}: ${inert(body.name)}`);
           } else if (e.kind === 'checkpoint') line(`  changed ${inert(body.path)} (checkpoint ${body.checkpoint_id})`);
-          else if (e.kind === 'runner.state_changed' || e.kind === 'protected_created') line(`WARNING: ${inert(body.notice)}`);
+          else if (e.kind === 'runner.state_changed' || e.kind === 'protected_created' || e.kind === 'background_unwatched') line(`WARNING: ${inert(body.notice)}`);
+          else if (e.kind === 'changes_limited' || e.kind === 'changes_unobserved') line(`${body.incomplete || e.kind === 'changes_unobserved' ? 'WARNING' : 'note'}: not every change of this task is recorded: ${inert(body.reason)}`);
           else if (e.kind === 'approval_requested') {
             // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
             const stored = getApproval(engine.db(), body.approval_id);
