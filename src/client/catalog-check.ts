@@ -13,7 +13,7 @@
  */
 import type { TaskContext } from '../engine/task-contract.js';
 import { asScError } from '../errors.js';
-import { getProject } from '../store/projects.js';
+import { taskAsker, trustOf } from '../policy/requests.js';
 import { type OpenDeps, openTarget } from './open.js';
 import { readPin } from './pins.js';
 import { type EnvSource, enabledTargets } from './targets.js';
@@ -27,12 +27,7 @@ export async function catalogRefusals(deps: CheckDeps, ctx: TaskContext, definit
   const out = new Map<string, string>();
   if (definitions.length === 0) return out;
   const targets = new Map(enabledTargets(deps.db, ctx.project, deps.policy, deps.secrets).map((t) => [t.id, t]));
-  const p = getProject(deps.db, ctx.project);
-  const request = {
-    principal: { kind: 'engine' as const, owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
-    project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
-    requested_level: ctx.ceiling,
-  };
+  const request = taskAsker(ctx, trustOf(deps.db, ctx.project));
   for (const id of definitions) {
     const t = targets.get(id);
     if (!t) {

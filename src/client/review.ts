@@ -35,7 +35,8 @@ export async function reviewCatalog(deps: ReviewDeps, request: Pick<GateRequest,
   if (!t) {
     throw new ScError('SC_DEF_NOT_FOUND', `${id} is not enabled for ${project} at its current hash; see shadowcode --workspace ${project} mcp, then mcp enable ${id} --hash H`, { id });
   }
-  const o = await openTarget(deps, request, project, t, new AbortController().signal, true);
+  // You at the command line ask, for this project: no task level (policy/requests.ts mcpConnectRequest).
+  const o = await openTarget(deps, { principal: request.principal, project: request.project }, project, t, new AbortController().signal, true);
   await o.conn.close();
   return { pin: o.pin, catalog: o.catalog, catalog_hash: o.catalog_hash, pinned_hash: o.pinned_hash };
 }
