@@ -12,7 +12,7 @@
 import type { Job } from '../../gen/types/engine-frame.js';
 import { ScError } from '../errors.js';
 import { enforce, type GateEnv } from '../policy/gate.js';
-import { type Asker, submitRequest, trustOf } from '../policy/requests.js';
+import { type Asker, submitRequest, submitterPrincipal, trustOf } from '../policy/requests.js';
 import type { ApprovalRow } from './approvals.js';
 import type { JobRow } from './job-events.js';
 import type { Jobs } from './jobs.js';
@@ -40,7 +40,7 @@ export function submitJob(jobs: Jobs, owner: string, project: string, spec: JobS
       if (mode !== 'plan' && mode !== 'review' && mode !== 'build') throw new ScError('SC_USAGE', `an agent job's mode is plan, review or build, not ${JSON.stringify(mode)}`);
       // The owner label says who submitted it (stdio:…, http:…, cli:…); the ceiling was decided by the submitter's gate.
       const kind = owner.split(':')[0];
-      const principal = { kind: kind === 'stdio' || kind === 'http' || kind === 'cli' ? kind : 'engine', owner, allow_write: spec.ceiling !== 'read_only', allow_approvals: false } as const;
+      const principal = submitterPrincipal(kind === 'stdio' || kind === 'http' || kind === 'cli' ? kind : 'engine', owner, spec.ceiling);
       return { job: jobs.submitAgent({ project, owner, ceiling: spec.ceiling, prompt: spec.prompt, mode, modelId: spec.model_id ?? null, principal }) };
     }
   }

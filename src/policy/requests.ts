@@ -20,7 +20,8 @@
  *   a sandboxed process's connection       netConnectRequest  net:connect (engine/spawn/net-proxy.ts)
  *
  * Each builder fixes its action and the shape of the record it names; callers add only what
- * they know (ids, arguments for the audit row). No rule reads the arguments.
+ * they know (ids, arguments for the audit row). No rule reads the arguments. A principal is
+ * written nowhere else (test/architecture.test.ts holds to that).
  */
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import type { Db } from '../store/db.js';
@@ -81,14 +82,16 @@ export interface Asker {
   readonly owner: string;
 }
 
-/**
- * engine:submit: `trust` is the project the submitter is confined to, `jobProject` where the job
- * runs. The write flag follows the job's level, not the submitter's flags.
- */
+/** Whoever submits a job, as its requests name them: the write flag follows the job's level, not the submitter's flags. */
+export function submitterPrincipal(kind: Principal['kind'], owner: string, level: Level): Principal {
+  return { kind, owner, allow_write: level !== 'read_only', allow_approvals: false };
+}
+
+/** engine:submit: `trust` is the project the submitter is confined to, `jobProject` where the job runs. */
 export function submitRequest(who: Asker, trust: GateRequest['project'], level: Level, jobProject: string, jobKind: string): GateRequest {
   return {
     action: 'engine:submit',
-    principal: { kind: who.kind, owner: who.owner, allow_write: level !== 'read_only', allow_approvals: false },
+    principal: submitterPrincipal(who.kind, who.owner, level),
     project: trust,
     requested_level: level,
     resource: { kind: 'job', owner: who.owner, project: jobProject },
