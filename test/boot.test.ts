@@ -53,7 +53,7 @@ t.test('the next start accepts the cache a gateway saved: it is used, not compil
   // `mcp serve` loads search_text, which sets a V8 flag; V8 refuses a cache made under other flags.
   const sb = sandbox('sc-boot');
   const env = { XDG_CACHE_HOME: join(sb.root, 'xdg') };
-  const serve = ['--workspace', sb.project, 'mcp', 'serve'];
+  const serve = ['--project', sb.project, 'mcp', 'serve'];
   const dir = join(sb.root, 'xdg', 'shadowcode');
   // The first gateway stays up until it has saved its warm cache (flag 1 in the header): after that a
   // start rewrites the file only when V8 refuses it, never to warm it up, however slow the machine.

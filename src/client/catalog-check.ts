@@ -36,14 +36,14 @@ export async function catalogRefusals(deps: CheckDeps, ctx: TaskContext, definit
     }
     if (!readPin(deps.db, ctx.project, id)) {
       // Never started for a catalog nobody reviewed: the CLI would read it unseen.
-      out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --workspace ${ctx.project} mcp tools ${id} --refresh`);
+      out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --project ${ctx.project} mcp tools ${id} --refresh`);
       continue;
     }
     try {
       const o = await openTarget(deps, request, ctx.project, t, ctx.signal);
       const report = await o.conn.close();
       ctx.emit('mcp.checked', { definition: id, hash: t.hash, catalog_hash: o.catalog_hash, pinned_hash: o.pinned_hash, pin: o.pin, outcome: report.outcome });
-      if (o.pin === 'unreviewed') out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --workspace ${ctx.project} mcp tools ${id} --refresh`);
+      if (o.pin === 'unreviewed') out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --project ${ctx.project} mcp tools ${id} --refresh`);
       if (o.pin === 'changed') out.set(id, `its tool catalog changed since it was pinned (now ${o.catalog_hash}); review it with shadowcode mcp tools ${id}`);
     } catch (err) {
       const e = asScError(err);

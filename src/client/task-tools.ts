@@ -238,7 +238,7 @@ export class TaskTools implements TaskToolSource {
   private unreviewed(s: Server): ScError {
     return new ScError(
       'SC_MCP_CATALOG_UNREVIEWED',
-      `no tool catalog of ${s.target.id} has been reviewed for this project, so none of its tools is offered; nothing was sent. The user reviews it with shadowcode --workspace ${this.ctx.project} mcp tools ${s.target.id} --refresh`,
+      `no tool catalog of ${s.target.id} has been reviewed for this project, so none of its tools is offered; nothing was sent. The user reviews it with shadowcode --project ${this.ctx.project} mcp tools ${s.target.id} --refresh`,
       { id: s.target.id },
     );
   }

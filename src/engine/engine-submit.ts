@@ -37,7 +37,7 @@ export function submitJob(jobs: Jobs, owner: string, project: string, spec: JobS
       return jobs.submitTest(owner, project, spec.argv, spec.ceiling, spec.task_id);
     case 'agent': {
       const mode = spec.mode ?? 'build';
-      if (mode !== 'plan' && mode !== 'review' && mode !== 'build') throw new ScError('SC_USAGE', `an agent job's mode is plan, review or build, not ${JSON.stringify(mode)}`);
+      if (mode !== 'plan' && mode !== 'review' && mode !== 'build') throw new ScError('SC_USAGE', `a task's mode is plan, review or build, not ${JSON.stringify(mode)}`);
       // The owner label says who submitted it (stdio:…, http:…, cli:…); the ceiling was decided by the submitter's gate.
       const kind = owner.split(':')[0];
       const principal = submitterPrincipal(kind === 'stdio' || kind === 'http' || kind === 'cli' ? kind : 'engine', owner, spec.ceiling);

@@ -98,7 +98,7 @@ export function startNetProxy(ticket: GateTicket, spec: ProxySpec): NetProxy {
   };
 
   const resolve = spec.lookup ?? ((host: string) => lookup(host, { all: true, verbatim: true }));
-  const fix = (target: HostPort) => `shadowcode${spec.project ? ` --workspace ${spec.project}` : ''} sandbox allow --net ${hostPortText(target)}`;
+  const fix = (target: HostPort) => `shadowcode${spec.project ? ` --project ${spec.project}` : ''} sandbox allow --net ${hostPortText(target)}`;
 
   /** Decides one connection through the gate and, if allowed, opens it. */
   async function decide(target: HostPort & { port: number }, method: string): Promise<{ ok: true; upstream: Socket } | { ok: false; status: number; title: string; text: string }> {
