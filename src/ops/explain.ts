@@ -27,18 +27,18 @@
  * gate's verdict and rules: a change to how an operation builds its request shows up there.
  */
 import type { GateRequest } from '../../gen/types/gate-request.js';
+import { grantFor, profileBoundary } from '../engine/spawn/grants.js';
+import { sandboxPolicy } from '../engine/spawn/index.js';
 import { ScError } from '../errors.js';
 import { explain, enforce, type GateEnv, type PendingRequest, ruleTexts, type RuleText } from '../policy/gate.js';
 import { holdsHome } from '../policy/home.js';
 import type { Policy } from '../policy/load.js';
+import { hostPortText, parseHostPort } from '../policy/net.js';
 import {
   backgroundRequest, cliPrincipal, cliRequest, connectionPrincipal, connectionRequest, engineConnectRequest, fileWriteRequest, httpRefusal, httpRequest, jobObserveRequest,
   jobRunRequest, mcpCallRequest, mcpConnectRequest, modelRequest, type NetTarget, netConnectRequest, runnerSpawnRequest, type ServerRef, submitRequest, taskAsker, type TaskRef, taskToolRequest,
 } from '../policy/requests.js';
 import { findDecision, type ChainRow } from '../store/audit-read.js';
-import { grantFor, profileBoundary } from '../engine/spawn/grants.js';
-import { sandboxPolicy } from '../engine/spawn/index.js';
-import { hostPortText, parseHostPort } from '../policy/net.js';
 import type { Level } from '../ticket.js';
 
 export type { RuleText };
