@@ -64,7 +64,7 @@ const call = (port) =>
 
 const bareArgs = [[join(root, 'bench', 'bare-http-server.mjs')], /bare ready at http:\/\/127\.0\.0\.1:(\d+)/];
 const specs = {
-  shadowcode: [[join(pkg, 'bin', 'shadowcode.js'), '--workspace', join(work, 'project'), 'mcp', 'serve', '--http', '127.0.0.1:0', '--token-env', 'T'], /gateway ready at http:\/\/127\.0\.0\.1:(\d+)/],
+  shadowcode: [[join(pkg, 'bin', 'shadowcode.js'), '--project', join(work, 'project'), 'mcp', 'serve', '--http', '127.0.0.1:0', '--token-env', 'T'], /gateway ready at http:\/\/127\.0\.0\.1:(\d+)/],
   'bare SDK v2': bareArgs,
   'bare SDK v2 (control)': bareArgs,
 };

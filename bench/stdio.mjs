@@ -25,8 +25,8 @@ const env = { PATH: process.env.PATH, HOME: work, SHADOWCODE_HOME: join(work, 'p
 
 const installed = installPacked(root, join(work, 'pack'));
 const servers = {
-  shadowcode: [join(root, 'bin', 'shadowcode.js'), '--workspace', join(work, 'project'), 'mcp', 'serve'],
-  'shadowcode (installed)': [installed, '--workspace', join(work, 'project'), 'mcp', 'serve'],
+  shadowcode: [join(root, 'bin', 'shadowcode.js'), '--project', join(work, 'project'), 'mcp', 'serve'],
+  'shadowcode (installed)': [installed, '--project', join(work, 'project'), 'mcp', 'serve'],
   'bare SDK v2': [join(root, 'bench', 'bare-stdio-server.mjs')],
 };
 const CALLERS = ['shadowcode', 'bare SDK v2'];

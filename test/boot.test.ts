@@ -71,7 +71,7 @@ t.test('the next start accepts the caches a server saved: they are used, not com
   const files = cacheFiles(dir).sort();
   t.same(files.map((n) => n.split('-')[0]), ['cli', 'vendor'], 'one cache per bundle');
   const saved = files.map((n) => statSync(join(dir, n)));
-  for (const [argv, input] of [[['--workspace', sb.project, 'mcp', 'serve'], session], [['--version'], '']] as const) {
+  for (const [argv, input] of [[['--project', sb.project, 'mcp', 'serve'], session], [['--version'], '']] as const) {
     const r = await spawnCli(sb, [...argv], input, env);
     t.equal(r.code, 0, r.stderr);
     const now = files.map((n) => statSync(join(dir, n)));

@@ -33,7 +33,7 @@ import { admit, type GateEnv } from '../policy/gate.js';
 import { profileInside, protectedByPattern } from '../policy/protected-paths.js';
 import type { Policy } from '../policy/load.js';
 import { type Db, sql } from '../store/db.js';
-import { getProject } from '../store/projects.js';
+import { jobObserveRequest, trustOf } from '../policy/requests.js';
 import { assertTicket, type GateTicket, type Level } from '../ticket.js';
 import { newId } from '../util/ids.js';
 import { type FileState, readState } from './files.js';
@@ -288,17 +288,8 @@ export interface WatchedJob {
  */
 export function observeJob(gate: GateEnv, job: WatchedJob, watch: WatchOf, cause: Cause | null, opts: WatchOptions = {}): Observed {
   const db = gate.db();
-  const p = getProject(db, watch.project);
-  const [a] = admit(gate, [
-    {
-      action: 'job:observe',
-      principal: { kind: 'engine', owner: job.owner, allow_write: job.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level },
-      requested_level: job.ceiling,
-      resource: { kind: 'job', id: watch.jobId, owner: job.owner, project: watch.project },
-      args: { watch: watch.id, step: opts.close ? 'close' : 'observe', ...(cause ? { via: cause.via } : {}) },
-    },
-  ]);
+  const task = { owner: job.owner, ceiling: job.ceiling, project: watch.project };
+  const [a] = admit(gate, [jobObserveRequest(task, trustOf(db, watch.project), watch.jobId, { watch: watch.id, step: opts.close ? 'close' : 'observe', ...(cause ? { via: cause.via } : {}) })]);
   if (!a || a.denied) throw a?.denied ?? new Error('no decision');
   return watchChanges(a.ticket, db, gate.policy, watch, cause, opts);
 }

@@ -46,7 +46,7 @@ t.test('what an approved npm test changes is the task\'s: the next npm test and 
   checkPlanted(t, p);
   checkNpmApproval(t, second.action);
   // The person at the terminal reads the same: the files, the WARNING and the diff.
-  const shown = await cli(b.sb, ['--workspace', p, 'approvals']);
+  const shown = await cli(b.sb, ['--project', p, 'approvals']);
   t.match(shown.stdout, `files this task changed so far: ${CHANGED.join(', ')}`);
   t.match(shown.stdout, /WARNING: This command runs code this task changed: npm runs scripts from package\.json/);
   t.match(shown.stdout, /what this task changed in package\.json:\n {4}--- a\/package\.json/);
@@ -68,15 +68,15 @@ t.test('what an approved npm test changes is the task\'s: the next npm test and 
   t.same([...new Set(events.filter((e) => e.kind === 'checkpoint').map((e) => e.body.path))].sort(), CHANGED, 'a checkpoint event for each');
   t.notOk(answerOf(b, job.id).reason);
 
-  const review = await cli(b.sb, ['--workspace', p, '--json', 'review', job.id]);
+  const review = await cli(b.sb, ['--project', p, '--json', 'review', job.id]);
   t.equal(review.code, 0, review.stderr);
   const files = JSON.parse(review.stdout).files as Array<{ path: string; status: string; diff: string }>;
   t.same(files.map((f) => f.path).sort(), CHANGED, 'review lists every file');
   t.match(files.find((f) => f.path === 'package.json'), { status: 'modified', diff: MANIFEST_DIFF });
   t.match(files.find((f) => f.path === 'Makefile'), { status: 'added', diff: /\+all:/ });
-  const why = await cli(b.sb, ['--workspace', p, '--json', 'why', 'package.json']);
+  const why = await cli(b.sb, ['--project', p, '--json', 'why', 'package.json']);
   t.match(JSON.parse(why.stdout).changes, [{ task_id: job.id, kind: 'write', why: 'changed by the approved command ["npm","test"]' }], 'why package.json names the command and the task');
-  const rb = await cli(b.sb, ['--workspace', p, '--json', 'rollback', '--yes', job.id]);
+  const rb = await cli(b.sb, ['--project', p, '--json', 'rollback', '--yes', job.id]);
   t.equal(rb.code, 0, rb.stderr);
   t.same(JSON.parse(rb.stdout).restored.sort(), CHANGED);
   checkRolledBack(t, p);
@@ -270,9 +270,9 @@ t.test('files past the snapshot limits: a change is listed and reviewed, and rol
   decide(b, next.id, 'denied');
   await b.settle(job.id);
   t.match(b.events(job.id).find((e) => e.kind === 'changes_limited')?.body, { reason: /file contents past 1024 bytes are not kept/ }, 'the limit is said');
-  const review = JSON.parse((await cli(b.sb, ['--workspace', p, '--json', 'review', job.id])).stdout);
+  const review = JSON.parse((await cli(b.sb, ['--project', p, '--json', 'review', job.id])).stdout);
   t.match(review.files, [{ path: 'big.txt', status: 'modified', restorable: false, diff: /was not kept/ }, { path: 'small.txt', diff: /-small\n\+changed/ }]);
-  const rb = JSON.parse((await cli(b.sb, ['--workspace', p, '--json', 'rollback', '--yes', job.id])).stdout);
+  const rb = JSON.parse((await cli(b.sb, ['--project', p, '--json', 'rollback', '--yes', job.id])).stdout);
   t.same(rb.restored, ['small.txt']);
   t.match(rb.not_restored, [{ path: 'big.txt', reason: /not kept/ }]);
   t.equal(readFileSync(join(p, 'small.txt'), 'utf8'), 'small\n');

@@ -141,7 +141,7 @@ function jobRow(project: string, j: Json): HTMLElement {
 function renderProjects(): void {
   const root = $('projects');
   root.replaceChildren();
-  if (!state.projects.length) root.append(el('p', { class: 'muted' }, 'No trusted project in this profile yet (shadowcode --workspace DIR trust).'));
+  if (!state.projects.length) root.append(el('p', { class: 'muted' }, 'No trusted project in this profile yet (shadowcode --project DIR trust).'));
   for (const p of state.projects) {
     root.append(
       el(
