@@ -22,11 +22,11 @@
  * home comes before the project (a project under the home reappears) and the
  * cover over the profile comes last (a profile inside the project disappears).
  */
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
-import { type Boundary, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
+import { type Boundary, cover, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
 import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
@@ -283,18 +283,45 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
 }
 
 /**
+ * The policy's system_hidden paths as they exist here: a `*` in the last part matches
+ * the names in that folder (`/etc/ssh/*_key`); a link is left alone (its target, if it is
+ * one of these, is listed itself).
+ */
+export function systemHidden(patterns: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of patterns) {
+    const name = basename(p);
+    if (!name.includes('*')) {
+      if (lstatSync(p, { throwIfNoEntry: false })) out.push(p);
+      continue;
+    }
+    const re = new RegExp(`^${name.split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    let names: string[] = [];
+    try {
+      names = readdirSync(dirname(p));
+    } catch {
+      /* no such folder, or not ours to read */
+    }
+    for (const n of names.sort()) if (re.test(n)) out.push(join(dirname(p), n));
+  }
+  return out;
+}
+
+/**
  * The part of every command line that depends only on the policy's system
  * folders: the namespaces, those folders read-only (a top-level link recreated
- * as the link), fresh /proc and /dev, a private /tmp. Computed once per policy
- * list: the system's own layout does not change while shadowcode runs.
+ * as the link), fresh /proc and /dev, a private /tmp, and the system files no
+ * one inside may read covered (system_hidden: root inside is the host's uid 0).
+ * Computed once per policy: the system's own layout does not change while
+ * shadowcode runs.
  */
-const systemParts = new WeakMap<readonly string[], { args: readonly string[]; bound: readonly string[] }>();
-function systemPart(dirs: readonly string[]): { args: readonly string[]; bound: readonly string[] } {
-  let part = systemParts.get(dirs);
+const systemParts = new WeakMap<SandboxPolicy, { args: readonly string[]; bound: readonly string[] }>();
+function systemPart(policy: SandboxPolicy): { args: readonly string[]; bound: readonly string[] } {
+  let part = systemParts.get(policy);
   if (part) return part;
   const args: string[] = [];
   const bound: string[] = [];
-  for (const dir of dirs) {
+  for (const dir of policy.system_read_only) {
     const st = lstatSync(dir, { throwIfNoEntry: false });
     if (!st) continue;
     if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
@@ -308,7 +335,9 @@ function systemPart(dirs: readonly string[]): { args: readonly string[]; bound: 
   // host's uid 0 (with no capability), so it would write the host's sysctls:
   // kernel.core_pattern = "|/project/x" runs x as root on the host at the next crash.
   args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
-  systemParts.set(dirs, (part = { args, bound }));
+  // After the folders that show them; only what lies in a shown folder needs a cover.
+  for (const p of systemHidden(policy.system_hidden)) if (bound.some((b) => within(p, b))) args.push(...cover(p));
+  systemParts.set(policy, (part = { args, bound }));
   return part;
 }
 
@@ -374,7 +403,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const f = plan.bounds?.features;
   const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...lockdown(f)];
   if (plan.network) out.push('--share-net');
-  const system = systemPart(plan.policy.system_read_only);
+  const system = systemPart(plan.policy);
   out.push(...system.args, ...tmpfs('/tmp', plan.bounds?.tmp_bytes, f));
   const bound: string[] = [...system.bound];
   const home = plan.env.HOME;
@@ -474,7 +503,7 @@ export interface HelperPlan {
  * network; the system folders, node's own install, and what the plan lists.
  */
 export function helperArgv(plan: HelperPlan): string[] {
-  const system = systemPart(plan.policy.system_read_only);
+  const system = systemPart(plan.policy);
   const f = plan.bounds?.features;
   const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...lockdown(f), ...system.args, ...tmpfs('/tmp', plan.bounds?.tmp_bytes, f)];
   const node = installRoot(real(plan.argv[0] as string), plan.home);
