@@ -12,7 +12,8 @@
  *       repository, `lib.git`) ─► protected like .git (git uses it as a repository when
  *       run in it or pointed at it, and runs what its config and hooks say)
  *   each match that is a link ─► its real target inside the project, same rule
- *   each repository found (.git folder or .git file ─► gitdir ─► commondir; a bare one) ─► its
+ *   each repository found (.git folder or .git file ─► gitdir ─► commondir; a bare one;
+ *       the repository that holds the project, when it lies inside a bigger one) ─► its
  *       config (and the files it includes) ─► git_config keys: the hooks folder,
  *       included files, the programs of command settings, inside the project
  *   ─► ProtectedLayout { entries [{rel, rule, via, kind, hold}], truncated }
@@ -213,12 +214,26 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
     if (!insideProject(project, real) || real === project) continue;
     add({ rel: slashed(relative(project, real)), rule: e.rule, description: e.description, via: `the link ${e.rel} leads here`, kind: kindOf(real), hold: false });
   }
-  for (const g of gitNamed(policy, project, [...entries.values()], bare, opts.home)) add(g);
+  for (const g of gitNamed(policy, project, [...entries.values()], bare, enclosingGit(project), opts.home)) add(g);
   // What lies inside another protected folder is protected with it already.
   const all = [...entries.values()];
   const dirs = all.filter((e) => e.kind === 'dir').map((e) => e.rel.toLowerCase());
   const kept = all.filter((e) => !dirs.some((d) => e.rel.toLowerCase().startsWith(`${d}/`)));
   return { entries: kept, truncated };
+}
+
+/**
+ * The .git of the repository the project lies in when it is a folder of a bigger one: the
+ * first .git above it, as git's own discovery finds it from inside the project. git run in
+ * the project reads that repository's config, so what it names inside the project counts.
+ */
+export function enclosingGit(project: string): string | null {
+  if (lstatSync(join(project, '.git'), { throwIfNoEntry: false })) return null;
+  for (let dir = dirname(project); ; dir = dirname(dir)) {
+    const dotGit = join(dir, '.git');
+    if (lstatSync(dotGit, { throwIfNoEntry: false })) return dotGit;
+    if (dirname(dir) === dir) return null;
+  }
 }
 
 /** The config files of the repository whose .git entry is `dotGit` (a folder, or a file naming the real one). */
@@ -254,11 +269,12 @@ function configFiles(dotGit: string, cap: number): string[] {
  * Each repository's working tree is the folder holding its .git; a relative hooks
  * folder or program is taken from there, an included file from its config's folder.
  */
-function gitNamed(policy: Policy, project: string, found: readonly ProtectedEntry[], bare: readonly string[], home: string | undefined): ProtectedEntry[] {
+function gitNamed(policy: Policy, project: string, found: readonly ProtectedEntry[], bare: readonly string[], outer: string | null, home: string | undefined): ProtectedEntry[] {
   const g = policy.protected_paths.git_config;
   const L = policy.limits.protection;
   const out: ProtectedEntry[] = [];
   const repos = found.filter((e) => e.rel.split('/').pop()?.toLowerCase() === '.git' && e.kind !== 'link' && e.via === null).map((e) => join(project, e.rel));
+  if (outer) repos.push(outer);
   const queue: Array<{ file: string; top: string }> = repos.flatMap((dotGit) => configFiles(dotGit, L.git_config_bytes).map((file) => ({ file, top: dirname(dotGit) })));
   // A bare repository has no working tree: git takes a relative hooks folder from the git directory itself.
   for (const b of bare) for (const file of configFiles(join(project, b), L.git_config_bytes)) queue.push({ file, top: join(project, b) });

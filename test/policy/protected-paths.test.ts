@@ -202,3 +202,22 @@ t.test('a git directory by another name (a bare repository in the project) is re
   t.equal(pathVerdict(policy, p, 'notes/HEAD', 'write').effect, 'open');
   t.equal(pathVerdict(policy, p, 'vendor/other', 'write').effect, 'open');
 });
+
+t.test('a project that is a folder of a bigger repository: what that repository config names inside the project is refused', async (t) => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-protect-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const init = spawnSync('git', ['init', '-q', join(root, 'mono')], { encoding: 'utf8' });
+  t.equal(init.status, 0, init.stderr);
+  const p = join(root, 'mono', 'app');
+  mkdirSync(join(p, 'src'), { recursive: true });
+  writeFileSync(join(root, 'mono', '.git', 'config'), '[core]\n\thooksPath = app/githooks\n\tfsmonitor = app/tools/fsmon.sh\n');
+  // git run in the project uses that config: the control.
+  t.equal(spawnSync('git', ['config', 'core.hooksPath'], { cwd: p, encoding: 'utf8' }).stdout.trim(), 'app/githooks');
+  const cfg = join(root, 'mono', '.git', 'config');
+  t.match(pathVerdict(policy, p, 'githooks/pre-commit', 'write'), { effect: 'refuse', rule: 'git-config-named', via: `core.hooksPath in ${cfg}` }, 'the hooks folder, missing so far');
+  t.match(pathVerdict(policy, p, 'tools/fsmon.sh', 'write'), { effect: 'refuse', rule: 'git-config-named', via: `core.fsmonitor in ${cfg}` });
+  t.equal(pathVerdict(policy, p, 'src/main.ts', 'write').effect, 'open');
+  // With a repository of its own, git stops there: the bigger one's config no longer applies.
+  spawnSync('git', ['init', '-q', p]);
+  t.equal(pathVerdict(policy, p, 'tools/fsmon.sh', 'write').effect, 'open', 'its own repository hides the outer one');
+});
