@@ -196,6 +196,37 @@ t.test('a protected file the project\'s .gitignore ignores is compared all the s
   for (const f of ['added .envrc', 'added .husky/pre-commit', 'added lefthook-local.yml', 'added local.mk']) t.match(review.stdout, f, `review: ${f}`);
 });
 
+t.test('Python bytecode: an import inside writes none into the project, and a .pyc planted where .gitignore ignores it is still listed', async (t) => {
+  // A .pyc whose recorded source stamp matches runs in place of its source at the next import, outside the sandbox.
+  const script = [
+    '/usr/bin/python3 -c "import mod, sys; print(chr(64), sys.pycache_prefix)"',
+    'mkdir -p pkg/__pycache__ && printf "evil" > pkg/__pycache__/util.cpython-311.pyc',
+    'printf "evil" > old.pyc',
+    'mkdir -p build && printf "evil\\n" > build/out.txt',
+  ].join(' && ');
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['make'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  const b = await agentBench(() => model);
+  t.teardown(() => b.close());
+  const p = b.sb.project;
+  writeFileSync(join(p, '.gitignore'), '__pycache__/\n*.pyc\nbuild/\n');
+  writeFileSync(join(p, 'mod.py'), 'X = 1\n');
+  mkdirSync(join(p, 'pkg'));
+  writeFileSync(join(p, 'pkg', 'util.py'), 'Y = 2\n');
+  const job = b.submit('plant bytecode');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.notOk(existsSync(join(p, '__pycache__')), 'the import wrote its bytecode to the private /tmp, not the project');
+  t.same(next.action.changed_files, ['old.pyc', 'pkg/__pycache__/util.cpython-311.pyc'], 'each planted .pyc is listed though ignored; an ordinary ignored file (build/out.txt) is not');
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+  const results = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<Extract<Message, { role: 'tool' }>>;
+  t.match(results[0]!.content, '@ /tmp/pycache', 'PYTHONPYCACHEPREFIX is set inside');
+});
+
 t.test('a profile inside the project is never taken for the task\'s change: only the command\'s file is listed, reviewed and rolled back', async (t) => {
   const model = scripted([
     { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', 'echo made > made.txt'] } }] },

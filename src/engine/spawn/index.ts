@@ -296,7 +296,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
       argv: [...b.outer, ...commandLine(req, bwrap, profileDir, { ...extras, protectedBinds }, bounds, find)],
       bwrapAt: b.outer.length,
       filter: filterOf(sp),
-      env: sandboxEnv(req.env, req.confine.project),
+      env: sandboxEnv(req.env, req.confine.project, sp.set_env),
       error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
       release: () => {
         try {

@@ -529,10 +529,14 @@ export function absolutePath(env: Record<string, string>): Record<string, string
   return kept.length ? { ...rest, PATH: kept.join(delimiter) } : rest;
 }
 
-/** The environment inside: a TMPDIR that exists there, a PATH of absolute folders. */
-export function sandboxEnv(env: Record<string, string>, project: string | null): Record<string, string> {
+/**
+ * The environment inside: a TMPDIR that exists there, a PATH of absolute folders, and the
+ * policy's set_env over the rest (PYTHONPYCACHEPREFIX: bytecode in the private /tmp, not
+ * in the project, where a planted .pyc would run outside at the next import).
+ */
+export function sandboxEnv(env: Record<string, string>, project: string | null, set: Readonly<Record<string, string>> = {}): Record<string, string> {
   const tmp = env.TMPDIR;
-  const out = absolutePath(env);
+  const out = { ...absolutePath(env), ...set };
   if (tmp && !within(tmp, '/tmp') && !(project && within(tmp, project))) return { ...out, TMPDIR: '/tmp' };
   return out;
 }
