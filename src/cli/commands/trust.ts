@@ -9,6 +9,7 @@
  *      when it was kept from before
  */
 import { asScError, ScError } from '../../errors.js';
+import { describeExposure, projectOnPath } from '../../engine/path-exposure.js';
 import { enforce } from '../../policy/gate.js';
 import { getProject, setTrust } from '../../store/projects.js';
 import type { Level } from '../../ticket.js';
@@ -47,6 +48,12 @@ export const command: CommandSpec = {
     const state = rec.network ? 'network allowed' : 'network off';
     // A network permission granted earlier and kept without being asked for is the one to point out.
     const note = kept && rec.network ? ' (kept from before; --no-network withdraws it)' : '';
-    return { data: { project: rec, network_changed: rec.network !== current.network }, text: `trusted ${rec.path} at level ${rec.level}, ${state}${note}` };
+    // What a trusted task writes in the project must not become your next command: say so where it would.
+    const onPath = projectOnPath(rec.path, ctx.io.env.PATH);
+    const warning = onPath.length ? describeExposure(rec.path, onPath) : null;
+    return {
+      data: { project: rec, network_changed: rec.network !== current.network, ...(warning ? { path_warning: warning } : {}) },
+      text: `trusted ${rec.path} at level ${rec.level}, ${state}${note}${warning ? `\nwarning: ${warning}` : ''}`,
+    };
   },
 };
