@@ -22,10 +22,10 @@
  * home comes before the project (a project under the home reappears) and the
  * cover over the profile comes last (a profile inside the project disappears).
  */
-import { accessSync, constants, existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
-import { readUserFile } from '../../util/safe-read.js';
+import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { type Boundary, cover, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
 import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 
@@ -296,12 +296,8 @@ export function systemHidden(patterns: readonly string[]): string[] {
       continue;
     }
     const re = new RegExp(`^${name.split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-    let names: string[] = [];
-    try {
-      names = readdirSync(dirname(p));
-    } catch {
-      /* no such folder, or not ours to read */
-    }
+    // No such folder, or not ours to read: nothing to cover.
+    const names = (listDirNoFollow(dirname(p)) ?? []).map((d) => d.name);
     for (const n of names.sort()) if (re.test(n)) out.push(join(dirname(p), n));
   }
   return out;
