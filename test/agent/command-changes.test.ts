@@ -279,6 +279,31 @@ t.test('many new files made first cannot hide a Makefile change: it is still com
   await b.settle(job.id);
 });
 
+t.test('an approval names at most limits.jobs.approval_changed_files of the changed files and counts the rest; what the command runs is still shown whole', async (t) => {
+  const script = 'mkdir AAA && for i in $(seq 1 60); do : > AAA/f$i; done && printf "all:\\n\\tevil\\n" > Makefile';
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['make'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  const b = await agentBench(() => model);
+  t.teardown(() => b.close());
+  writeFileSync(join(b.sb.project, 'Makefile'), 'all:\n\techo building\n');
+  const job = b.submit('make files');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.equal(b.engine.policy.limits.jobs.approval_changed_files, 50);
+  t.equal(next.action.changed_files!.length, 50, 'fifty named');
+  t.equal(next.action.changed_files_more, 11, 'the other ten files and the Makefile counted');
+  t.notOk(next.action.changed_files!.includes('Makefile'), 'the Makefile sorts past the fifty');
+  t.same(next.action.runs_changed!.map((r: { path: string }) => r.path), ['Makefile'], 'but what make runs is warned about all the same, with its diff');
+  const details = approvalDetails('command', next.action);
+  t.match(details.split('\n')[0], /^  files this task changed so far: AAA\/f1, AAA\/f10, .*, and 11 more \(shadowcode review lists them all\)$/);
+  t.match(details, /\n  WARNING: This command runs code this task changed: make reads Makefile/);
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+});
+
 t.test('files past the snapshot limits: a change is listed and reviewed, and rollback leaves what it cannot restore', async (t) => {
   const { shippedPolicy } = await import('../../src/policy/load.js');
   const shipped = shippedPolicy();
