@@ -20,7 +20,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import type { SandboxView } from '../../gen/types/sandbox-view.js';
 import { childEnv } from '../engine/child-env.js';
-import { boundaryOf, bridgeProgram, commandLine, previewBounds, proxied, sandboxPolicy, sandboxStatus, sandboxSupport } from '../engine/spawn/index.js';
+import { boundaryOf, bridgeProgram, commandLine, previewBounds, projectCaches, proxied, sandboxPolicy, sandboxStatus, sandboxSupport } from '../engine/spawn/index.js';
 import { grantProblem, hiddenPaths } from '../engine/spawn/grants.js';
 import { within } from '../engine/spawn/state-paths.js';
 import { ScError } from '../errors.js';
@@ -211,7 +211,7 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
     const grants = boundaryOf(spawn, ops.profileDir);
     const hosts = proxied(spawn, grants);
     const placeholder = { dir: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX'), socket: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX', 'proxy.sock') };
-    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null }, previewBounds(ops.policy));
+    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches: projectCaches(spawn, ops.profileDir, true) }, previewBounds(ops.policy));
     const seen = readBack(line);
     const internal = (p: string) => within(p, placeholder.dir) || p === bridgeProgram();
     // A protected path that does not exist yet gets a placeholder when a process starts: it is read-only then too.

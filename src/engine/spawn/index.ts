@@ -42,7 +42,8 @@ import { hostPortText } from '../../policy/net.js';
 import { getProject } from '../../store/projects.js';
 import { describeBound, processBound, SHELL, startBound } from './bounds.js';
 import { sealed } from './fds.js';
-import { type Boundary, definitionBoundary, NO_GRANTS, profileBoundary } from './grants.js';
+import { type CachePlan, cachePlan } from './caches.js';
+import { type Boundary, definitionBoundary, hiddenPaths, NO_GRANTS, profileBoundary } from './grants.js';
 import { holdProtected } from './holds.js';
 import { startNetProxy } from './net-proxy.js';
 import { absolutePath, type BwrapFeatures, commandError, type Confinement, findOnPath, helperArgv, type Lookup, pathLookup, type SandboxBounds, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
@@ -227,6 +228,8 @@ export const bridgeProgram = () => join(packageRoot(), 'dist', 'net-bridge.cjs')
 
 export interface Extras {
   readonly grants: Boundary;
+  /** The project's private package caches; made here (folders made, seeds copied) when not given. */
+  readonly caches?: CachePlan;
   readonly proxy?: { readonly dir: string; readonly socket: string } | null;
   /** The project's protected paths found below its top (protected-scan.ts); found here when not given. */
   readonly protectedBinds?: readonly string[];
@@ -238,7 +241,15 @@ export function commandLine(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: strin
   const proxy = extras.proxy ? { ...extras.proxy, bridge: bridgeProgram(), node: process.execPath } : undefined;
   const project = req.confine.project;
   const protectedBinds = extras.protectedBinds ?? (project ? protectedLayout(req.policy, project).entries.filter((e) => e.kind !== 'link').map((e) => e.rel) : []);
-  return sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
+  const caches = extras.caches ?? projectCaches(req, profileDir);
+  return sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, caches, pathEntries: req.policy.limits.sandbox.path_entries, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
+}
+
+/** The private package caches of a start (caches.ts): none without a project; `dry` makes and copies nothing (sandbox show). */
+export function projectCaches(req: Pick<SpawnRequest, 'confine' | 'env' | 'policy'>, profileDir: string | null, dry = false, owner?: number): CachePlan {
+  const sp = sandboxPolicy(req.policy);
+  const avoid = [...hiddenPaths(sp, req.env.HOME), ...(profileDir ? [profileDir] : [])];
+  return cachePlan(req.confine.project, req.env, sp, req.policy.limits.sandbox.cache_seed_entries, avoid, { dry, ...(owner !== undefined ? { owner } : {}) });
 }
 
 /**
@@ -280,7 +291,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     const b = bound;
     const protectedBinds = layout?.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) ?? [];
     return {
-      argv: [...b.outer, ...commandLine(req, bwrap, profileDir, { ...extras, protectedBinds }, bounds, find)],
+      argv: [...b.outer, ...commandLine(req, bwrap, profileDir, { ...extras, protectedBinds, caches: extras.caches ?? projectCaches(req, profileDir, false, uid) }, bounds, find)],
       bwrapAt: b.outer.length,
       env: sandboxEnv(req.env, req.confine.project),
       error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),

@@ -26,8 +26,10 @@ import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSyn
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
-import { type Boundary, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
+import { type CachePlan, cacheArgs } from './caches.js';
+import { type Boundary, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
 import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
+import { type ToolchainView, toolchainView } from './toolchains.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
 
@@ -101,6 +103,12 @@ export interface SandboxPlan extends Confinement {
   readonly grants?: Boundary;
   /** Only granted hosts may be reached: the proxy's socket (in its own folder), bound in, and the bridge that starts the command. */
   readonly proxy?: { readonly dir: string; readonly socket: string; readonly bridge: string; readonly node: string };
+  /** The user's toolchains (toolchains.ts); found here when not given. */
+  readonly tools?: ToolchainView;
+  /** How many entries of a PATH folder are looked at for links (limits.sandbox.path_entries). */
+  readonly pathEntries?: number;
+  /** The project's private package caches (caches.ts); none when not given. */
+  readonly caches?: CachePlan;
 }
 
 /** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
@@ -271,10 +279,6 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
     const value = a.startsWith('/') ? a : /^--?[\w-]+=\//.test(a) ? a.slice(a.indexOf('=') + 1) : null;
     if (value && exists(value)) addPackage(roots, packageRoot(real(value), home));
   }
-  for (const p of policy.tool_caches[basename(argv[0] ?? '')] ?? []) {
-    const abs = expandHome(p, home);
-    if (abs) roots.add(abs);
-  }
   for (const p of policy.extra_read_only) {
     const abs = expandHome(p, home);
     if (abs) roots.add(abs);
@@ -375,6 +379,25 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const bound: string[] = [...system.bound];
   const home = plan.env.HOME;
   if (home && isAbsolute(home) && home !== '/') out.push(...tmpfs(home, plan.bounds?.home_bytes, f));
+  // ── The user's toolchains (toolchains.ts): every PATH folder and the install behind it, what the
+  // environment names, read-only, for the command and everything it starts. Never the profile or the
+  // project from here, nothing in a hidden path, and a hidden path inside one is covered again.
+  const hidden = hiddenPaths(plan.policy, home);
+  const hiddenAll = [...new Set([...hidden, ...hidden.map(real)])];
+  const profile = plan.profileDir ? real(plan.profileDir) : null;
+  const allowed = (p: string) => {
+    const r = real(p);
+    return !hiddenAll.some((h) => within(p, h) || within(r, h)) && !(profile && (within(p, profile) || within(r, profile))) && !(plan.project && (within(p, plan.project) || within(r, plan.project)));
+  };
+  const tools = plan.tools ?? toolchainView(plan.env, plan.policy, plan.project, plan.pathEntries ?? 4096);
+  const shown: string[] = [];
+  for (const p of tools.read) {
+    if (!allowed(p) || bound.some((b) => within(p, b))) continue;
+    // -try: a toolchain removed since it was found is not there, rather than a start that fails.
+    out.push('--ro-bind-try', p, p);
+    bound.push(p);
+    shown.push(p);
+  }
   const extra = (plan.readable ?? []).filter((r) => isAbsolute(r) && r !== '/' && existsSync(r));
   const roots = [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra];
   for (const root of roots) {
@@ -382,6 +405,20 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     if (bound.some((b) => within(root, b))) continue;
     out.push('--ro-bind', root, root);
     bound.push(root);
+    shown.push(root);
+  }
+  out.push(...coverHidden(hiddenAll, shown));
+  // Links on the way to a PATH folder (a Nix profile, an fnm shell), as the host has them, where nothing shows them already.
+  for (const [at, to] of tools.links) {
+    if (bound.some((b) => within(at, b)) || !allowed(at) || !(home && within(at, home))) continue;
+    out.push('--symlink', to, at);
+  }
+  // ── The project's private package caches (caches.ts): written there, never in the user's own.
+  if (plan.caches) {
+    // A cache inside something read-only shown above needs its mount point there already.
+    const usable = { ...plan.caches, binds: plan.caches.binds.filter((c) => !bound.some((b) => within(c.at, b) && c.at !== b) || existsSync(c.at)) };
+    out.push(...cacheArgs(usable));
+    for (const c of usable.binds) bound.push(c.at, ...(c.userShown ? [c.user] : []));
   }
   // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write; a missing one is not created.
   const keys = plan.stateKeys ?? [basename(plan.argv[0] ?? '')];
@@ -424,7 +461,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const privates = home ? privateStatePaths(plan.policy, keys, home).filter((abs) => within(abs, home) && statQuiet(abs)?.isFile()) : [];
   // The executable's own install inside its state folder (Claude Code in ~/.claude/local): read-only
   // again on top of that folder, or the CLI could rewrite what the user runs next time.
-  const installs = roots.filter((r) => writable.some((w) => within(real(r), real(w))));
+  const installs = [...tools.read, ...roots].filter((r) => writable.some((w) => within(real(r), real(w))));
   out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates, ...installs], open));
   // The project's protected paths after that: a folder bound above to pin a protected state
   // file (a project that is the home) must not make them writable again.
