@@ -533,10 +533,13 @@ export function absolutePath(env: Record<string, string>): Record<string, string
   return kept.length ? { ...rest, PATH: kept.join(delimiter) } : rest;
 }
 
-/** The environment inside: a TMPDIR that exists there, a PATH of absolute folders. */
+/**
+ * The environment inside: a TMPDIR that exists there (the private /tmp is empty, so a folder below
+ * the host's /tmp is not there either), a PATH of absolute folders.
+ */
 export function sandboxEnv(env: Record<string, string>, project: string | null): Record<string, string> {
   const tmp = env.TMPDIR;
   const out = absolutePath(env);
-  if (tmp && !within(tmp, '/tmp') && !(project && within(tmp, project))) return { ...out, TMPDIR: '/tmp' };
+  if (tmp && tmp !== '/tmp' && !(project && within(tmp, project))) return { ...out, TMPDIR: '/tmp' };
   return out;
 }
