@@ -15,6 +15,7 @@
  *
  * After a failure the connection is closed and cannot offer its old catalog.
  */
+import type { Discarded } from '../engine/spawn/index.js';
 import { Client, type Transport } from '@modelcontextprotocol/client';
 import { asScError, ScError } from '../errors.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
@@ -24,7 +25,7 @@ import { PeerGuard, type PeerRequests } from './peer-guard.js';
 
 export interface Closable extends Transport {
   /** Closes and waits for the transport's own cleanup; idempotent. */
-  cleanup(): Promise<{ readonly outcome: string }>;
+  cleanup(): Promise<{ readonly outcome: string; readonly discarded?: Discarded | null }>;
   /** The transport's own account of why it failed, more exact than the SDK's. */
   readonly failure?: ScError | undefined;
   /** A local server's last words on stderr (scrubbed, control characters escaped), and the sandbox it ran in. */
@@ -55,6 +56,8 @@ export interface ConnectOptions {
 
 export interface CloseReport {
   readonly outcome: string;
+  /** A local server in the sandbox wrote files in its private home or /tmp, discarded when it ended. */
+  readonly discarded?: Discarded;
   readonly peer: PeerRequests;
 }
 
@@ -160,15 +163,18 @@ export class McpConnection {
   close(): Promise<CloseReport> {
     this.closing ??= (async () => {
       let outcome = 'unknown';
+      let discarded: Discarded | null = null;
       try {
-        outcome = (await this.transport.cleanup()).outcome;
+        const r = await this.transport.cleanup();
+        outcome = r.outcome;
+        discarded = r.discarded ?? null;
       } catch {
         outcome = 'failed';
       } finally {
         active--;
       }
       await this.client.close().catch(() => {});
-      return { outcome, peer: { ...this.guard.seen } };
+      return { outcome, peer: { ...this.guard.seen }, ...(discarded ? { discarded } : {}) };
     })();
     return this.closing;
   }

@@ -124,6 +124,8 @@ export const command: CommandSpec = {
             line(`step ${body.step}: ${inert(body.name)}`);
           } else if (e.kind === 'checkpoint') line(`  changed ${inert(body.path)} (checkpoint ${body.checkpoint_id})`);
           else if (e.kind === 'runner.state_changed' || e.kind === 'protected_created') line(`WARNING: ${inert(body.notice)}`);
+          else if (e.kind === 'sandbox_blocked') line(inert(body.notice));
+          else if (e.kind === 'sandbox_discarded' || e.kind === 'mcp.discarded') line(`note: ${inert(body.notice)}`);
           else if (e.kind === 'approval_requested') {
             // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
             const stored = getApproval(engine.db(), body.approval_id);

@@ -176,6 +176,7 @@ function stepView(e: Json): HTMLElement {
   else if (e.kind === 'output' || e.kind === 'runner.output') text = show(b.text ?? b.chunk ?? b);
   else if (e.kind === 'runner.state_changed') text = `WARNING: ${b.notice ?? ''}\n${show(b.changed ?? [])}`;
   else if (e.kind === 'protected_created') text = `WARNING: ${b.notice ?? ''}`;
+  else if (e.kind === 'sandbox_blocked' || e.kind === 'sandbox_discarded' || e.kind === 'mcp.discarded') text = `${b.notice ?? ''}`;
   else text = JSON.stringify(b);
   return el('div', { class: 'step', 'data-testid': 'step', 'data-kind': e.kind }, el('span', { class: 'kind' }, `${e.seq} ${e.kind}`), el('pre', {}, text));
 }

@@ -109,7 +109,22 @@ export interface SandboxPlan extends Confinement {
   readonly pathEntries?: number;
   /** The project's private package caches (caches.ts); none when not given. */
   readonly caches?: CachePlan;
+  /**
+   * A file of ours, bound in at its own path, where a shell that runs first inside lists what the
+   * process left in its private home and /tmp when it ends (at most `entries` lines): those files
+   * are discarded with the sandbox, and its result says so (discarded.ts).
+   */
+  readonly report?: { readonly file: string; readonly entries: number };
 }
+
+/**
+ * The shell that runs the command and, when it has ended (also by TERM: the trap lets the shell
+ * outlive the signal its command got), lists the files left on the private home and /tmp (-xdev:
+ * not what is bound into them) into the report file. Its exit status is the command's.
+ */
+const REPORT = 'trap : TERM INT HUP; f=$1 h=$2 n=$3; shift 3; "$@"; s=$?; find ${h:+"$h"} /tmp -xdev \\( -type f -o -type l \\) -print 2>/dev/null | head -n "$n" > "$f"; exit $s';
+/** Where the report file is inside: a folder of the sandbox's own root, no host folder. */
+export const REPORT_AT = '/run/shadowcode/report';
 
 /** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
 function statQuiet(p: string): ReturnType<typeof statSync> {
@@ -379,6 +394,8 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const bound: string[] = [...system.bound];
   const home = plan.env.HOME;
   if (home && isAbsolute(home) && home !== '/') out.push(...tmpfs(home, plan.bounds?.home_bytes, f));
+  // Outside the home and /tmp, so the process sees its private folders as empty as ever.
+  if (plan.report) out.push('--bind', plan.report.file, REPORT_AT);
   // ── The user's toolchains (toolchains.ts): every PATH folder and the install behind it, what the
   // environment names, read-only, for the command and everything it starts. Never the profile or the
   // project from here, nothing in a hidden path, and a hidden path inside one is covered again.
@@ -481,7 +498,9 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   }
   // Names only (a value in argv would show in the process table); bwrap drops them before exec.
   for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
-  out.push('--chdir', plan.cwd, '--', ...(plan.bounds?.inner ?? []), ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
+  const usableHome = home && isAbsolute(home) && home !== '/' ? home : '';
+  const report = plan.report ? ['/bin/sh', '-c', REPORT, 'sh', REPORT_AT, usableHome, String(plan.report.entries)] : [];
+  out.push('--chdir', plan.cwd, '--', ...report, ...(plan.bounds?.inner ?? []), ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
   return out;
 }
 
