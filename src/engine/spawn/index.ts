@@ -27,7 +27,7 @@
  *   startOwnProgram(ticket, …) ─► the shared engine: our code, which needs the profile; not sandboxed
  */
 import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Socket } from 'node:net';
 import { ScError } from '../../errors.js';
@@ -237,6 +237,13 @@ export interface Extras {
   readonly report?: boolean;
   /** The report file made for this start (confinedCommand). */
   readonly reportFile?: string;
+  /** The protected layout of each folder granted writable; found here when not given. */
+  readonly grantLayouts?: ReadonlyArray<{ readonly root: string; readonly layout: ProtectedLayout }>;
+}
+
+/** The protected layout of each folder a start gets read-write (protected-scan.ts, as for the project). */
+export function grantLayouts(policy: Policy, grants: Boundary): Array<{ root: string; layout: ProtectedLayout }> {
+  return grants.paths.filter((p) => p.write && statSync(p.path, { throwIfNoEntry: false })?.isDirectory()).map((p) => ({ root: p.path, layout: protectedLayout(policy, p.path) }));
 }
 
 /** The bwrap command line of a start, with nothing made or held (sandbox show; confinedCommand below). */
@@ -247,7 +254,8 @@ export function commandLine(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: strin
   const protectedBinds = extras.protectedBinds ?? (project ? protectedLayout(req.policy, project).entries.filter((e) => e.kind !== 'link').map((e) => e.rel) : []);
   const caches = extras.caches ?? projectCaches(req, profileDir);
   const report = extras.reportFile ? { report: { file: extras.reportFile, entries: req.policy.limits.sandbox.discarded_entries } } : {};
-  return (builderFor() ?? bwrapBuilder).commandLine({ ...req.confine, ...report, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, caches, pathEntries: req.policy.limits.sandbox.path_entries, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
+  const grantProtected = (extras.grantLayouts ?? grantLayouts(req.policy, extras.grants)).map((g) => ({ root: g.root, rels: g.layout.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) }));
+  return (builderFor() ?? bwrapBuilder).commandLine({ ...req.confine, ...report, grantProtected, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, caches, pathEntries: req.policy.limits.sandbox.path_entries, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
 }
 
 /** The private package caches of a start (caches.ts): none without a project; `dry` makes and copies nothing (sandbox show). */
@@ -297,7 +305,8 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     const b = bound;
     const protectedBinds = layout?.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) ?? [];
     rep = extras.report ? reportFile(req.env.TMPDIR, uid) : null;
-    const line = commandLine(req, bwrap, profileDir, { ...extras, protectedBinds, caches: extras.caches ?? projectCaches(req, profileDir, false, uid), ...(rep ? { reportFile: rep.file } : {}) }, bounds, find);
+    const granted = grantLayouts(req.policy, extras.grants);
+    const line = commandLine(req, bwrap, profileDir, { ...extras, protectedBinds, grantLayouts: granted, caches: extras.caches ?? projectCaches(req, profileDir, false, uid), ...(rep ? { reportFile: rep.file } : {}) }, bounds, find);
     const r = rep;
     let read = false;
     return {
@@ -323,7 +332,11 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
           hold?.release();
         }
       },
-      created: () => (project && layout ? createdSince(req.policy, project, layout, held) : []),
+      created: () => [
+        ...(project && layout ? createdSince(req.policy, project, layout, held) : []),
+        // In a folder granted writable: named by its full path.
+        ...granted.flatMap((g) => createdSince(req.policy, g.root, g.layout, []).map((rel) => join(g.root, rel))),
+      ],
     };
   } catch (err) {
     bound?.release();

@@ -110,6 +110,11 @@ export interface SandboxPlan extends Confinement {
   /** The project's private package caches (caches.ts); none when not given. */
   readonly caches?: CachePlan;
   /**
+   * The protected paths (relative, protected-scan.ts) found in each folder granted writable: a
+   * repository or a host config there is held read-only like the project's own.
+   */
+  readonly grantProtected?: ReadonlyArray<{ readonly root: string; readonly rels: readonly string[] }>;
+  /**
    * A file of ours, bound in at its own path, where a shell that runs first inside lists what the
    * process left in its private home and /tmp when it ends (at most `entries` lines): those files
    * are discarded with the sandbox, and its result says so (discarded.ts).
@@ -483,6 +488,12 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // The project's protected paths after that: a folder bound above to pin a protected state
   // file (a project that is the home) must not make them writable again.
   if (plan.project) out.push(...protectedArgs(plan.project, [...protectedProjectPaths(plan.policy), ...(plan.protectedBinds ?? [])], out));
+  // The same in each folder granted writable (a sibling checkout has its own .git); never what holds
+  // or lies in the project, which is held above.
+  for (const g of plan.grantProtected ?? []) {
+    const rels = g.rels.filter((rel) => !plan.project || (!within(join(g.root, rel), plan.project) && !within(plan.project, join(g.root, rel))));
+    out.push(...protectedArgs(g.root, rels, out));
+  }
   // A state file the CLI writes as it runs but that also configures it: a copy of its own
   // to write, at its path (its real file is read-only above). Where the project shows that
   // path through a link, a bind would go through it (and fail where it leads nowhere
