@@ -195,7 +195,7 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
     const grants = boundaryOf(spawn, ops.profileDir);
     const hosts = proxied(spawn, grants);
     const placeholder = { dir: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX'), socket: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX', 'proxy.sock') };
-    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches: projectCaches(spawn, ops.profileDir, true), reportFile: join(env.TMPDIR ?? '/tmp', 'shadowcode-out-XXXXXX', 'discarded') }, previewBounds(ops.policy));
+    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches: projectCaches(spawn, ops.profileDir, true), reportFile: join(env.TMPDIR ?? '/tmp', 'shadowcode-out-XXXXXX') }, previewBounds(ops.policy));
     const seen = readBack(line);
     const internal = (p: string) => within(p, placeholder.dir) || p === bridgeProgram() || p === REPORT_AT;
     // A protected path that does not exist yet gets a placeholder when a process starts: it is read-only then too.

@@ -164,6 +164,7 @@ function seed(user: string, priv: string, folders: readonly string[], stampFile:
 const fill = (text: string, priv: string, user: string) => text.replaceAll('{private}', priv).replaceAll('{user}', user);
 
 function realQuiet(p: string): string {
+  if (!lstatSync(p, { throwIfNoEntry: false })) return p;
   try {
     return realpathSync(p);
   } catch {
@@ -181,7 +182,9 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   const home = usableHome(env.HOME);
   if (!project || !home) return NO_CACHES;
   const root = cacheRoot(project, env);
-  if (!root || avoid.some((a) => within(root, a) || within(realQuiet(root), a)) || within(root, project)) return NO_CACHES;
+  if (!root || within(root, project)) return NO_CACHES;
+  const rootReal = realQuiet(root);
+  if (avoid.some((a) => within(root, a) || within(rootReal, a))) return NO_CACHES;
   const binds: CacheBind[] = [];
   const vars: Record<string, string> = {};
   for (const [name, c] of Object.entries(policy.caches)) {

@@ -14,7 +14,8 @@
  * The process may write anything into that file: what is read back is only ever a list of paths
  * it names in places it owned, shown as inert text.
  */
-import { chownSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chownSync, closeSync, openSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, normalize } from 'node:path';
 import { readUserFile } from '../../util/safe-read.js';
@@ -32,16 +33,14 @@ export interface Discarded {
 const SHOWN = 20;
 
 /** An empty report file for one start, in the temp folder of the user the sandbox runs as (their TMPDIR, else ours), owned by them. */
+let made = 0;
 export function reportFile(tmp: string | undefined, owner?: number): { file: string; remove: () => void } {
   const base = tmp && isAbsolute(tmp) && statSync(tmp, { throwIfNoEntry: false })?.isDirectory() ? tmp : tmpdir();
-  const dir = mkdtempSync(join(base, 'shadowcode-out-'));
-  const file = join(dir, 'discarded');
-  writeFileSync(file, '', { mode: 0o600 });
-  if (owner !== undefined && owner !== process.getuid?.()) {
-    chownSync(dir, owner, owner);
-    chownSync(file, owner, owner);
-  }
-  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  // One new file, never one that was there (wx: O_EXCL, no link followed): a single create, cheaper than a folder.
+  const file = join(base, `shadowcode-out-${process.pid}-${++made}-${randomBytes(6).toString('hex')}`);
+  closeSync(openSync(file, 'wx', 0o600));
+  if (owner !== undefined && owner !== process.getuid?.()) chownSync(file, owner, owner);
+  return { file, remove: () => rmSync(file, { force: true }) };
 }
 
 /**

@@ -56,7 +56,9 @@ export function hiddenPaths(policy: SandboxPolicy, home: string | undefined): st
   return policy.hidden.map((p) => expandHome(p, home)).filter((p): p is string => p !== null && isAbsolute(p));
 }
 
+/** The real path; the path itself when it is not there (looked at first: a thrown ENOENT per missing path was a start's largest cost). */
 function real(p: string): string {
+  if (!lstatSync(p, { throwIfNoEntry: false })) return p;
   try {
     return realpathSync(p);
   } catch {

@@ -127,7 +127,9 @@ export interface SandboxPlan extends Confinement {
  * outlive the signal its command got), lists the files left on the private home and /tmp (-xdev:
  * not what is bound into them) into the report file. Its exit status is the command's.
  */
-const REPORT = 'trap : TERM INT HUP; f=$1 h=$2 n=$3; shift 3; "$@"; s=$?; find ${h:+"$h"} /tmp -xdev \\( -type f -o -type l \\) -print 2>/dev/null | head -n "$n" > "$f"; exit $s';
+const REPORT = 'trap : TERM INT HUP; f=$1 h=$2; shift 2; "$@"; s=$?; find ${h:+"$h"} /tmp -xdev \\( -type f -o -type l \\) -fprint "$f" 2>/dev/null; exit $s';
+/** The process bound's shell (bounds.ts) ends by exec'ing the command; the report shell takes its limit over instead, saving a shell. */
+const EXEC_TAIL = 'exec "$@"';
 /** Where the report file is inside: a folder of the sandbox's own root, no host folder. */
 export const REPORT_AT = '/run/shadowcode/report';
 
@@ -173,7 +175,9 @@ export function protectedProjectPaths(policy: SandboxPolicy): readonly string[] 
   return policy.project_read_only;
 }
 
+/** The real path; the path itself when it is not there (looked at first: a thrown ENOENT per missing path was a start's largest cost). */
 function real(p: string): string {
+  if (!lstatSync(p, { throwIfNoEntry: false })) return p;
   try {
     return realpathSync(p);
   } catch {
@@ -510,8 +514,15 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // Names only (a value in argv would show in the process table); bwrap drops them before exec.
   for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
   const usableHome = home && isAbsolute(home) && home !== '/' ? home : '';
-  const report = plan.report ? ['/bin/sh', '-c', REPORT, 'sh', REPORT_AT, usableHome, String(plan.report.entries)] : [];
-  out.push('--chdir', plan.cwd, '--', ...report, ...(plan.bounds?.inner ?? []), ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
+  let inner = plan.bounds?.inner ?? [];
+  let report: string[] = [];
+  if (plan.report) {
+    // An ordinary user's limit shell (`ulimit …; exec "$@"`): its limit set by the report shell itself.
+    const limit = inner.length === 4 && inner[1] === '-c' && inner[2]?.endsWith(EXEC_TAIL) ? inner[2].slice(0, -EXEC_TAIL.length) : '';
+    report = [inner[0] && limit ? inner[0] : '/bin/sh', '-c', `${limit}${REPORT}`, 'sh', REPORT_AT, usableHome];
+    if (limit) inner = [];
+  }
+  out.push('--chdir', plan.cwd, '--', ...report, ...inner, ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
   return out;
 }
 

@@ -58,6 +58,7 @@ const exists = (p: string) => {
 };
 
 function real(p: string): string | null {
+  if (!lstatSync(p, { throwIfNoEntry: false })) return null;
   try {
     return realpathSync(p);
   } catch {
