@@ -23,6 +23,7 @@ import { childEnv } from '../engine/child-env.js';
 import { boundaryOf, bridgeProgram, commandLine, previewBounds, projectCaches, proxied, sandboxPolicy, sandboxStatus, sandboxSupport } from '../engine/spawn/index.js';
 import { builderFor, bwrapBuilder } from '../engine/spawn/builder.js';
 import { REPORT_AT } from '../engine/spawn/sandbox.js';
+import { toolchainView } from '../engine/spawn/toolchains.js';
 import { grantProblem, hiddenPaths } from '../engine/spawn/grants.js';
 import { within } from '../engine/spawn/state-paths.js';
 import { ScError } from '../errors.js';
@@ -195,7 +196,9 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
     const grants = boundaryOf(spawn, ops.profileDir);
     const hosts = proxied(spawn, grants);
     const placeholder = { dir: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX'), socket: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX', 'proxy.sock') };
-    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches: projectCaches(spawn, ops.profileDir, true), reportFile: join(env.TMPDIR ?? '/tmp', 'shadowcode-out-XXXXXX') }, previewBounds(ops.policy));
+    const caches = projectCaches(spawn, ops.profileDir, true);
+    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches, reportFile: join(env.TMPDIR ?? '/tmp', 'shadowcode-out-XXXXXX') }, previewBounds(ops.policy));
+    const tools = toolchainView(env, sp, project, ops.policy.limits.sandbox.path_entries);
     const seen = readBack(line);
     const internal = (p: string) => within(p, placeholder.dir) || p === bridgeProgram() || p === REPORT_AT;
     // A protected path that does not exist yet gets a placeholder when a process starts: it is read-only then too.
@@ -216,6 +219,8 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
       read_write: seen.rw.filter((p) => !internal(p) && !protectedPaths.includes(p)).sort(),
       private: seen.private,
       hidden: [...new Set([...hidden, ...seen.covered])].filter((h) => !grants.paths.some((g) => g.secret && within(g.path, h))).sort(),
+      toolchains: [...tools.layouts],
+      caches: caches.binds.map((c) => ({ name: c.name, mode: c.mode, user: c.user, private: c.private, at: c.at })),
       network: { mode: network ? 'all' : hosts ? 'hosts' : 'none', hosts: network ? [] : grants.hosts.map((h) => hostPortText(h)) },
       grants: {
         paths: grants.paths.map((p) => ({ path: p.path, write: p.write, secret: p.secret, scope: p.scope })),
