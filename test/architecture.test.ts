@@ -194,14 +194,15 @@ const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
 
 // ─── the rules ───────────────────────────────────────────────────────────────────────────
 
-// Lowest first. An import may point to its own layer or any layer below it.
+// Lowest first. An import may point to its own layer or any layer below it. Telemetry sits under the
+// policy: the gate and every layer above report to it (src/telemetry/hooks.ts), and it reports to nothing.
 // The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; the task
 // contract they share with the engine and the client is engine/task-contract.ts, in the engine layer.
 // The operations every surface shares (src/ops: typed input, the gate, a typed result) sit above the runtime
 // and below the surfaces that call them (server, cli, console, lib).
 // The console (src/console) is a channel of the CLI user built on the CLI's commands, so it sits above
 // them; the command table loads its command module lazily, the one import allowed to point up (UP_LOADS).
-const LAYERS = ['base', 'transport', 'store', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'cli', 'console', 'lib'];
+const LAYERS = ['base', 'transport', 'store', 'telemetry', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'cli', 'console', 'lib'];
 const UP_LOADS: Record<string, string> = { 'cli/commands/index.ts': 'console/command.ts' };
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;
@@ -519,6 +520,7 @@ const TRUSTED_READS: Record<string, string> = {
   'engine/owners.ts': "/proc/PID/stat written by the kernel, and the temp directory's listing for our own run dirs",
   'console/codes.ts': 'console.json in the 0700 profile directory, written 0600 by the console itself',
   'console/server.ts': 'the page files of shadowcode itself, built into dist/console',
+  'telemetry/stats.ts': 'its own export counters (telemetry/PID.json), written by it in the 0700 profile directory',
 };
 
 function rawReaders(files: Source[]): string[] {
@@ -545,6 +547,16 @@ function pageProblems(page: Source[], files: Source[]): string[] {
 }
 
 // ─── the sources ─────────────────────────────────────────────────────────────────────────
+
+/** Object literals that write a gate principal ({kind, owner, allow_write, allow_approvals}) outside policy/requests.ts. */
+function principalWriters(files: Source[]): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    if (f.rel === 'policy/requests.ts') continue;
+    for (const m of f.code.matchAll(/\{[^{}]*\}/g)) if (/\ballow_approvals\s*:/.test(m[0]) && /\bkind\s*:/.test(m[0])) out.push(`${f.rel}: writes a principal of its own`);
+  }
+  return sorted(out);
+}
 
 const src = load(join(ROOT, 'src'));
 const bad = load(join(ROOT, 'test', 'fixtures', 'architecture'));
@@ -645,6 +657,12 @@ t.test('every executor entry point takes a ticket and checks it first, for its a
     [],
     'control: a type, an interface and a property holding a ticket are not executors',
   );
+});
+
+// policy explain builds its requests with the same builders, so a request built anywhere else could drift from it.
+t.test('gate requests name their principal only through policy/requests.ts', async (t) => {
+  t.same(principalWriters(src.files), []);
+  t.same(principalWriters(bad.files), ['engine/own-principal.ts: writes a principal of its own'], 'control: a request with a principal written in place');
 });
 
 t.test('an approval is approved or denied only by decideApproval', async (t) => {

@@ -31,6 +31,7 @@ export declare const validateSandboxView: GeneratedValidator;
 export declare const validateSandbox: GeneratedValidator;
 export declare const validateSettings: GeneratedValidator;
 export declare const validateStatus: GeneratedValidator;
+export declare const validateTelemetryView: GeneratedValidator;
 export declare const validateToolShadowApprove: GeneratedValidator;
 export declare const validateToolShadowCheckpoint: GeneratedValidator;
 export declare const validateToolShadowDoctor: GeneratedValidator;

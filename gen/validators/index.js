@@ -29,6 +29,7 @@ export { default as validateSandboxView } from './sandbox-view.js';
 export { default as validateSandbox } from './sandbox.js';
 export { default as validateSettings } from './settings.js';
 export { default as validateStatus } from './status.js';
+export { default as validateTelemetryView } from './telemetry-view.js';
 export { default as validateToolShadowApprove } from './tool-shadow_approve.js';
 export { default as validateToolShadowCheckpoint } from './tool-shadow_checkpoint.js';
 export { default as validateToolShadowDoctor } from './tool-shadow_doctor.js';

@@ -25,10 +25,12 @@ import type { GateEnv } from '../policy/gate.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { scrubText } from '../policy/redact.js';
+import { modelRequest, taskToolRequest, trustOf } from '../policy/requests.js';
 import { scrubDeep } from '../policy/scrub.js';
 import { checkAgentToolArgs } from '../schema/validate.js';
 import type { Db } from '../store/db.js';
-import { getProject } from '../store/projects.js';
+import { tel } from '../telemetry/hooks.js';
+import { providerName } from './providers/config.js';
 import { NATIVE_TOOLS, offeredTools, toolSpec } from './tools/index.js';
 import type { NativeTool, ToolEnv } from './tools/types.js';
 import type { Message, ModelProvider, TaskContext, TaskOutcome, TaskRunner, TaskToolSource, ToolCall, ToolResult, ToolSpec, Turn, Usage } from './types.js';
@@ -173,7 +175,7 @@ export class NativeLoop implements TaskRunner {
         try {
           turn = await enforce(this.deps.gateEnv, this.modelRequest(ctx), (ticket) =>
             // The last net before the wire: whatever a tool, a server's catalog or the prompt carried, no known secret value leaves.
-            this.provider.turn(ticket, { ...scrubDeep({ system, messages: [...messages], tools: specs }), max_output_tokens: l.max_output_tokens, signal }),
+            this.chat(messages, () => this.provider.turn(ticket, { ...scrubDeep({ system, messages: [...messages], tools: specs }), max_output_tokens: l.max_output_tokens, signal })),
           );
         } catch (err) {
           const halt2 = stopped();
@@ -233,7 +235,13 @@ export class NativeLoop implements TaskRunner {
           if (halt3) return halt3;
           ctx.emit('tool_call', { step: steps, id: call.id, name: call.name, arguments: capText(call.arguments, l.event_text_chars) });
           const t1 = Date.now();
-          const result = await this.execute(ctx, env, source, call);
+          const t = tel();
+          const result = t ? await t.span(`execute_tool ${call.name}`, 'internal', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, 'gen_ai.tool.call.id': call.id, 'gen_ai.tool.call.arguments': t.content(call.arguments) }, async (s) => {
+            const r = await this.execute(ctx, env, source, call);
+            if (r.is_error) s.fail('tool_error');
+            s.set({ 'gen_ai.tool.call.result': t.content(r.content) });
+            return r;
+          }) : await this.execute(ctx, env, source, call);
           const halt4 = stopped();
           if (halt4) return halt4;
           if (result.is_error) calls[i] = forgottenArguments(call, l.refused_argument_chars);
@@ -275,32 +283,41 @@ export class NativeLoop implements TaskRunner {
       if (!offered) return await (source as TaskToolSource).call(call.name, parsed.value, ctx);
       const tool = native as NativeTool<any>;
       const args = checkAgentToolArgs<Record<string, unknown>>(call.name, parsed.value);
-      const req = env.request(`task:tool.${call.name}`, { resource: { kind: 'tool', id: call.name, owner: ctx.owner, project: ctx.project }, args: tool.describe(args) });
+      const req = taskToolRequest(ctx, env.trust(), call.name, tool.describe(args));
       return await enforce(this.deps.gateEnv, req, (ticket) => tool.run(env, args, ticket));
     } catch (err) {
       return errorResult(err);
     }
   }
 
+  /** One model request in its `chat` CLIENT span (telemetry on): model, provider, endpoint, token use, finish reason. */
+  private chat(messages: readonly Message[], fn: () => Promise<Turn>): Promise<Turn> {
+    const t = tel();
+    if (!t) return fn();
+    let server: { address?: string; port?: number } = {};
+    try {
+      const u = new URL(this.provider.endpoint.url);
+      server = { address: u.hostname, port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80) };
+    } catch {
+      // an endpoint that does not parse never reaches the wire either
+    }
+    const attrs = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': providerName(this.provider.kind), 'gen_ai.request.model': this.provider.model, 'server.address': server.address, 'server.port': server.port, 'gen_ai.input.messages': t.content(messages) };
+    return t.span(`chat ${this.provider.model}`, 'client', attrs, async (s) => {
+      const turn = await fn();
+      s.set({ 'gen_ai.usage.input_tokens': turn.usage?.input_tokens, 'gen_ai.usage.output_tokens': turn.usage?.output_tokens, 'gen_ai.response.finish_reasons': [turn.stop], 'gen_ai.output.messages': t.content([{ role: 'assistant', text: turn.text, tool_calls: turn.tool_calls.map((c) => c.name) }]) });
+      return turn;
+    });
+  }
+
   private toolEnv(ctx: TaskContext): ToolEnv {
     const d = this.deps;
     return {
       ctx, policy: d.policy, db: d.db, gate: d.gateEnv, env: d.env,
-      request: (action, extra = {}) => {
-        const p = getProject(d.db(), ctx.project);
-        return {
-          action,
-          principal: { kind: 'engine', owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
-          project: { path: p.path, trusted: p.trusted, level: p.level },
-          requested_level: ctx.ceiling,
-          ...extra,
-        };
-      },
+      trust: () => trustOf(d.db(), ctx.project),
     };
   }
 
   private modelRequest(ctx: TaskContext) {
-    const p = getProject(this.deps.db(), ctx.project);
     const url = this.provider.endpoint.url;
     let host = '';
     try {
@@ -308,14 +325,7 @@ export class NativeLoop implements TaskRunner {
     } catch {
       host = '(invalid)';
     }
-    return {
-      action: 'model:request',
-      principal: { kind: 'engine' as const, owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
-      requested_level: ctx.ceiling,
-      resource: { kind: 'model', id: this.provider.id, owner: ctx.owner, project: ctx.project, model: this.provider.id, endpoint_kind: this.provider.endpoint.loopback ? ('loopback' as const) : ('remote' as const), host: host.slice(0, 256) },
-      args: { job_id: ctx.jobId },
-    };
+    return modelRequest(ctx, trustOf(this.deps.db(), ctx.project), { id: this.provider.id, loopback: this.provider.endpoint.loopback, host }, { job_id: ctx.jobId });
   }
 }
 

@@ -17,6 +17,8 @@ import type { GateEnv } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
 import type { SecretStore } from '../store/secrets.js';
+import { tel } from '../telemetry/hooks.js';
+import { providerName } from './providers/config.js';
 import { NativeLoop } from './loop.js';
 import { createProvider } from './providers/index.js';
 import { createRunner, isRunnerProvider } from './runners/index.js';
@@ -95,6 +97,8 @@ export function attachAgentRuntime(engine: Engine, extra: Pick<TaskDeps, 'toolSo
   jobs.useAgentRunners((spec) => {
     const settings = engine.freshSettings();
     const entry = resolveModelEntry(settings, spec.modelId);
+    // The job's invoke_agent span (active here) names the model the task runs on.
+    tel()?.annotate({ 'gen_ai.provider.name': providerName(entry.provider), 'gen_ai.request.model': entry.model, 'shadowcode.model.id': entry.id });
     return runnerFor(entry, { env: engine.env, secrets: engine.secrets(), policy: engine.policy, db: engine.db(), gateEnv: { policy: engine.policy, db: () => engine.db() }, settings, ...extra });
   });
 }

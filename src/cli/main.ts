@@ -90,7 +90,9 @@ export async function main(argv: readonly string[], rawIo: Io): Promise<number> 
     const input = parseCommand(spec, rest.slice(found.used));
     ctx = new Ctx(io, globals);
     if (spec.workspace === 'required') ctx.requireWorkspace(spec.name);
-    const out = await spec.run(ctx, input);
+    const role = spec.telemetry?.(input) ?? null;
+    // Loaded only for the few commands that can export: the rest never parse a line of it.
+    const out = role === null ? await spec.run(ctx, input) : await (await import('./telemetry.js')).withTelemetry(ctx, role, () => spec.run(ctx as Ctx, input));
     renderOutput(out, json, io.stdout);
     return out.exitCode ?? EXIT.ok;
   } catch (err) {

@@ -49,5 +49,10 @@ export interface CommandSpec {
   readonly usageHint?: string;
   /** False when the command's stdout is reserved for something else (mcp serve). */
   readonly json?: boolean;
+  /**
+   * A long-running command that exports OpenTelemetry when it is configured: the role it
+   * exports as (shadowcode.role), or null for this invocation (a launcher that only starts another).
+   */
+  readonly telemetry?: (input: Input) => string | null;
   run(ctx: Ctx, input: Input): Promise<Output>;
 }

@@ -9,7 +9,8 @@
  *        legacy initialize), one deadline for initialize
  *     ─► discoverTools (catalog limits, one shared deadline)
  *   call(ticket 'mcp:call', name, args) ─► one tools/call with the timeout, never
- *        retried; isError, structuredContent and content pass through unchanged;
+ *        retried (with telemetry on: in a CLIENT span, its traceparent in params._meta);
+ *        isError, structuredContent and content pass through unchanged;
  *        an input-required or task continuation is refused
  *   close() ─► transport cleanup (group TERM/KILL/reap, or session DELETE) ─► permit back
  *
@@ -18,6 +19,7 @@
 import type { Discarded } from '../engine/spawn/index.js';
 import { Client, type Transport } from '@modelcontextprotocol/client';
 import { asScError, ScError } from '../errors.js';
+import { tel } from '../telemetry/hooks.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { VERSION } from '../version.js';
 import { type CatalogLimits, discoverTools } from './discovery.js';
@@ -40,7 +42,7 @@ export function withStderr(e: ScError, transport: Closable): ScError {
   const tail = transport.stderrTail?.();
   if (!tail || tail.lines.length === 0) return e;
   const hint = tail.sandboxed
-    ? "it ran in the sandbox, which shows it the project, the system read-only and only what its definition declares (no home, no /tmp of yours, no network): if its stderr names a folder, file or host it could not reach, declare it in the definition's sandbox key (sandbox: {read, write, network}), then store it and enable the new hash (shadowcode --workspace DIR sandbox show lists the defaults)"
+    ? "it ran in the sandbox, which shows it the project, the system read-only and only what its definition declares (no home, no /tmp of yours, no network): if its stderr names a folder, file or host it could not reach, declare it in the definition's sandbox key (sandbox: {read, write, network}), then store it and enable the new hash (shadowcode --project DIR sandbox show lists the defaults)"
     : 'it ran unsandboxed, with your full access: the sandbox did not stop it';
   const shown = tail.lines.map((l) => `  ${l}`).join('\n');
   return new ScError(e.code, `${e.message}\nthe server's stderr, last ${tail.lines.length === 1 ? 'line' : `${tail.lines.length} lines`} (secrets scrubbed):\n${shown}\nhint: ${hint}`, { ...(e.detail ?? {}), stderr_tail: [...tail.lines], hint, without_stderr: e.message });
@@ -52,6 +54,8 @@ export interface ConnectOptions {
   readonly catalog: CatalogLimits;
   readonly maxConnections: number;
   readonly signal: AbortSignal;
+  /** How the server is reached, for telemetry. */
+  readonly peer?: { readonly transport: 'pipe' | 'tcp'; readonly address?: string; readonly port?: number };
 }
 
 export interface CloseReport {
@@ -92,6 +96,7 @@ export class McpConnection {
     readonly tools: readonly Record<string, unknown>[],
     readonly era: string,
     private readonly timeoutMs: number,
+    private readonly peer: ConnectOptions['peer'],
   ) {}
 
   static async open(ticket: GateTicket, transport: Closable, opts: ConnectOptions): Promise<McpConnection> {
@@ -122,7 +127,7 @@ export class McpConnection {
       } catch (err) {
         throw mapError(err, transport, 'tool discovery', opts.timeoutMs, opts.signal);
       }
-      conn = new McpConnection(opts.id, client, guard, transport, tools, client.getProtocolEra() ?? 'legacy', opts.timeoutMs);
+      conn = new McpConnection(opts.id, client, guard, transport, tools, client.getProtocolEra() ?? 'legacy', opts.timeoutMs, opts.peer);
       return conn;
     } catch (err) {
       // Cleaned up first: the server is gone then, and all it wrote to stderr has been read.
@@ -142,7 +147,11 @@ export class McpConnection {
     if (this.closing || this.failure) throw this.failure ?? new ScError('SC_MCP_CALL_FAILED', `the connection to ${this.id} is closed; start a new task to reconnect`);
     let res: Record<string, unknown>;
     try {
-      res = (await this.client.request({ method: 'tools/call', params: { name, arguments: args } }, { timeout: this.timeoutMs, maxTotalTimeout: this.timeoutMs, signal })) as Record<string, unknown>;
+      const send = (meta?: Record<string, string>) =>
+        this.client.request({ method: 'tools/call', params: { name, arguments: args, ...(meta && Object.keys(meta).length ? { _meta: meta } : {}) } }, { timeout: this.timeoutMs, maxTotalTimeout: this.timeoutMs, signal }) as Promise<Record<string, unknown>>;
+      const t = tel();
+      const server = this.peer?.address ? { address: this.peer.address, port: this.peer.port } : undefined;
+      res = t ? await t.mcpClient({ method: 'tools/call', target: name, transport: this.peer?.transport ?? 'pipe', protocolVersion: this.protocolVersion(), server, args }, send) : await send();
     } catch (err) {
       const e = mapError(err, this.transport, name, this.timeoutMs, signal);
       if (this.transport.failure) {
@@ -157,6 +166,11 @@ export class McpConnection {
       throw new ScError('SC_MCP_CALL_FAILED', `${name} asked for a continuation (input or a background task), which this client does not offer`);
     }
     return res;
+  }
+
+  /** The revision this connection speaks, for telemetry. */
+  private protocolVersion(): string | undefined {
+    return this.client.getNegotiatedProtocolVersion();
   }
 
   /** Closes the connection and waits for its cleanup. Idempotent. */

@@ -12,11 +12,11 @@
  * both); the pin row is updated either way so `shadowcode mcp tools` can show the diff.
  */
 import type { Limits } from '../../gen/types/limits.js';
-import type { GateRequest } from '../../gen/types/gate-request.js';
 import { isLoopbackHost } from '../policy/net.js';
 import { enforce, type GateEnv } from '../policy/gate.js';
 import { scrubDeep } from '../policy/scrub.js';
 import type { Policy } from '../policy/load.js';
+import { type McpAsker, mcpConnectRequest, type ServerRef } from '../policy/requests.js';
 import type { Db } from '../store/db.js';
 import { type CanonicalTool, canonicalCatalog } from './catalog.js';
 import { McpConnection } from './connection.js';
@@ -43,11 +43,23 @@ export interface OpenDeps {
   readonly gateEnv: GateEnv;
 }
 
+/** How the server is reached, as telemetry names it: a pipe to a process, or TCP to a host and port. */
+function peerOf(t: Target): { transport: 'pipe' | 'tcp'; address?: string; port?: number } {
+  if (t.def.transport !== 'http' || !t.def.url) return { transport: 'pipe' };
+  const u = new URL(t.def.url);
+  return { transport: 'tcp', address: u.hostname, port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80) };
+}
+
 export function endpointKind(t: Target): 'loopback' | 'remote' {
   // A stdio server with the whole network reaches remote hosts as an HTTP one does; named hosts go through the proxy, each decided there.
   if (t.def.transport === 'stdio') return t.def.sandbox?.network === true ? 'remote' : 'loopback';
   if (!t.def.url) return 'loopback';
   return isLoopbackHost(new URL(t.def.url).hostname) ? 'loopback' : 'remote';
+}
+
+/** The server as a gate request names it (policy/requests.ts). */
+export function serverRef(t: Target): ServerRef {
+  return { id: t.id, hash: t.hash, endpoint_kind: endpointKind(t) };
 }
 
 /** The definition's timeout_sec, held inside the policy's bounds, in ms. */
@@ -57,10 +69,10 @@ export function timeoutMs(t: Target, limits: Limits): number {
 }
 
 /** review: the person at the CLI reads the catalog (mcp enable, mcp tools --refresh), so a first catalog may become the pin. */
-export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'action' | 'resource' | 'args'>, project: string, t: Target, signal: AbortSignal, review = false): Promise<Opened> {
+export async function openTarget(deps: OpenDeps, request: McpAsker, project: string, t: Target, signal: AbortSignal, review = false): Promise<Opened> {
   const limits = deps.policy.limits;
-  const endpoint_kind = endpointKind(t);
-  const req: GateRequest = { ...request, action: 'mcp:connect', resource: { kind: 'mcp_server', id: t.id, hash: t.hash, endpoint_kind }, args: { definition: t.id, transport: t.def.transport, endpoint_kind } };
+  const server = serverRef(t);
+  const req = mcpConnectRequest(request, server, { definition: t.id, transport: t.def.transport, endpoint_kind: server.endpoint_kind });
   return enforce(deps.gateEnv, req, async (ticket) => {
     const ms = timeoutMs(t, limits);
     const transport =
@@ -86,7 +98,7 @@ export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'act
             lifetimeBytes: limits.stdio_client.lifetime_bytes,
             timeoutMs: ms,
           });
-    const conn = await McpConnection.open(ticket, transport, { id: t.id, timeoutMs: ms, catalog: limits.catalog, maxConnections: limits.stdio_client.connections_per_process, signal });
+    const conn = await McpConnection.open(ticket, transport, { id: t.id, timeoutMs: ms, catalog: limits.catalog, maxConnections: limits.stdio_client.connections_per_process, signal, peer: peerOf(t) });
     try {
       // Scrubbed before it is hashed, pinned, shown or offered: a server given a secret cannot echo it through its metadata.
       const catalog = canonicalCatalog(scrubDeep(conn.tools));

@@ -8,6 +8,7 @@
  */
 import { scrubDeep } from '../policy/scrub.js';
 import { type Db, sql } from '../store/db.js';
+import { tel } from '../telemetry/hooks.js';
 import { decodeCursor, encodeCursor, type Page } from '../util/cursor.js';
 
 export type { JobRow, JobState } from './job-types.js';
@@ -63,4 +64,6 @@ export function listJobs(db: Db, project: string, owner: string | null, opts: { 
 export function setState(db: Db, id: string, state: JobState, extra: { exit_code?: number | null; duration_ms?: number } = {}): void {
   sql(db, 'UPDATE jobs SET state = ?, exit_code = coalesce(?, exit_code), duration_ms = coalesce(?, duration_ms), updated_at = ? WHERE id = ?').run(state, extra.exit_code ?? null, extra.duration_ms ?? null, now(), id);
   addEvent(db, id, 'state', { state, ...extra });
+  // A final state ends the job's span (telemetry on, and the job opened in this process).
+  if (state === 'succeeded' || state === 'failed' || state === 'cancelled') tel()?.jobClosed(id, state);
 }

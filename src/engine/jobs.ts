@@ -32,9 +32,10 @@ import { asScError, decisionOf, ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { redact, scrubText } from '../policy/redact.js';
+import { jobRunRequest, trustOf } from '../policy/requests.js';
 import { ScrubStream } from '../policy/scrub.js';
 import { type Db, sql } from '../store/db.js';
-import { getProject } from '../store/projects.js';
+import { tel } from '../telemetry/hooks.js';
 import type { Level } from '../ticket.js';
 import { newId } from '../util/ids.js';
 import { type ApprovalRow, cancelPending, Decisions, getApproval } from './approvals.js';
@@ -155,7 +156,13 @@ export class Jobs {
     this.waiting.add(id);
     this.ensurePolling();
     this.watchCancels();
-    return { job: getJob(db, id) as JobRow, approval: getApproval(db, approvalId) as ApprovalRow };
+    const approval = getApproval(db, approvalId) as ApprovalRow;
+    const t = tel();
+    if (t) {
+      t.jobOpened(id, 'test', { 'shadowcode.job.ceiling': ceiling, 'process.executable.name': argv[0]?.split('/').pop() });
+      t.approvalOpened({ id: approvalId, jobId: id, kind: 'command', createdAt: approval.created_at });
+    }
+    return { job: getJob(db, id) as JobRow, approval };
   }
 
   /** Calls fn when approval `approvalId` is decided (pushed by notifyDecision). Returns the unsubscribe. */
@@ -232,6 +239,11 @@ export class Jobs {
       const a = sql(db, "SELECT state FROM approvals WHERE job_id = ? AND kind = 'command' ORDER BY created_at DESC LIMIT 1").get(id) as { state: string } | undefined;
       if (!a || a.state === 'pending') continue;
       this.waiting.delete(id);
+      const t = tel();
+      if (t) {
+        const row = sql(db, "SELECT id, state, decided_by, decided_at FROM approvals WHERE job_id = ? AND kind = 'command' ORDER BY created_at DESC LIMIT 1").get(id) as { id: string; state: string; decided_by: string | null; decided_at: string | null };
+        t.approvalClosed({ id: row.id, state: row.state, decidedBy: row.decided_by, decidedAt: row.decided_at });
+      }
       if (a.state === 'approved') {
         this.queue.push(id);
         if (getJob(db, id)?.state === 'waiting_approval') setState(db, id, 'queued');
@@ -257,15 +269,8 @@ export class Jobs {
     // INVARIANT: what runs is exactly what was approved, read back from the approval itself.
     const action = approval ? (JSON.parse(approval.action) as { argv: string[]; cwd: string }) : undefined;
     if (!action) return setState(db, id, 'failed');
-    const p = getProject(db, job.project);
-    const req: GateRequest = {
-      action: 'job:run',
-      principal: { kind: 'engine', owner: job.owner, allow_write: job.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
-      requested_level: job.ceiling,
-      resource: { kind: 'job', id, owner: job.owner, project: job.project },
-      args: { argv: action.argv, cwd: action.cwd },
-    };
+    const p = trustOf(db, job.project);
+    const req = jobRunRequest(job, p, id, { argv: action.argv, cwd: action.cwd });
     const placeholder: CommandHandle = { done: Promise.resolve({ code: null, signal: null, cancelled: true, duration_ms: 0 }), cancel: () => this.cancelling.add(id) };
     this.running.set(id, placeholder);
     setState(db, id, 'running');
@@ -295,8 +300,8 @@ export class Jobs {
         if (rest) addEvent(db, id, stream, { text: rest });
       }
     };
-    enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
-      const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms, project: p.path, network: p.network, policy: this.c.policy, db }, (stream, chunk) => {
+    const run = () => enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
+      const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms, project: p.path, network: p.network === true, policy: this.c.policy, db }, (stream, chunk) => {
         if (captured >= this.limits.jobs.output_bytes) return;
         const text = scrubbers[stream].push(chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8'));
         captured += chunk.length;
@@ -309,7 +314,10 @@ export class Jobs {
       this.running.set(id, handle);
       if (this.cancelling.has(id)) handle.cancel();
       return handle.done;
-    })
+    });
+    const t = tel();
+    // In the job's span: the run decision and the process it starts are the job's children.
+    (t ? t.inJob(id, run) : run())
       .then((r) => {
         flush();
         addEvent(db, id, 'exit', r);
@@ -320,6 +328,7 @@ export class Jobs {
         const lost = discardedEvent(r.discarded, p.path);
         if (lost) addEvent(db, id, 'sandbox_discarded', lost);
         observed(true);
+        tel()?.jobAnnotate(id, { 'process.exit.code': r.code ?? undefined, 'shadowcode.job.duration_ms': r.duration_ms });
         setState(db, id, r.cancelled || this.cancelling.has(id) ? 'cancelled' : r.code === 0 ? 'succeeded' : 'failed', { exit_code: r.code, duration_ms: r.duration_ms });
       })
       .catch((err: unknown) => {
@@ -405,6 +414,7 @@ export class Jobs {
       addEvent(db, id, 'submitted', { mode: spec.mode, model: spec.modelId, ceiling: spec.ceiling, principal: spec.principal.kind, prompt: prompt.slice(0, l.event_text_chars) });
     }).immediate();
     this.agentQueue.push({ ...spec, prompt, id });
+    tel()?.jobOpened(id, 'agent', { 'shadowcode.task.mode': spec.mode, 'shadowcode.job.ceiling': spec.ceiling, 'shadowcode.model.id': spec.modelId ?? undefined });
     this.watchCancels();
     // Started on the next turn of the event loop: the submitter gets its job id first.
     setImmediate(() => this.pumpAgents());
@@ -469,7 +479,8 @@ export class Jobs {
       const runner = this.runners({ ...spec, jobId: id });
       return runner.run(ctx);
     };
-    const done = run()
+    const t = tel();
+    const done = (t ? t.inJob(id, run) : run())
       .catch((err: unknown): TaskOutcome => {
         const e = asScError(err);
         return ctl.signal.aborted ? { state: 'cancelled', summary: null, reason: { code: 'SC_CANCELLED', message: 'the task was cancelled' } } : { state: 'failed', summary: null, reason: { code: e.code, message: e.message } };
@@ -478,6 +489,7 @@ export class Jobs {
         const state = ctl.signal.aborted && o.state !== 'succeeded' ? 'cancelled' : o.state;
         this.endWatch(spec, ctx);
         cancelPending(db, id, 'engine');
+        tel()?.jobAnnotate(id, { 'gen_ai.usage.input_tokens': o.usage?.input_tokens, 'gen_ai.usage.output_tokens': o.usage?.output_tokens, 'shadowcode.task.steps': o.steps ?? undefined, 'error.type': o.state === 'failed' ? (o.reason?.code ?? 'task_failed') : undefined });
         addEvent(db, id, 'answer', redact({ state, summary: o.summary, reason: o.reason ?? null, usage: o.usage ?? null, steps: o.steps ?? null }, l.agent.summary_chars));
         setState(db, id, state);
       })
@@ -518,6 +530,8 @@ export class Jobs {
       addEvent(db, jobId, 'approval_requested', { approval_id: id, kind, action: redact(action, this.limits.agent.event_text_chars) });
       setState(db, jobId, 'waiting_approval');
     }).immediate();
+    const t = tel();
+    t?.approvalOpened({ id, jobId, kind, createdAt: (getApproval(db, id) as ApprovalRow).created_at });
     try {
       // Woken by notifyDecision (pushed in the shared engine); a temporary engine also polls the store.
       return (await this.waitDecision(id, signal)) as ApprovalOutcome;
@@ -526,6 +540,10 @@ export class Jobs {
       throw err;
     } finally {
       sql(db, "UPDATE approvals SET state = 'cancelled', decided_at = ?, decided_by = 'engine' WHERE id = ? AND state = 'pending'").run(now(), id);
+      if (t) {
+        const a = getApproval(db, id);
+        if (a) t.approvalClosed({ id, state: a.state, decidedBy: a.decided_by, decidedAt: a.decided_at });
+      }
       if (getJob(db, jobId)?.state === 'waiting_approval') setState(db, jobId, 'running');
     }
   }

@@ -8,11 +8,14 @@
  * shared engine when one runs, else on a temporary engine of its own. close() ends it
  * the way SIGTERM ends `mcp serve`: the connection closes, its owned jobs are cancelled
  * and their processes reaped, then the engine closes. No signal handler is installed.
+ * OpenTelemetry export runs while at least one server of the host is open, when configured
+ * (the OTEL_* variables of the host's environment, or the profile).
  */
 import type { Ctx } from '../cli/context.js';
 import { openEngine } from '../cli/engine.js';
 import type { Engine } from '../engine/engine.js';
 import { ScError } from '../errors.js';
+import { startTelemetryExport, telemetryDepsOf } from '../ops/telemetry.js';
 import { enforce } from '../policy/gate.js';
 import type { Checked } from './check.js';
 import type { HttpServeOptions, ServerHandle, StdioServeOptions } from './options.js';
@@ -23,6 +26,23 @@ export interface OwnedServer extends ServerHandle {
 }
 
 let serial = 0;
+
+// One export per host process, shared by its servers: started with the first, stopped with the last.
+let exporting: { users: number; stop: Promise<(() => Promise<unknown>) | null> } | undefined;
+
+function useTelemetry(ctx: Ctx, log: (line: string) => void): () => Promise<void> {
+  exporting ??= { users: 0, stop: startTelemetryExport(telemetryDepsOf(ctx), 'library', log).catch(() => null) };
+  const mine = exporting;
+  mine.users++;
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    if (--mine.users > 0) return;
+    if (exporting === mine) exporting = undefined;
+    await (await mine.stop)?.();
+  };
+}
 
 function flags(o: { allowWrite?: boolean; allowApprovals?: boolean }): { allowWrite: boolean; allowApprovals: boolean } {
   for (const k of ['allowWrite', 'allowApprovals'] as const) {
@@ -38,13 +58,17 @@ export async function serveStdio(ctx: Ctx, c: Checked, o: StdioServeOptions): Pr
   if (!o || typeof o.input?.on !== 'function' || typeof o.output?.write !== 'function') throw new ScError('SC_BAD_VALUE', 'serveStdio needs { input: Readable, output: Writable }');
   const { allowWrite, allowApprovals } = flags(o);
   const owner = `stdio:${process.pid}:host-${++serial}`;
+  const release = useTelemetry(ctx, c.log);
+  await exporting?.stop;
   const engine = await openEngine(ctx, { kind: 'stdio', owner });
   const { serveOverStdio } = await import('../server/stdio.js');
   const stop = new AbortController();
-  const closed = serveOverStdio({ engine, project: c.workspace, allowWrite, allowApprovals, stdin: o.input as never, stdout: o.output, log: c.log, signals: false, stop: stop.signal, owner }).then(
-    () => undefined,
-    (err: unknown) => c.log(`shadowcode: stdio server failed: ${(err as Error).message}`),
-  );
+  const closed = serveOverStdio({ engine, project: c.workspace, allowWrite, allowApprovals, stdin: o.input as never, stdout: o.output, log: c.log, signals: false, stop: stop.signal, owner })
+    .then(
+      () => undefined,
+      (err: unknown) => c.log(`shadowcode: stdio server failed: ${(err as Error).message}`),
+    )
+    .finally(release);
   return {
     kind: 'stdio',
     owner,
@@ -69,6 +93,8 @@ export async function serveHttp(ctx: Ctx, c: Checked, o: HttpServeOptions): Prom
   proxyAllowances(allowedHosts);
   if (typeof o.token !== 'string') throw new ScError('SC_HTTP_TOKEN_INVALID', 'serveHttp needs a token: the gateway always requires a bearer token');
   const token = checkToken(o.token, c.policy.limits.tokens);
+  const release = useTelemetry(ctx, c.log);
+  await exporting?.stop;
   const engine = await openEngine(ctx, { kind: 'http', owner: `http:${process.pid}:host-${++serial}` });
   const { startHttpGateway } = await import('../server/http.js');
   let gw;
@@ -80,6 +106,7 @@ export async function serveHttp(ctx: Ctx, c: Checked, o: HttpServeOptions): Prom
     );
   } catch (err) {
     await engine.shutdown();
+    await release();
     throw err;
   }
   const gateway = gw;
@@ -99,6 +126,7 @@ export async function serveHttp(ctx: Ctx, c: Checked, o: HttpServeOptions): Prom
           await gateway.close();
           await engine.shutdown();
         } finally {
+          await release();
           resolveClosed();
         }
       })()),

@@ -11,6 +11,7 @@
  *     ─► authorize(request, policy)      pure decision
  *     ─► audit row {decision, masked args, policy hash}; a denial stops the list
  *     ─► COMMIT
+ *     ─► telemetry (when on): one guardrail span per decision, under the caller's span
  *     ─► denied?  SC_POLICY_DENIED (or the deciding rule's own code) naming the rules
  *     ─► run(ticket)                     the ticket opens the executors of that action (and record) only
  *
@@ -23,11 +24,12 @@ import { type ErrorCode, isErrorCode, ScError } from '../errors.js';
 import { check } from '../schema/validate.js';
 import { type AuditRow, appendAuditRows } from '../store/audit.js';
 import type { Db } from '../store/db.js';
+import { tel } from '../telemetry/hooks.js';
 import { type GateTicket, mintTicket } from '../ticket.js';
 import { authorize, type Decision } from './authorize.js';
 import { holdsHome } from './home.js';
 import type { Policy } from './load.js';
-import { redact } from './redact.js';
+import { lazyScrubber, redact } from './redact.js';
 
 export type { GateRequest };
 
@@ -105,7 +107,8 @@ interface Decided {
   readonly decisionId: string;
 }
 
-function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: string): AuditRow {
+/** `clean`: one scrubber for every row of a transaction (it checks the secret store once). */
+function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: string, clean: (text: string) => string): AuditRow {
   const chars = policy.limits.audit.string_chars;
   return {
     kind: 'decision',
@@ -116,13 +119,13 @@ function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: 
       project: req.project?.path ?? null,
       // The trust the decision saw, so `policy explain --decision` can decide the same request again.
       trust: req.project ? { trusted: req.project.trusted, level: req.project.level, ...(req.project.network !== undefined ? { network: req.project.network } : {}) } : undefined,
-      resource: req.resource ? redact(req.resource, chars) : undefined,
+      resource: req.resource ? redact(req.resource, chars, clean) : undefined,
       requested_level: req.requested_level,
       allow: d.allow,
       reasons: d.reasons,
       ceiling: d.ceiling,
       policy_hash: policy.hash,
-      args: req.args ? redact(req.args, chars) : undefined,
+      args: req.args ? redact(req.args, chars, clean) : undefined,
     },
   };
 }
@@ -143,17 +146,22 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
   // Requests that carry their project are checked before the store opens; the rest once trust is read.
   const early = requests.map((r) => (r.project !== undefined || !env.project ? validated(r, env.homes) : undefined));
   const decided: Decided[] = [];
+  const t = tel();
+  const started = t ? Date.now() : 0;
   try {
     const db = env.db();
     appendAuditRows(db, () => {
       decided.length = 0;
       const rows: AuditRow[] = [];
+      const clean = lazyScrubber();
+      // Read once per transaction: the requests decided together see the same trust, under the same lock.
+      let project: GateRequest['project'] | undefined;
       for (const [i, r] of requests.entries()) {
-        const request = early[i] ?? validated({ ...r, project: env.project!(db) }, env.homes);
+        const request = early[i] ?? validated({ ...r, project: (project ??= env.project!(db)) }, env.homes);
         const decision = authorize(request, env.policy.permissions);
         const decisionId = randomUUID();
         decided.push({ request, decision, decisionId });
-        rows.push(decisionRow(env.policy, request, decision, decisionId));
+        rows.push(decisionRow(env.policy, request, decision, decisionId, clean));
         if (!decision.allow) break;
       }
       return rows;
@@ -163,6 +171,7 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
     const action = requests.map((r) => r.action).join(', ');
     throw new ScError('SC_STORE_FAILED', `cannot record the decision for ${action}: ${(err as Error).message}`);
   }
+  if (t) t.decided(decided.map(({ request: r, decision: d, decisionId }) => ({ action: r.action, principal: r.principal.kind, allow: d.allow, reasons: d.reasons, decisionId, ceiling: d.ceiling, args: r.args })), env.policy.hash, started);
   return decided.map(({ request, decision: d, decisionId }) => {
     if (d.allow) return { decisionId, request, ticket: mintTicket({ decisionId, action: request.action, ceiling: d.ceiling, owner: request.principal.owner, ...ticketResource(request) }) };
     const why = rulesOf(env.policy, d).map((r) => `${r.id} (${r.description})`).join('; ');

@@ -10,6 +10,7 @@
  *   legacy; the parsed body and the tool's admission handed in) ─► response ≤ 8 MiB
  *   within 60 s ─► outcome row deferred: written with the next commit, or within
  *   audit.deferred_flush_ms / audit.deferred_rows
+ *   (with telemetry on, from the decisions to the answer: the request's MCP SERVER span)
  *
  * No response byte is written and no tool runs before the decision rows commit.
  *
@@ -21,9 +22,11 @@ import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { Engine } from '../engine/engine.js';
 import { ScError } from '../errors.js';
 import { type Admission, admit, enforce } from '../policy/gate.js';
+import { httpRefusal, httpRequest } from '../policy/requests.js';
 import { deferAudit, flushAudit } from '../store/audit.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { invalidRequest, nestsDeeperThan, topLevel } from '../transport/envelope.js';
+import { tel, type McpRequestInfo } from '../telemetry/hooks.js';
 import { RateWindow } from '../transport/rate.js';
 import { buildServer } from './build.js';
 import { Connection } from './connection.js';
@@ -54,6 +57,22 @@ function send(res: ServerResponse, status: number, body = ''): void {
   if (res.headersSent) return void res.destroy();
   res.writeHead(status, { 'content-type': 'application/json', connection: 'close', ...(status === 429 ? { 'retry-after': '1' } : {}) });
   res.end(body);
+}
+
+/** What the MCP SERVER span of an HTTP request says of it: taken from the parsed body and the validated headers. */
+function requestInfo(msg: unknown, call: PreparedCall | undefined, headers: IncomingMessage['headersDistinct']): McpRequestInfo {
+  const m = (msg && typeof msg === 'object' ? msg : {}) as { method?: unknown; id?: unknown; params?: { _meta?: Record<string, unknown>; arguments?: unknown } };
+  const meta = m.params && typeof m.params === 'object' ? m.params._meta : undefined;
+  const version = (meta && typeof meta === 'object' ? meta['io.modelcontextprotocol/protocolVersion'] : undefined) ?? headers['mcp-protocol-version']?.[0];
+  return {
+    method: typeof m.method === 'string' ? m.method.slice(0, 128) : 'unknown',
+    target: call?.name,
+    id: typeof m.id === 'string' || typeof m.id === 'number' ? m.id : undefined,
+    meta,
+    protocolVersion: typeof version === 'string' ? version.slice(0, 32) : undefined,
+    transport: 'tcp',
+    args: call?.args,
+  };
 }
 
 function parseJson(body: Buffer): unknown {
@@ -119,7 +138,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
 
   const refuse = async (res: ServerResponse, r: Refusal, method: string | undefined): Promise<void> => {
     // Refusals are audited as denied decisions; the credential is never part of what is recorded.
-    await enforce(gate, conn.request('http:refused', { args: { status: r.status, reason: r.reason, method: method ?? '' } }), () => undefined).catch(() => undefined);
+    await enforce(gate, httpRefusal(conn.principal, { status: r.status, reason: r.reason, method: method ?? '' }), () => undefined).catch(() => undefined);
     send(res, r.status);
   };
 
@@ -134,7 +153,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
     if (refusal) return refuse(res, refusal, req.method);
     const started = performance.now();
     const mcpMethod = req.headersDistinct['mcp-method']?.[0] ?? '';
-    const outer = conn.request('http:request', { args: { method: 'POST', mcp_method: mcpMethod.slice(0, 128) } });
+    const outer = httpRequest(conn.principal, mcpMethod);
     // The body is read before the decision so that the request and the tool call it carries are decided,
     // and recorded, in one transaction; nothing is answered before that commit.
     const body = await readBody(req, L.body_bytes, L.body_deadline_ms);
@@ -154,50 +173,58 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
         call = toolCallOf(parsed);
       }
     }
-    const [request, tool] = admit(gate, call ? [outer, call.request] : [outer]) as [Admission, Admission | undefined];
-    if (request.denied) throw request.denied;
-    const t = request.ticket;
-    if (early) {
-      early();
-      return void deferAudit(o.engine.db(), 'http_outcome', { decision_id: t.decisionId, status: res.statusCode, bytes: 0, ms: Math.round(performance.now() - started) }, deferBound);
-    }
-    const ac = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) ac.abort();
-    });
-    const deadline = setTimeout(() => {
-      ac.abort();
-      res.destroy();
-    }, L.request_deadline_ms);
-    let bytes = 0;
-    try {
-      // A body that parsed is handed over parsed (the SDK does not read it again); one that did not goes as bytes, for the SDK's own parse error.
-      const init: RequestInit = { method: 'POST', headers: forwardableHeaders(req.headersDistinct), signal: ac.signal };
-      if (parsed === undefined) init.body = new Uint8Array(body as Buffer);
-      const request = new Request(`http://${req.headers.host}/mcp`, init);
-      if (call && tool) admitted.set(request, { call, admission: tool });
-      const response = await handler.fetch(request, parsed === undefined ? undefined : { parsedBody: parsed });
-      const headers: Record<string, string> = { connection: 'close' };
-      response.headers.forEach((v, k) => {
-        if (k !== 'content-length' && k !== 'connection') headers[k] = v;
-      });
-      res.writeHead(response.status, headers);
-      if (response.body) {
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-          bytes += chunk.byteLength;
-          // INVARIANT: headers are already sent, so an over-size response can only be cut off, never relabelled.
-          if (bytes > L.response_bytes) throw new ScError('SC_RESULT_TOO_LARGE', `response over ${L.response_bytes} bytes`);
-          if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
-        }
+    const telemetry = tel();
+    // With telemetry on, the decisions and the answer run in the request's MCP SERVER span.
+    if (telemetry && parsed !== undefined) return telemetry.mcpRequest(requestInfo(parsed, call, req.headersDistinct), answer);
+    return answer();
+
+    async function answer(): Promise<void> {
+      const [request, tool] = admit(gate, call ? [outer, call.request] : [outer]) as [Admission, Admission | undefined];
+      if (request.denied) throw request.denied;
+      const t = request.ticket;
+      if (early) {
+        early();
+        return void deferAudit(o.engine.db(), 'http_outcome', { decision_id: t.decisionId, status: res.statusCode, bytes: 0, ms: Math.round(performance.now() - started) }, deferBound);
       }
-      res.end();
-    } catch (err) {
-      o.log(`shadowcode: request failed: ${(err as Error).message}`);
-      res.destroy();
-    } finally {
-      clearTimeout(deadline);
-      // After the fact: the decisions are committed; the outcome rides with the next commit (bounded by policy).
-      deferAudit(o.engine.db(), 'http_outcome', { decision_id: t.decisionId, status: res.statusCode, bytes, ms: Math.round(performance.now() - started) }, deferBound);
+      const ac = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) ac.abort();
+      });
+      const deadline = setTimeout(() => {
+        ac.abort();
+        res.destroy();
+      }, L.request_deadline_ms);
+      let bytes = 0;
+      try {
+        // A body that parsed is handed over parsed (the SDK does not read it again); one that did not goes as bytes, for the SDK's own parse error.
+        const init: RequestInit = { method: 'POST', headers: forwardableHeaders(req.headersDistinct), signal: ac.signal };
+        if (parsed === undefined) init.body = new Uint8Array(body as Buffer);
+        const request = new Request(`http://${req.headers.host}/mcp`, init);
+        if (call && tool) admitted.set(request, { call, admission: tool });
+        const response = await handler.fetch(request, parsed === undefined ? undefined : { parsedBody: parsed });
+        const headers: Record<string, string> = { connection: 'close' };
+        response.headers.forEach((v, k) => {
+          if (k !== 'content-length' && k !== 'connection') headers[k] = v;
+        });
+        res.writeHead(response.status, headers);
+        tel()?.annotate({ 'http.response.status_code': response.status, 'error.type': response.status >= 400 ? String(response.status) : undefined });
+        if (response.body) {
+          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+            bytes += chunk.byteLength;
+            // INVARIANT: headers are already sent, so an over-size response can only be cut off, never relabelled.
+            if (bytes > L.response_bytes) throw new ScError('SC_RESULT_TOO_LARGE', `response over ${L.response_bytes} bytes`);
+            if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+          }
+        }
+        res.end();
+      } catch (err) {
+        o.log(`shadowcode: request failed: ${(err as Error).message}`);
+        res.destroy();
+      } finally {
+        clearTimeout(deadline);
+        // After the fact: the decisions are committed; the outcome rides with the next commit (bounded by policy).
+        deferAudit(o.engine.db(), 'http_outcome', { decision_id: t.decisionId, status: res.statusCode, bytes, ms: Math.round(performance.now() - started) }, deferBound);
+      }
     }
   };
 

@@ -9,6 +9,7 @@
  *
  *   appendAuditRows(db, build) ─► BEGIN IMMEDIATE ─► head ─► deferred rows, then build()'s rows ─► COMMIT
  *   deferAudit(db, row)        ─► queued; rides with the next commit, or flushed within the bound
+ *   after each commit ─► the listener, if one is set (telemetry's log export: src/telemetry/sdk.ts)
  *
  * One transaction per batch: each commit costs a lock round and an fsync-free WAL
  * write, which is most of an audited call.
@@ -56,6 +57,24 @@ export interface DeferBound {
   readonly rows: number;
 }
 
+/** A row as committed: what `audit verify` checks, for a listener that keeps a copy elsewhere. */
+export interface CommittedAudit {
+  readonly seq: number;
+  readonly at: string;
+  readonly kind: string;
+  /** The body as stored (JSON text, already redacted). */
+  readonly body: string;
+  readonly prev: string;
+  readonly hash: string;
+}
+
+let listener: ((rows: readonly CommittedAudit[]) => void) | undefined;
+
+/** Sets the one listener told of rows after each commit (telemetry's log export), or clears it. */
+export function onAuditCommitted(fn: ((rows: readonly CommittedAudit[]) => void) | undefined): void {
+  listener = fn;
+}
+
 const writers = new WeakMap<Db, (build: () => readonly Text[]) => number[]>();
 const deferred = new WeakMap<Db, Deferred>();
 
@@ -64,7 +83,7 @@ function writer(db: Db): (build: () => readonly Text[]) => number[] {
   if (!fn) {
     const head = sql(db, 'SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
     const insert = sql(db, 'INSERT INTO audit (seq, at, kind, body, prev, hash) VALUES (?, ?, ?, ?, ?, ?)');
-    const tx = db.transaction((build: () => readonly Text[]) => {
+    const tx = db.transaction((build: () => readonly Text[], written: CommittedAudit[] | undefined) => {
       // The head is read under the write lock: another process appending waits for us, or we for it.
       const last = head.get() as { seq: number; hash: string } | undefined;
       let seq = last?.seq ?? 0;
@@ -77,6 +96,7 @@ function writer(db: Db): (build: () => readonly Text[]) => number[] {
         seq++;
         const hash = rowHash(prev, seq, at, r.kind, r.text);
         insert.run(seq, at, r.kind, r.text, prev, hash);
+        written?.push({ seq, at, kind: r.kind, body: r.text, prev, hash });
         prev = hash;
         seqs.push(seq);
       }
@@ -84,7 +104,9 @@ function writer(db: Db): (build: () => readonly Text[]) => number[] {
     });
     // Immediate: the read of the last row and the insert must not interleave with another process.
     fn = (build) => {
-      const seqs = tx.immediate(build) as number[];
+      const tell = listener;
+      const written: CommittedAudit[] | undefined = tell ? [] : undefined;
+      const seqs = tx.immediate(build, written) as number[];
       // Committed: the rows that rode along are on disk now.
       const d = deferred.get(db);
       if (d) {
@@ -92,6 +114,7 @@ function writer(db: Db): (build: () => readonly Text[]) => number[] {
         if (d.timer) clearTimeout(d.timer);
         d.timer = undefined;
       }
+      if (tell && written) tell(written);
       return seqs;
     };
     writers.set(db, fn);

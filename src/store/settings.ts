@@ -40,6 +40,16 @@ export function readSettings(profileDir: string): Settings {
 /** Applies `change` to the current settings and writes the result atomically; `invalid` is the code for a result that breaks the schema. */
 export function updateSettings(ticket: GateTicket, profileDir: string, db: Db, change: (s: Settings) => Settings, invalid: ErrorCode = 'SC_SETTINGS_INVALID'): Settings {
   assertTicket(ticket, ['cli:model.add', 'cli:model.remove']);
+  return writeSettings(profileDir, db, change, invalid);
+}
+
+/** The same, for the telemetry settings (shadowcode telemetry set/off). */
+export function updateTelemetrySettings(ticket: GateTicket, profileDir: string, db: Db, change: (s: Settings) => Settings): Settings {
+  assertTicket(ticket, ['cli:telemetry.set', 'cli:telemetry.off']);
+  return writeSettings(profileDir, db, change, 'SC_TELEMETRY_INVALID');
+}
+
+function writeSettings(profileDir: string, db: Db, change: (s: Settings) => Settings, invalid: ErrorCode): Settings {
   return withWriteLock(db, () => {
     const next = check<Settings>('settings', change(readSettings(profileDir)), invalid, 'the changed settings');
     const path = join(profileDir, 'settings.json');

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { ROOT, sandbox } from '../fixtures/env.js';
 import { installedPackage, npm, run } from '../fixtures/install.js';
+import { otlpReceiver } from '../fixtures/otlp/receiver.js';
 import { v1 } from '../fixtures/sdk-v1.js';
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -41,10 +42,12 @@ t.test('packs, installs into a temporary prefix, and the installed bin serves to
   t.match(readFileSync(join(ROOT, 'LICENSE'), 'utf8'), /^MIT License\n/);
 
   // What npm reads from the tarball: no install hook, and only the runtime dependencies the
-  // bundle leaves external.
+  // bundle leaves external: the native SQLite binding, and the OpenTelemetry packages that load
+  // only when telemetry is configured (pinned exactly: they are one release set).
   const shipped = JSON.parse((await run('tar', ['-xzOf', tgz, 'package/package.json'])).stdout) as { scripts?: Record<string, string>; dependencies: Record<string, string> };
   for (const hook of ['preinstall', 'install', 'postinstall']) t.notOk(shipped.scripts?.[hook], `no ${hook} script`);
-  t.same(Object.keys(shipped.dependencies), ['better-sqlite3'], 'the bundled packages are not runtime dependencies');
+  t.same(Object.keys(shipped.dependencies).filter((d) => !d.startsWith('@opentelemetry/')), ['better-sqlite3'], 'the bundled packages are not runtime dependencies');
+  for (const [name, range] of Object.entries(shipped.dependencies).filter(([d]) => d.startsWith('@opentelemetry/'))) t.match(range, /^\d+\.\d+\.\d+$/, `${name} is pinned to one version`);
 
   // `prepare` builds dist/ on `npm ci` in a checkout. npm runs it for a checkout, a folder or
   // a git install, never for a tarball; should anything run it in the unpacked package anyway,
@@ -70,7 +73,10 @@ t.test('packs, installs into a temporary prefix, and the installed bin serves to
   t.equal((await run(bin, ['--version'], { env })).stdout, `${pkg.version}\n`);
 
   const { Client, StdioClientTransport } = v1();
-  const transport = new StdioClientTransport({ command: bin, args: ['--workspace', sb.project, 'mcp', 'serve'], env, stderr: 'pipe' });
+  // With telemetry configured, so that the installed OpenTelemetry packages load from the prefix too.
+  const rx = await otlpReceiver();
+  t.teardown(() => rx.close());
+  const transport = new StdioClientTransport({ command: bin, args: ['--project', sb.project, 'mcp', 'serve'], env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url }, stderr: 'pipe' });
   const client = new Client({ name: 'pack-check', version: '1.0.0' });
   t.teardown(() => client.close());
   await client.connect(transport);
@@ -79,4 +85,7 @@ t.test('packs, installs into a temporary prefix, and the installed bin serves to
   t.ok(tools.some((x) => x.name === 'shadow_status'));
   const status = await client.callTool({ name: 'shadow_status', arguments: {} });
   t.notOk(status.isError, 'a call that opens the database works: the native binding loads');
+  await client.close();
+  await rx.until(() => rx.spans.some((s) => s.name === 'tools/call shadow_status'), 'the call span from the installed package');
+  t.ok(rx.requests.every((r) => r.encoding === 'protobuf'), 'the installed exporters send OTLP/protobuf by default');
 });

@@ -14,3 +14,8 @@ export interface ProviderConfig {
   readonly contextTokens: number;
   readonly limits: WireLimits;
 }
+
+/** gen_ai.provider.name for telemetry: the conventions' well-known names where one applies. */
+export function providerName(kind: string): string {
+  return kind === 'openai-compatible' ? 'openai' : kind;
+}

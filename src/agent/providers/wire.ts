@@ -21,6 +21,7 @@ import type { LookupFunction } from 'node:net';
 import { ScError } from '../../errors.js';
 import { isLoopbackIp } from '../../policy/net.js';
 import { scrubText } from '../../policy/redact.js';
+import { tel } from '../../telemetry/hooks.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 
 export interface WireLimits {
@@ -100,10 +101,13 @@ export function postStream(ticket: GateTicket, opts: PostOptions, onChunk: (chun
     const onAbort = (): void => finish(opts.signal.reason ?? new DOMException('aborted', 'AbortError'));
 
     const mod = url.protocol === 'https:' ? https : http;
+    const headers: Record<string, string> = { ...opts.headers, 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': String(Buffer.byteLength(opts.body)) };
+    // With telemetry on: the chat span's W3C traceparent, so a model gateway's trace joins ours.
+    tel()?.inject(headers);
     const req = mod.request(url, {
       method: 'POST',
       agent: false,
-      headers: { ...opts.headers, 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': String(Buffer.byteLength(opts.body)) },
+      headers,
       ...(url.hostname.toLowerCase() === 'localhost' ? { lookup: loopbackOnly } : {}),
     });
     timers.push(setTimeout(() => finish(new ScError('SC_TIMEOUT', `model ${label}: no complete answer within ${limits.total_ms} ms`, { deadline_ms: limits.total_ms })), limits.total_ms));

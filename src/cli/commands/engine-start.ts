@@ -46,6 +46,7 @@ export const command: CommandSpec = {
   args: [],
   examples: ['shadowcode engine start', 'shadowcode --profile work engine start --foreground'],
   workspace: 'ignored',
+  telemetry: ({ options }) => (options.foreground === true ? 'engine' : null),
   async run(ctx, { options }) {
     ensureProfileDir(ctx.profile.dir);
     const files = engineFiles(ctx.profile.dir);

@@ -6,13 +6,14 @@ import { getProject } from '../../store/projects.js';
 import { PROTOCOL_REVISIONS, VERSION } from '../../version.js';
 import { engineFiles } from '../../engine/daemon/files.js';
 import { sandboxStatus } from '../../engine/spawn/index.js';
+import { telemetryStatus } from '../../ops/telemetry.js';
 import { findShared } from '../engine.js';
 import type { CommandSpec } from '../spec.js';
 import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'status',
-  summary: 'Show the project, its trust, the profile, its engine, versions, policy hash and sandbox',
+  summary: 'Show the project, its trust, the profile, its engine, versions, policy hash, sandbox and telemetry',
   options: [],
   args: [],
   examples: ['shadowcode --project ~/src/app status', 'shadowcode --json status'],
@@ -36,6 +37,7 @@ export const command: CommandSpec = {
         },
         policy: { hash: policy.hash, rules: policy.permissions.rules.length },
         sandbox: sandboxStatus(policy),
+        telemetry: telemetryStatus({ profileDir: ctx.profile.dir, env: ctx.io.env, policy }),
       },
       'SC_INTERNAL',
       'status output',
@@ -49,8 +51,17 @@ export const command: CommandSpec = {
       `versions  shadowcode ${data.versions.shadowcode}, node ${data.versions.node}, sqlite ${data.versions.sqlite}`,
       `protocols ${data.versions.protocols.join(', ')}`,
       `policy    ${data.policy.hash} (${data.policy.rules} rules)`,
+      `telemetry ${telemetryLine(data.telemetry!)}`,
       `sandbox   ${data.sandbox.level === 'none' ? `unsandboxed: ${inert(data.sandbox.detail)}${data.sandbox.require ? '; policy requires a sandbox, so nothing will start' : '; processes run with your full access'}` : `sandboxed: ${inert(data.sandbox.detail)}`}`,
     ];
     return { data, text: lines.join('\n') };
   },
 };
+
+/** One line: off and why, or where each signal goes (a remote host said so), and what was lost. */
+function telemetryLine(s: NonNullable<Status['telemetry']>): string {
+  if (s.state !== 'on') return `${s.state}: ${inert(s.why)}`;
+  const lost = s.dropped || s.failed ? `; recent processes dropped ${s.dropped} and failed to send ${s.failed} items (telemetry show)` : '';
+  const remote = s.remote ? ' — REMOTE: spans, audit rows and metrics leave this machine' : '';
+  return `on (${s.source === 'env' ? 'OTEL_* variables' : 'profile'}): ${s.endpoints.map(inert).join(', ')}${remote}${s.content ? '; content exported, scrubbed' : ''}${lost}`;
+}

@@ -25,6 +25,7 @@
  *   startHelper(ticket, req) ─► one of our own helpers (the SQLite query child) in a sandbox of
  *                               its own: node, its files, exactly the files given; nothing else
  *   startOwnProgram(ticket, …) ─► the shared engine: our code, which needs the profile; not sandboxed
+ *   with telemetry on, every sandboxed start is a `spawn KIND` span: sandbox level, network, exit
  */
 import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
 import { existsSync, realpathSync, statSync } from 'node:fs';
@@ -34,10 +35,12 @@ import { ScError } from '../../errors.js';
 import type { Policy } from '../../policy/load.js';
 import { appendAudit } from '../../store/audit.js';
 import type { Db } from '../../store/db.js';
+import { type Attrs, tel } from '../../telemetry/hooks.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
 import { type ProtectedLayout, protectedLayout } from '../../policy/protected-scan.js';
 import { type GateEnv } from '../../policy/gate.js';
+import { trustOf } from '../../policy/requests.js';
 import { hostPortText } from '../../policy/net.js';
 import { getProject } from '../../store/projects.js';
 import { describeBound, processBound, SHELL, startBound } from './bounds.js';
@@ -352,7 +355,7 @@ function proxyGate(req: SpawnRequest): GateEnv {
   return {
     policy: req.policy,
     db: () => req.db,
-    project: (db) => (project ? (({ trusted, level, network }) => ({ path: project, trusted, level, network }))(getProject(db, project)) : null),
+    project: (db) => (project ? trustOf(db, project) : null),
   };
 }
 
@@ -455,7 +458,8 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
     });
   });
   // The supervisor reports only after the whole group is gone, and with it the sandbox's mounts.
-  const created = status.then(afterExit(p, ticket, req));
+  const created = status.then(afterExit(p, ticket.decisionId, req));
+  tel()?.track(`spawn ${req.kind}`, spawnAttrs(req.kind, req.argv[0], p.level, req.confine.network, ticket.decisionId), status.then((s) => ({ 'process.exit.code': s.code ?? undefined, 'shadowcode.spawn.outcome': s.outcome, 'shadowcode.spawn.signal': s.signal ?? undefined })));
   const discarded = created.then(() => discardedOf(p));
   return { process: sup, level: p.level, pid, status, stop: () => life.end(), created, explain: explainer(p, req), discarded };
 }
@@ -483,6 +487,19 @@ function discardedOf(p: Prepared): Discarded | null {
   }
 }
 
+/** A spawn's span attributes: what was started (the program's name, not its arguments), how confined. */
+function spawnAttrs(kind: string, argv0: string | undefined, level: SandboxLevel, network: boolean, decisionId: string): Attrs {
+  return { 'shadowcode.spawn.kind': kind, 'process.executable.name': argv0 ? basename(argv0) : undefined, 'shadowcode.sandbox.level': level, 'shadowcode.sandbox.network': network, 'shadowcode.decision.id': decisionId };
+}
+
+/** Resolves with the exit of a process started without the supervisor. */
+function exitOf(child: ChildProcess): Promise<Attrs> {
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve({ 'process.exit.code': code ?? undefined, 'shadowcode.spawn.signal': signal ?? undefined }));
+    child.once('error', () => resolve({ 'shadowcode.spawn.outcome': 'spawn_failed' }));
+  });
+}
+
 /** Releases a hold after the process; a failure there leaves a placeholder behind, never an error in the caller's path. */
 const releaseQuietly = (p: Prepared) => () => {
   try {
@@ -497,12 +514,12 @@ const releaseQuietly = (p: Prepared) => () => {
  * protected paths (a sandbox binds only what exists when it starts), recorded in the
  * audit log beside its spawn row. Never throws into the caller's path.
  */
-const afterExit = (p: Prepared, ticket: GateTicket, req: SpawnRequest) => (): string[] => {
+const afterExit = (p: Prepared, decisionId: string, req: SpawnRequest) => (): string[] => {
   releaseQuietly(p)();
   let created: string[] = [];
   try {
     created = p.created();
-    if (created.length > 0) appendAudit(req.db, 'protected_created', { decision_id: ticket.decisionId, kind: req.kind, project: req.confine.project, paths: created });
+    if (created.length > 0) appendAudit(req.db, 'protected_created', { decision_id: decisionId, kind: req.kind, project: req.confine.project, paths: created });
   } catch {
     /* the store is closing: the caller still gets the list */
   }
@@ -525,13 +542,14 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
     throw err;
   }
   // bwrap exits only after the sandbox's first process, and with it the PID namespace, is gone.
-  const after = afterExit(p, ticket, req);
+  const after = afterExit(p, ticket.decisionId, req);
   let done: Promise<readonly string[]> | null = null;
   const created = new Promise<readonly string[]>((resolve) => {
     const end = () => resolve((done ??= Promise.resolve(after())));
     child.once('exit', end);
     child.once('error', end);
   });
+  tel()?.track(`spawn ${req.kind}`, spawnAttrs(req.kind, req.argv[0], p.level, req.confine.network, ticket.decisionId), exitOf(child));
   return { child, level: p.level, created, discarded: created.then(() => discardedOf(p)) };
 }
 
@@ -574,6 +592,7 @@ export function startHelper(ticket: GateTicket, req: HelperRequest): { child: Ch
   recordSpawn(req.db, 'helper', { decision_id: ticket.decisionId, kind: 'helper', argv0: name, level: support.level, network: false, project: req.project });
   const s = sealed(boxed, req.stdio, support.level === 'bwrap' ? 0 : null);
   const child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: '/', env, stdio: s.stdio, shell: false });
+  tel()?.track('spawn helper', spawnAttrs('helper', name, support.level, false, ticket.decisionId), exitOf(child));
   return { child, level: support.level };
 }
 
