@@ -18,7 +18,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
-import { type Discarded, type SandboxLevel, type Supervised, supervise } from '../engine/spawn/index.js';
+import { type Discarded, type SandboxBlock, type SandboxLevel, type Supervised, supervise } from '../engine/spawn/index.js';
 import type { DeclaredSandbox } from '../catalog/definition.js';
 import { ScError } from '../errors.js';
 import type { Policy } from '../policy/load.js';
@@ -95,9 +95,22 @@ export class StdioTransport implements Transport {
     return this.sup?.pid;
   }
 
-  /** What the server last wrote to stderr, for a failure's message (connection.ts withStderr). */
-  stderrTail(): { lines: string[]; sandboxed: boolean } {
-    return { lines: this.stderr.tail(this.spec.stderrTailLines ?? 0), sandboxed: this.supervised?.level === 'bwrap' };
+  /**
+   * What the server last wrote to stderr, for a failure's message (connection.ts withStderr), and
+   * the paths those lines name that its sandbox hid or showed read-only (explain.ts), each with its fix.
+   */
+  stderrTail(): { lines: string[]; sandboxed: boolean; blocks: SandboxBlock[] } {
+    const lines = this.stderr.tail(this.spec.stderrTailLines ?? 0);
+    const sandboxed = this.supervised?.level === 'bwrap';
+    let blocks: SandboxBlock[] = [];
+    if (sandboxed && lines.length) {
+      try {
+        blocks = this.supervised?.explain(lines.join('\n'), null) ?? [];
+      } catch {
+        blocks = []; // an explanation is a courtesy: never a second failure on top of the server's
+      }
+    }
+    return { lines, sandboxed, blocks };
   }
 
   /** The sandbox the server runs in, once started. */

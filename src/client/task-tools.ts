@@ -261,8 +261,11 @@ export class TaskTools implements TaskToolSource {
   private stderrToUser(s: Server, e: ScError): ScError {
     const tail = e.detail?.stderr_tail;
     if (!Array.isArray(tail)) return e;
-    this.ctx.emit('mcp.stderr', { definition: s.target.id, code: e.code, lines: tail, hint: e.detail?.hint });
-    const { stderr_tail: _t, without_stderr: plain, ...rest } = e.detail as Record<string, unknown>;
+    const blocked = e.detail?.sandbox_blocked;
+    this.ctx.emit('mcp.stderr', { definition: s.target.id, code: e.code, lines: tail, hint: e.detail?.hint, ...(Array.isArray(blocked) ? { sandbox_blocked: blocked } : {}) });
+    // The paths its stderr named, and the hint built from them, are the server's words too: the user's only.
+    const { stderr_tail: _t, without_stderr: plain, sandbox_blocked: _b, hint, ...rest } = e.detail as Record<string, unknown>;
+    if (!Array.isArray(blocked) && hint !== undefined) rest.hint = hint;
     return new ScError(e.code, `${String(plain ?? e.message)}; the server wrote to its stderr, which the user sees (job event mcp.stderr)`, rest);
   }
 

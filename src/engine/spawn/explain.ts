@@ -48,6 +48,8 @@ export interface ExplainContext {
   readonly cwd?: string;
   /** At most this many paths (3). */
   readonly max?: number;
+  /** A stdio server: only its definition's sandbox key adds to what it sees, so that is the fix. */
+  readonly server?: boolean;
 }
 
 const PATH_IN_TEXT = /(?:^|[\s'"`(=:,[])(\/[^\s'"`,;:()<>[\]{}|*?]+)/g;
@@ -91,7 +93,9 @@ export function explainFailure(mounts: readonly Mount[], output: string, code: n
   const seen = new Set<string>();
   const out: SandboxBlock[] = [];
   const max = ctx.max ?? 3;
-  const cmd = (p: string, flag = '') => `shadowcode --project ${quote(ctx.project ?? '.')} sandbox allow ${quote(p)}${flag}`;
+  const cmd = (p: string, flag = '') =>
+    ctx.server ? `declare it in the server's definition: sandbox: {${flag.includes('--write') ? 'write' : 'read'}: [${JSON.stringify(p)}]}, then store it and enable the new hash` : `shadowcode --project ${quote(ctx.project ?? '.')} sandbox allow ${quote(p)}${flag}`;
+  const who = ctx.server ? 'this server' : 'sandboxed commands of this project';
   const consider = (raw: string, error: SandboxBlock['error']) => {
     if (out.length >= max) return;
     const path = normalize(raw.replace(/[.'"`]+$/, ''));
@@ -124,17 +128,21 @@ export function explainFailure(mounts: readonly Mount[], output: string, code: n
         return;
       }
       const g = grantable(at, ctx.home);
-      out.push({ path, kind: 'read_only', error, message: `the sandbox shows ${path} read-only (a toolchain, a cache or a folder granted read-only), so nothing run inside changes it for what you run outside; to let sandboxed commands of this project write ${g}, grant it`, fix: cmd(g, ' --write') });
+      out.push({ path, kind: 'read_only', error, message: `the sandbox shows ${path} read-only (a toolchain, a cache or a folder granted read-only), so nothing run inside changes it for what you run outside; to let ${who} write ${g}, grant it`, fix: cmd(g, ' --write') });
       return;
     }
     // private (the home, /tmp), covered, or not shown at all.
+    if ((hiddenBy || m?.mode === 'covered') && ctx.server) {
+      out.push({ path, kind: 'secret', error, message: `${path} is one of the secret paths the sandbox hides (${hiddenBy ?? path}, policy/sandbox.json "hidden"), which no server definition can declare`, fix: null });
+      return;
+    }
     if (hiddenBy || m?.mode === 'covered') {
       out.push({ path, kind: 'secret', error, message: `${path} is one of the secret paths the sandbox hides (${hiddenBy ?? path}, policy/sandbox.json "hidden"); only a grant with --secret shows it, and every approval then names it`, fix: cmd(at, error === 'EROFS' ? ' --secret --write' : ' --secret') });
       return;
     }
     const g = grantable(at, ctx.home);
     const where = m?.mode === 'private' ? (ctx.home && within(at, ctx.home) ? 'your home is an empty private folder inside the sandbox' : '/tmp is a private, empty folder inside the sandbox') : 'the sandbox shows only the project, the system folders, your toolchains and what you granted';
-    out.push({ path, kind: 'hidden', error, message: `the sandbox hid ${path}: ${where}; to show ${g} to sandboxed commands of this project${error === 'EROFS' ? ', writable' : ''}, grant it`, fix: cmd(g, error === 'EROFS' ? ' --write' : '') });
+    out.push({ path, kind: 'hidden', error, message: `the sandbox hid ${path}: ${where}; to show ${g} to ${who}${error === 'EROFS' ? ', writable' : ''}, grant it`, fix: cmd(g, error === 'EROFS' ? ' --write' : '') });
   };
   for (const line of output.split('\n')) {
     if (out.length >= max) break;

@@ -473,7 +473,7 @@ function explainer(p: Prepared, req: SpawnRequest): Supervised['explain'] {
     const cap = req.policy.limits.sandbox.explain_bytes;
     return explainFailure(builder.mounts(p.argv.slice(p.bwrapAt)), output.length > cap ? output.slice(-cap) : output, code, {
       project: req.confine.project, profileDir: profileOf(req.db), home: req.env.HOME, path: req.env.PATH ?? '', cwd: req.cwd,
-      hidden: hiddenPaths(sp, req.env.HOME), systemReadOnly: sp.system_read_only,
+      hidden: hiddenPaths(sp, req.env.HOME), systemReadOnly: sp.system_read_only, server: req.kind === 'mcp_server',
     });
   };
 }
