@@ -6,13 +6,13 @@
  * slots in as another builder. Until one does, a platform without a builder runs unsandboxed,
  * and says so (or refuses, under policy/sandbox.json `require`).
  *
- *   builderFor(platform) ─► probe(PATH)          can it confine here, and what can it do
+ *   builderFor(platform) ─► probe(PATH, trial)   can it confine here, and what can it do (trial: a
+ *                                                throwaway start, made by the spawn point, index.ts)
  *                         ─► commandLine(plan)   the argv that starts plan.argv confined
  *                         ─► helperLine(plan)    the same for one of shadowcode's own helpers
  *                         ─► mounts(line)        what that argv shows at each path, in order:
  *                                                read back by `sandbox show` and by explain.ts
  */
-import { spawnSync } from 'node:child_process';
 import type { BwrapFeatures, HelperPlan, Lookup, SandboxLevel, SandboxPlan, SandboxSupport } from './sandbox.js';
 import { findOnPath, helperArgv, sandboxArgv } from './sandbox.js';
 import { within } from './state-paths.js';
@@ -27,7 +27,7 @@ export interface Mount {
 export interface SandboxBuilder {
   readonly level: Exclude<SandboxLevel, 'none'>;
   /** Whether this builder can confine a process here, with the engine's PATH; what it can do. */
-  probe(path: string): SandboxSupport & { features: BwrapFeatures };
+  probe(path: string, trial: Trial): SandboxSupport & { features: BwrapFeatures };
   /** The argv that starts plan.argv confined. */
   commandLine(plan: SandboxPlan & { find?: Lookup }): string[];
   /** The argv that starts one of shadowcode's own helpers in a sandbox of its own. */
@@ -40,12 +40,14 @@ const ALL: BwrapFeatures = { size: true, disableUserns: true };
 const BASE = ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL'];
 const NO_USERNS = ['--unshare-user', '--disable-userns'];
 const SIZED = ['--size', '1048576', '--tmpfs', '/tmp'];
-const ok = (bwrap: string, args: string[]) => spawnSync(bwrap, [...args, '--ro-bind', '/', '/', 'true'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
+/** A throwaway start of `program args`, to its end: only the spawn point starts processes. */
+export type Trial = (program: string, args: readonly string[]) => { status: number | null; stderr: string; error?: string };
 
 /** bubblewrap, on Linux. */
 export const bwrapBuilder: SandboxBuilder = {
   level: 'bwrap',
-  probe(path) {
+  probe(path, trial) {
+    const ok = (bwrap: string, args: string[]) => trial(bwrap, [...args, '--ro-bind', '/', '/', 'true']);
     const none = (detail: string) => ({ level: 'none' as const, bwrap: null, detail, features: ALL });
     const bwrap = findOnPath('bwrap', path);
     if (!bwrap) return none('bwrap is not on PATH (install the bubblewrap package)');
@@ -53,7 +55,7 @@ export const bwrapBuilder: SandboxBuilder = {
     if (ok(bwrap, [...BASE, ...NO_USERNS, ...SIZED]).status === 0) return { level: 'bwrap', bwrap, detail: `bubblewrap (${bwrap})`, features: ALL };
     const r = ok(bwrap, BASE);
     if (r.status !== 0) {
-      const why = (r.stderr?.toString('utf8').trim().split('\n')[0] ?? '') || r.error?.message || `exit ${r.status}`;
+      const why = r.stderr.trim().split('\n')[0] || r.error || `exit ${r.status}`;
       return none(`bwrap cannot create namespaces here: ${why.slice(0, 200)}`);
     }
     const features = { size: ok(bwrap, [...BASE, ...SIZED]).status === 0, disableUserns: ok(bwrap, [...BASE, ...NO_USERNS]).status === 0 };

@@ -23,9 +23,10 @@
  * read-only, or the project's own.
  */
 import { createHash } from 'node:crypto';
-import { chownSync, constants, copyFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chownSync, constants, copyFileSync, lstatSync, mkdirSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
+import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { usableHome, within } from './state-paths.js';
 import { placeOf } from './toolchains.js';
 
@@ -95,11 +96,7 @@ function seedStamp(user: string, seed: readonly string[]): string {
   for (const s of seed) {
     const dir = join(user, s);
     parts.push(`${s}=${ident(dir)}`);
-    try {
-      for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) parts.push(`${s}/${e.name}=${ident(join(dir, e.name))}`);
-    } catch {
-      /* not there */
-    }
+    for (const e of listDirNoFollow(dir) ?? []) if (e.kind === 'dir') parts.push(`${s}/${e.name}=${ident(join(dir, e.name))}`);
   }
   return parts.join('\n');
 }
@@ -111,20 +108,17 @@ const seeded = new Map<string, string>();
  * skipped: a link would lead back into the user's cache). Returns false when the walk stopped at `max`.
  */
 function copyMissing(from: string, to: string, budget: { left: number }): boolean {
-  let entries;
-  try {
-    entries = readdirSync(from, { withFileTypes: true });
-  } catch {
-    return true;
-  }
+  // A listing opens nothing but the folder; entries keep the kind it gives (a link is a link, never followed).
+  const entries = listDirNoFollow(from);
+  if (!entries) return true;
   mkdirSync(to, { recursive: true, mode: 0o700 });
   for (const e of entries) {
     if (--budget.left < 0) return false;
     const src = join(from, e.name);
     const dst = join(to, e.name);
-    if (e.isDirectory()) {
+    if (e.kind === 'dir') {
       if (!copyMissing(src, dst, budget)) return false;
-    } else if (e.isFile() && !lstatSync(dst, { throwIfNoEntry: false })) {
+    } else if (e.kind === 'file' && !lstatSync(dst, { throwIfNoEntry: false })) {
       try {
         copyFileSync(src, dst, constants.COPYFILE_EXCL);
         const st = statSync(src);
@@ -139,11 +133,12 @@ function copyMissing(from: string, to: string, budget: { left: number }): boolea
 
 /** Fills a seeded cache with what it lacks of the user's, when the user's changed since the last fill. */
 function seed(user: string, priv: string, folders: readonly string[], stampFile: string, max: number): boolean {
-  const stamp = seedStamp(user, folders);
+  // The file keeps the stamp's digest: a fixed size to read back, whatever the user's cache holds.
+  const stamp = createHash('sha256').update(seedStamp(user, folders)).digest('hex');
   if (seeded.get(stampFile) === stamp) return true;
   let before = '';
   try {
-    before = readFileSync(stampFile, 'utf8');
+    before = readUserFile(stampFile, { cap: stamp.length, kind: 'cache seed stamp', overflow: 'truncate' }).bytes.toString('utf8');
   } catch {
     /* never seeded */
   }

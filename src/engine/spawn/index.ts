@@ -27,7 +27,7 @@
  *   startOwnProgram(ticket, …) ─► the shared engine: our code, which needs the profile; not sandboxed
  *   with telemetry on, every sandboxed start is a `spawn KIND` span: sandbox level, network, exit
  */
-import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync, type StdioOptions } from 'node:child_process';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Socket } from 'node:net';
@@ -44,7 +44,7 @@ import { trustOf } from '../../policy/requests.js';
 import { hostPortText } from '../../policy/net.js';
 import { getProject } from '../../store/projects.js';
 import { describeBound, processBound, SHELL, startBound } from './bounds.js';
-import { builderFor, bwrapBuilder } from './builder.js';
+import { builderFor, bwrapBuilder, type Trial } from './builder.js';
 import { type Discarded, readDiscarded, reportFile } from './discarded.js';
 import { explainFailure, type SandboxBlock } from './explain.js';
 import { sealed } from './fds.js';
@@ -143,8 +143,14 @@ export function sandboxSupport(path: string = process.env.PATH ?? ''): SandboxSu
 function probe(path: string): SandboxSupport & { features: BwrapFeatures } {
   const builder = builderFor();
   if (!builder) return { level: 'none', bwrap: null, detail: `no sandbox on ${process.platform} (bubblewrap is Linux only; no other platform has a sandbox builder yet)`, features: ALL };
-  return builder.probe(path);
+  return builder.probe(path, trial);
 }
+
+/** The builder's throwaway start (is the sandbox possible here?), made here like every start. */
+const trial: Trial = (program, args) => {
+  const r = spawnSync(program, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
+  return { status: r.status, stderr: r.stderr?.toString('utf8') ?? '', ...(r.error ? { error: r.error.message } : {}) };
+};
 
 const currentUid = () => (typeof process.getuid === 'function' ? process.getuid() : -1);
 

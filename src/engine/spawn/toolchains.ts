@@ -20,10 +20,10 @@
  * The hidden list, the profile and the project are applied by the caller (sandboxArgv):
  * nothing here is a grant, and a hidden path inside what is found is covered again there.
  */
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
-import { readUserFile } from '../../util/safe-read.js';
+import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { usableHome, within } from './state-paths.js';
 
 export interface ToolchainView {
@@ -140,16 +140,13 @@ function linksOut(dir: string, key: string, max: number): string[] {
   if (had && had.key === key) return had.targets;
   const targets = new Set<string>();
   const home = real(dir) ?? dir;
-  try {
-    let n = 0;
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      if (++n > max) break;
-      if (!e.isSymbolicLink()) continue;
-      const t = real(join(dir, e.name));
-      if (t && !within(t, home)) targets.add(t);
-    }
-  } catch {
-    /* unreadable: nothing to follow */
+  // A listing opens nothing but the folder (unreadable: nothing to follow).
+  let n = 0;
+  for (const e of listDirNoFollow(dir) ?? []) {
+    if (++n > max) break;
+    if (e.kind !== 'link') continue;
+    const t = real(join(dir, e.name));
+    if (t && !within(t, home)) targets.add(t);
   }
   const list = [...targets];
   folderLinks.set(dir, { key, targets: list });
