@@ -128,6 +128,7 @@ export const command: CommandSpec = {
           else if (e.kind === 'changes_limited' || e.kind === 'changes_unobserved') line(`${body.incomplete || e.kind === 'changes_unobserved' ? 'WARNING' : 'note'}: not every change of this task is recorded: ${inert(body.reason)}`);
           else if (e.kind === 'sandbox_blocked') line(inert(body.notice));
           else if (e.kind === 'sandbox_discarded' || e.kind === 'mcp.discarded') line(`note: ${inert(body.notice)}`);
+          else if (e.kind === 'mcp.stderr' && Array.isArray(body.lines)) line(`server ${inert(String(body.definition))} failed (${inert(String(body.code))}); its stderr, last lines (secrets scrubbed):\n${body.lines.map((l: unknown) => `  ${inert(String(l))}`).join('\n')}${body.hint ? `\nhint: ${inert(String(body.hint))}` : ''}`);
           else if (e.kind === 'approval_requested') {
             // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
             const stored = getApproval(engine.db(), body.approval_id);
