@@ -7,7 +7,7 @@ import { controlRequest } from '../../engine/daemon/remote.js';
 import { getJob } from '../../engine/job-events.js';
 import { pidRunning } from '../../engine/owners.js';
 import { ScError } from '../../errors.js';
-import { findShared } from '../engine.js';
+import { findShared } from '../../ops/engine.js';
 import type { CommandSpec } from '../spec.js';
 
 
@@ -21,7 +21,7 @@ export const command: CommandSpec = {
   workspace: 'ignored',
   async run(ctx) {
     const files = engineFiles(ctx.profile.dir);
-    const shared = await findShared(ctx);
+    const shared = await findShared(ctx.ops);
     // Like `engine start` with one running: the wanted state already holds, so it is not an error.
     if (!shared) return { data: { stopped: false, running: false }, text: `no engine is running for ${ctx.profile.dir}; nothing to stop` };
     const { data } = await controlRequest(ctx.gate(), files, { kind: 'cli', owner: 'cli' }, { type: 'stop' });

@@ -1,7 +1,7 @@
 /*
  * shadowcode mcp enable ID --hash H: grant one definition, pinned by hash, to this trusted project.
  *
- *   gate 'cli:mcp.enable' ─► grant stored ─► review (client/review.ts): the
+ *   gate 'cli:mcp.enable' ─► grant stored ─► review (ops/catalog.ts refreshPin): the
  *   server started once under the new grant, its tools shown and pinned here,
  *   in front of the user ─► a server that cannot be read keeps its grant, but
  *   tasks offer none of its tools until mcp tools ID --refresh pins them
@@ -13,7 +13,7 @@ import { sandboxWords } from '../../catalog/definition.js';
 import { currentHashes, grantStates } from '../../catalog/view.js';
 import { projectDefinitions } from '../../catalog/project-files.js';
 import { enableGrant } from '../../catalog/store.js';
-import { reviewCatalog } from '../../client/review.js';
+import { refreshPin } from '../../ops/catalog.js';
 import { asScError, ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { getProject } from '../../store/projects.js';
@@ -65,9 +65,9 @@ export const command: CommandSpec = {
       return { data: { grant: g, ...sandbox, review: null }, text: `${enabled}\nits tool catalog was not read (--no-review); tasks offer none of its tools until ${again} reads and pins it` };
     }
     try {
-      const r = await reviewCatalog({ env: ctx.io.env, secrets: ctx.secrets(), policy: ctx.policy(), db, gateEnv: ctx.gate() }, ctx.request('mcp:connect'), project, id);
+      const r = await refreshPin(ctx.ops, id);
       const shown = pinReport(ctx, project, id);
-      return { data: { grant: g, ...sandbox, review: { ok: true, state: r.pin, hash: r.catalog_hash }, catalog: shown.data }, text: `${enabled}\n${readLine(r.pin, r.catalog_hash)}\n${shown.text}` };
+      return { data: { grant: g, ...sandbox, review: { ok: true, state: r.state, hash: r.hash }, catalog: shown.data }, text: `${enabled}\n${readLine(r.state, r.hash)}\n${shown.text}` };
     } catch (err) {
       const e = asScError(err);
       return {
