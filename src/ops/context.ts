@@ -1,7 +1,7 @@
 /*
  * What an operation needs from its caller, and the one way a surface makes it.
  *
- *   a surface (cli/context.ts for the CLI, console/sessions.ts for the page, lib/ for a host)
+ *   a surface (cli/context.ts for the CLI, console/open.ts for the page, lib/shadowcode.ts for a host)
  *     ─► new OpsSession({ profileDir, project, env, policy?, owner })
  *          db()       opened on first use: the profile made 0700, the jobs of dead owners
  *                     settled, the stored secrets registered for scrubbing
