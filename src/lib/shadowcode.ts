@@ -24,6 +24,7 @@ import { OpsSession } from '../ops/context.js';
 import { review, rollback, why } from '../ops/history.js';
 import { cancelJob, listJobPage } from '../ops/jobs.js';
 import { status } from '../ops/status.js';
+import { resolveProfile } from '../store/profile.js';
 import type { Page } from '../util/cursor.js';
 import { type Checked, checkOpenOptions } from './check.js';
 import type { Approval, Decision, HttpServeOptions, OpenOptions, ServerHandle, StdioServeOptions } from './options.js';
@@ -45,7 +46,8 @@ export class Shadowcode {
 
   /** @internal Use open(). */
   constructor(private readonly o: Checked) {
-    this.ops = new OpsSession({ profileDir: o.profile, project: o.workspace, env: o.env, policy: o.policy, owner: o.owner });
+    // The profile as the CLI resolves --profile PATH: its real path (a part not made yet kept as written).
+    this.ops = new OpsSession({ profileDir: resolveProfile(o.profile, o.env, o.workspace).dir, project: o.workspace, env: o.env, policy: o.policy, owner: o.owner });
     this.ops.db(); // the profile is created or refused now, not at the first read
     if (o.onApproval) this.watch = new ApprovalWatch(this.ops.db(), o.workspace, o.policy.limits.jobs.approval_poll_ms, o.onApproval, (id, d) => this.decide(id, d), o.log);
   }
