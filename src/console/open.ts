@@ -9,7 +9,7 @@
  * `console`, so the log tells them from the terminal's.
  */
 import { ScError } from '../errors.js';
-import { OpsSession } from '../ops/context.js';
+import { canonicalWorkspace, OpsSession } from '../ops/context.js';
 import { enforce } from '../policy/gate.js';
 import { getProject } from '../store/projects.js';
 import type { Api } from './api.js';
@@ -19,7 +19,8 @@ import { type ConsoleHandle, startConsole } from './server.js';
 /** The console's own contexts: the CLI user, seen in the audit as `console`, one per trusted project. */
 function consoleApi(ops: OpsSession): Api & { close(): void } {
   const policy = ops.policy;
-  const make = (project?: string) => new OpsSession({ profileDir: ops.profileDir, project, env: ops.env, policy, owner: 'console' });
+  // A project is checked as --project is (it still exists, as a folder), at its real path.
+  const make = (project?: string) => new OpsSession({ profileDir: ops.profileDir, project: project === undefined ? undefined : canonicalWorkspace(project, '/'), env: ops.env, policy, owner: 'console' });
   const profile = make(undefined);
   const byProject = new Map<string, OpsSession>();
   return {
