@@ -11,14 +11,17 @@
 //   src/console/page ─► dist/console/{index.html, app.js, style.css, icon.svg}: the console's page, for the browser
 //
 // better-sqlite3 stays external (a native addon) and is required only when a
-// database first opens. The OpenTelemetry packages stay external too (runtime
-// dependencies): src/telemetry/sdk.ts, which requires them, is reached only through a
-// dynamic import, so its code runs, and they load, only when telemetry is configured.
+// database first opens. The OpenTelemetry packages go into a file of their own,
+// dist/otel.cjs (src/telemetry/otel-packages.ts), never into cli.cjs or lib.cjs: the one
+// import of that module (src/telemetry/encode.ts) becomes a require of ./otel.cjs, and
+// encode.ts is reached only through sdk.ts's dynamic import, so they load only when an
+// export starts.
 //
 // A build that would write what dist/ already holds is skipped (`npm test` builds first, and
 // `npm ci` has just built): see build-stamp.mjs. `--force` builds regardless.
 import { createHash } from 'node:crypto';
 import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { build as esbuild } from 'esbuild';
 import { clearStamp, isCurrent, writeStamp } from './build-stamp.mjs';
 
@@ -50,6 +53,13 @@ async function buildDist() {
     if (typeof validate === 'function' && validate(JSON.parse(bytes.toString('utf8')))) verifiedPolicy[file] = createHash('sha256').update(bytes).digest('hex');
   }
 
+  // encode.ts's import of the packages, in the bundles that carry it: a require of dist/otel.cjs, beside them.
+  const otelOutside = {
+    name: 'otel-outside',
+    setup(b) {
+      b.onResolve({ filter: /\/otel-packages\.js$/ }, (args) => (args.importer.endsWith(join('src', 'telemetry', 'encode.ts')) ? { path: './otel.cjs', external: true } : undefined));
+    },
+  };
   const common = {
     bundle: true,
     platform: 'node',
@@ -59,6 +69,7 @@ async function buildDist() {
     legalComments: 'none',
     sourcemap: false,
     logLevel: 'warning',
+    plugins: [otelOutside],
   };
 
   await build({ ...common, entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', supervisor: 'src/engine/spawn/supervisor.ts', 'net-bridge': 'src/engine/spawn/net-bridge.ts' }, outdir: 'dist', outExtension: { '.js': '.cjs' }, format: 'cjs' });
@@ -92,6 +103,9 @@ async function buildDist() {
   });
   if (readFileSync(new URL('../dist/cli.cjs', import.meta.url)).some((b) => b > 0x7f)) throw new Error('dist/cli.cjs is not ASCII');
 
+  // The OpenTelemetry packages, on their own: required (by encode.ts) only when an export starts.
+  await build({ ...common, external: [], plugins: [], entryPoints: { otel: 'src/telemetry/otel-packages.ts' }, outfile: 'dist/otel.cjs', format: 'cjs', minifyWhitespace: true, minifySyntax: true });
+
   // The library: the same code as the CLI, bundled on its own so that a host loads no command parser.
   await build({
     ...common,
@@ -109,6 +123,10 @@ async function buildDist() {
     new URL('../dist/lib.mjs', import.meta.url),
     `// The ESM face of dist/lib.cjs: the same module instance, so both forms share one state.\nimport lib from './lib.cjs';\nexport const { ${names.join(', ')} } = lib;\nexport default lib;\n`,
   );
+
+  for (const f of ['cli.cjs', 'lib.cjs', 'mcp-relay.js']) {
+    if (/require\("@opentelemetry\/|from ?"@opentelemetry\//.test(readFileSync(new URL(`../dist/${f}`, import.meta.url), 'utf8'))) throw new Error(`dist/${f} requires an OpenTelemetry package: import them only through src/telemetry/otel-packages.ts`);
+  }
 
   const hash = createHash('sha256').update(readFileSync(new URL('../dist/cli.cjs', import.meta.url))).digest('hex').slice(0, 16);
   await build({

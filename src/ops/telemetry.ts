@@ -157,6 +157,9 @@ function common(env: NodeJS.ProcessEnv, profile: ProfileTelemetry | undefined, l
     metricTimeoutMs: intVar(env, ['OTEL_METRIC_EXPORT_TIMEOUT'], 100, metricIntervalMs, Math.min(l.export_timeout_ms, metricIntervalMs)),
     shutdownMs: l.shutdown_ms,
     statsWriteMs: l.stats_write_ms,
+    backoffMinMs: l.backoff_min_ms,
+    backoffMaxMs: Math.max(l.backoff_min_ms, l.backoff_max_ms),
+    batchRetries: l.batch_retries,
   };
 }
 

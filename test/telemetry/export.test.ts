@@ -129,7 +129,7 @@ t.test('mcp serve configured only by OTEL_* variables exports the call, its deci
   const everything = JSON.stringify({ spans: rx.spans.map((s) => ({ ...s, startNs: 0, endNs: 0 })), logs: rx.logs, points: rx.points });
   t.notOk(everything.includes(CANARY), 'no tool argument is exported');
   t.ok(rx.requests.every((r) => r.encoding === 'json'), 'OTEL_EXPORTER_OTLP_PROTOCOL=http/json is honoured');
-  t.ok(loadedModules(stderr)?.some((p) => p.includes('@opentelemetry/sdk-trace')), 'the SDK was loaded in this process');
+  t.ok(loadedModules(stderr)?.some((p) => p.endsWith('otel.cjs')), 'the OpenTelemetry packages (dist/otel.cjs) were loaded in this process');
 });
 
 t.test('with no telemetry configured, mcp serve loads no OpenTelemetry module', async (t) => {
