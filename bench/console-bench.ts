@@ -30,7 +30,7 @@ export async function run(rounds = 40): Promise<{ ms: number[]; poll_ms: number;
   const sink = new PassThrough();
   sink.resume();
   const io = { stdin: Readable.from([]), stdout: sink, stderr: sink, env, cwd: root };
-  await main(['--workspace', project, 'trust'], io);
+  await main(['--project', project, 'trust'], io);
   const ctx = new Ctx(io, { json: false, help: false, version: false });
   const h = await openConsole(ctx, 0, () => undefined);
   const db = openDb(ctx.profile.dir, 5000);

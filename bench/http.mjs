@@ -1,6 +1,6 @@
 // HTTP benchmarks, ours against the bare SDK v2 handler on node:http in the same
 // run: sequential latency of tools/call shadow_status, and throughput with 16
-// concurrent callers. The gateway runs from a copy of the package whose
+// concurrent callers; the bare servers answer the bytes ours answers. The gateway runs from a copy of the package whose
 // policy/limits.json raises the request rate limit, for this benchmark only.
 //
 // Fair by construction: all servers stay up for the whole run and are measured in
@@ -30,7 +30,8 @@ limits.http_server.requests_per_second = 1000000;
 writeFileSync(join(pkg, 'policy', 'limits.json'), JSON.stringify(limits));
 mkdirSync(join(work, 'project'));
 const TOKEN = 'b'.repeat(64);
-const env = { PATH: process.env.PATH, HOME: work, SHADOWCODE_HOME: join(work, 'profile'), T: TOKEN };
+// The bare servers answer shadow_status with the bytes ours gives (captured below), so a ratio is overhead only.
+const env = { PATH: process.env.PATH, HOME: work, SHADOWCODE_HOME: join(work, 'profile'), T: TOKEN, BENCH_STATUS_FILE: join(work, 'status.json') };
 
 function start(args, ready) {
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -53,8 +54,9 @@ const headers = (port) => ({
 const call = (port) =>
   new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/mcp', headers: headers(port), agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${res.statusCode}`))));
     });
     req.on('error', reject);
     req.end(body);
@@ -62,13 +64,16 @@ const call = (port) =>
 
 const bareArgs = [[join(root, 'bench', 'bare-http-server.mjs')], /bare ready at http:\/\/127\.0\.0\.1:(\d+)/];
 const specs = {
-  shadowcode: [[join(pkg, 'bin', 'shadowcode.js'), '--workspace', join(work, 'project'), 'mcp', 'serve', '--http', '127.0.0.1:0', '--token-env', 'T'], /gateway ready at http:\/\/127\.0\.0\.1:(\d+)/],
+  shadowcode: [[join(pkg, 'bin', 'shadowcode.js'), '--project', join(work, 'project'), 'mcp', 'serve', '--http', '127.0.0.1:0', '--token-env', 'T'], /gateway ready at http:\/\/127\.0\.0\.1:(\d+)/],
   'bare SDK v2': bareArgs,
   'bare SDK v2 (control)': bareArgs,
 };
 const up = {};
 for (const [name, [args, ready]] of Object.entries(specs)) {
   up[name] = await start(args, ready);
+  // Ours starts first: its answer is written for the bare servers, which start after.
+  const answer = await call(up[name].port);
+  if (name === 'shadowcode') writeFileSync(env.BENCH_STATUS_FILE, JSON.stringify(JSON.parse(answer).result.structuredContent));
   for (let i = 0; i < 100; i++) await call(up[name].port);
 }
 const rounds = Object.fromEntries(Object.keys(specs).map((n) => [n, { latency: [], rps: [] }]));

@@ -39,7 +39,7 @@ const closedPort = await (async () => {
 const hung = await collector(false);
 const live = await collector(true);
 
-const serve = (bin) => [bin, '--workspace', join(work, 'project'), 'mcp', 'serve'];
+const serve = (bin) => [bin, '--project', join(work, 'project'), 'mcp', 'serve'];
 const ours = join(root, 'bin', 'shadowcode.js');
 const variants = {
   off: { args: serve(ours), env: base },

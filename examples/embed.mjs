@@ -1,6 +1,6 @@
 // Embeds shadowcode's HTTP gateway in a host program that decides approvals itself.
 //
-//   node examples/embed.mjs --profile DIR --workspace DIR
+//   node examples/embed.mjs --profile DIR --project DIR
 //
 // The bearer token comes from the host (here: the EMBED_TOKEN variable, or a fresh random
 // one that the host would hand to its own client). Commands whose program is on the
@@ -10,13 +10,13 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { open, ScError } from 'shadowcode';
 
-const { values } = parseArgs({ options: { profile: { type: 'string' }, workspace: { type: 'string' } } });
+const { values } = parseArgs({ options: { profile: { type: 'string' }, project: { type: 'string' } } });
 const ALLOWED = new Set(['echo', 'sleep']);
 
 try {
   const sc = await open({
     profile: values.profile,
-    workspace: values.workspace,
+    project: values.project,
     name: 'embed-example',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     log: (line) => console.error(line),

@@ -2,7 +2,10 @@
 //
 //   src/cli/main.ts ─► dist/cli.cjs      one CommonJS file: the boot module (src/boot.ts) compiles
 //                                        it with a V8 code cache, which needs a single script
-//   src/boot.ts     ─► dist/boot.cjs     tiny; stamped with the bundle's hash, the cache key
+//   src/vendor.ts   ─► dist/vendor.cjs   the MCP SDKs and yaml, left out of dist/cli.cjs and compiled
+//                                        (with their own code cache) only when first required
+//   src/boot.ts     ─► dist/boot.cjs     tiny; stamped with both bundles' hashes (the cache keys) and
+//                                        the packages dist/vendor.cjs serves
 //   src/lib/index.ts ─► dist/lib.cjs     the library (require), and dist/lib.mjs, its ESM face (import):
 //                                        one implementation, so a host never holds two copies of the state
 //   child programs  ─► dist/supervisor.cjs, dist/sqlite-child.cjs, dist/net-bridge.cjs (CommonJS: one starts for every job and
@@ -10,12 +13,13 @@
 //                      dist/mcp-relay.js (ESM; coding CLIs' configs name this path), all started as processes
 //   src/console/page ─► dist/console/{index.html, app.js, style.css, icon.svg}: the console's page, for the browser
 //
+//   src/telemetry/otel-packages.ts ─► dist/otel.cjs   the OpenTelemetry packages, required only when an export starts
+//
 // better-sqlite3 stays external (a native addon) and is required only when a
 // database first opens. The OpenTelemetry packages go into a file of their own,
-// dist/otel.cjs (src/telemetry/otel-packages.ts), never into cli.cjs or lib.cjs: the one
-// import of that module (src/telemetry/encode.ts) becomes a require of ./otel.cjs, and
-// encode.ts is reached only through sdk.ts's dynamic import, so they load only when an
-// export starts.
+// dist/otel.cjs, never into cli.cjs or lib.cjs: the one import of that module
+// (src/telemetry/encode.ts) becomes a require of ./otel.cjs, and encode.ts is reached only
+// through sdk.ts's dynamic import, so they load only when an export starts.
 //
 // A build that would write what dist/ already holds is skipped (`npm test` builds first, and
 // `npm ci` has just built): see build-stamp.mjs. `--force` builds regardless.
@@ -86,22 +90,53 @@ async function buildDist() {
   await build({ entryPoints: { app: 'src/console/page/app.ts' }, outdir: 'dist/console', bundle: true, platform: 'browser', format: 'iife', target: 'es2022', minify: true, legalComments: 'none', logLevel: 'warning' });
   for (const f of ['index.html', 'style.css', 'icon.svg']) copyFileSync(new URL(`../src/console/page/${f}`, import.meta.url), new URL(`../dist/console/${f}`, import.meta.url));
 
-  await build({
-    ...common,
-    entryPoints: { cli: 'src/cli/main.ts' },
-    outfile: 'dist/cli.cjs',
+  // The packages dist/cli.cjs leaves to dist/vendor.cjs: the keys of src/vendor.ts's VENDOR.
+  const vendorIds = [...readFileSync(new URL('../src/vendor.ts', import.meta.url), 'utf8').matchAll(/^\s+'?([@\w/.-]+)'?: \(\) => require\('([^']+)'\)/gm)].map((m) => {
+    if (m[1] !== m[2]) throw new Error(`src/vendor.ts: ${m[1]} must require itself, not ${m[2]}`);
+    return m[1];
+  });
+  // Required, these packages still resolve to their ES module builds: the same code the CLI bundle held before.
+  const esmBuilds = {
+    name: 'esm-builds',
+    setup(b) {
+      b.onResolve({ filter: /^@modelcontextprotocol\// }, (args) => (args.kind === 'require-call' ? b.resolve(args.path, { kind: 'import-statement', resolveDir: args.resolveDir }) : undefined));
+    },
+  };
+  const script = {
     format: 'cjs',
     // Every launch holds the source (twice, with the module wrapper) and parses its top level:
     // whitespace and syntax are minified; identifiers are kept, so stack traces keep their names.
     minifyWhitespace: true,
     minifySyntax: true,
-    // boot.ts reads the bundle as Latin-1, which is only right for ASCII: anything else is escaped.
+    // boot.ts reads the bundles as Latin-1, which is only right for ASCII: anything else is escaped.
     charset: 'ascii',
     // The source uses import.meta.url (to find the package root); in CommonJS it comes from __filename.
     define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
     banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  };
+  await build({ ...common, ...script, entryPoints: { vendor: 'src/vendor.ts' }, outfile: 'dist/vendor.cjs', plugins: [otelOutside, esmBuilds] });
+  await build({
+    ...common,
+    ...script,
+    entryPoints: { cli: 'src/cli/main.ts' },
+    outfile: 'dist/cli.cjs',
+    external: [...common.external, ...vendorIds],
   });
-  if (readFileSync(new URL('../dist/cli.cjs', import.meta.url)).some((b) => b > 0x7f)) throw new Error('dist/cli.cjs is not ASCII');
+  for (const f of ['cli.cjs', 'vendor.cjs']) if (readFileSync(new URL(`../dist/${f}`, import.meta.url)).some((b) => b > 0x7f)) throw new Error(`dist/${f} is not ASCII`);
+  // Whatever dist/cli.cjs requires at run time is a built-in, one of the package's own runtime
+  // dependencies (the SQLite driver), served by dist/vendor.cjs, or dist/otel.cjs (OpenTelemetry, loaded only when configured).
+  const { builtinModules } = await import('node:module');
+  const runtime = Object.keys(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).dependencies ?? {});
+  const cliText = readFileSync(new URL('../dist/cli.cjs', import.meta.url), 'latin1');
+  // (A require( right after a quote or backtick is text, such as ajv keeps for its standalone output.)
+  for (const [, id] of cliText.matchAll(/(?<![`'"\w.$])require\("([^"]+)"\)/g)) {
+    const builtin = id.startsWith('node:') || builtinModules.includes(id);
+    if (!builtin && !runtime.includes(id) && !vendorIds.includes(id) && id !== './otel.cjs') throw new Error(`dist/cli.cjs requires ${id}, which neither it, dist/vendor.cjs nor a runtime dependency holds`);
+  }
+  // A dynamic import() of a package would bypass boot's require and look for it in node_modules: import a module of ours that imports it.
+  for (const [, id] of cliText.matchAll(/(?<![`'"\w.$])import\("([^"]+)"\)/g)) {
+    if (!id.startsWith('node:')) throw new Error(`dist/cli.cjs imports ${id} at run time; only built-ins may be imported so`);
+  }
 
   // The OpenTelemetry packages, on their own: required (by encode.ts) only when an export starts.
   await build({ ...common, external: [], plugins: [], entryPoints: { otel: 'src/telemetry/otel-packages.ts' }, outfile: 'dist/otel.cjs', format: 'cjs', minifyWhitespace: true, minifySyntax: true });
@@ -124,17 +159,17 @@ async function buildDist() {
     `// The ESM face of dist/lib.cjs: the same module instance, so both forms share one state.\nimport lib from './lib.cjs';\nexport const { ${names.join(', ')} } = lib;\nexport default lib;\n`,
   );
 
-  for (const f of ['cli.cjs', 'lib.cjs', 'mcp-relay.js']) {
+  for (const f of ['cli.cjs', 'vendor.cjs', 'lib.cjs', 'mcp-relay.js']) {
     if (/require\("@opentelemetry\/|from ?"@opentelemetry\//.test(readFileSync(new URL(`../dist/${f}`, import.meta.url), 'utf8'))) throw new Error(`dist/${f} requires an OpenTelemetry package: import them only through src/telemetry/otel-packages.ts`);
   }
 
-  const hash = createHash('sha256').update(readFileSync(new URL('../dist/cli.cjs', import.meta.url))).digest('hex').slice(0, 16);
+  const hashOf = (f) => createHash('sha256').update(readFileSync(new URL(`../dist/${f}`, import.meta.url))).digest('hex').slice(0, 16);
   await build({
     ...common,
     entryPoints: { boot: 'src/boot.ts' },
     outfile: 'dist/boot.cjs',
     format: 'cjs',
-    define: { __SHADOWCODE_BUNDLE_HASH__: JSON.stringify(hash) },
+    define: { __SHADOWCODE_BUNDLE_HASH__: JSON.stringify(hashOf('cli.cjs')), __SHADOWCODE_VENDOR__: JSON.stringify({ hash: hashOf('vendor.cjs'), ids: vendorIds }) },
   });
 
   writeStamp([...inputs]);

@@ -19,7 +19,7 @@ const { startConsole } = await import('../test/fixtures/console.ts');
 const { chromium } = await import('playwright-core');
 
 const sb = sandbox('console-shot');
-await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+await cli(sb, ['--project', sb.project, 'trust', '--level', 'workspace']);
 writeFileSync(join(sb.project, 'greet.js'), "export const greet = (name) => 'Hello ' + name;\n");
 const call = (id, name, args) => ({ id, name, arguments: JSON.stringify(args) });
 const fake = await startFakeModel({

@@ -1,17 +1,23 @@
 /*
- * Start-up: compile the one-file bundle (dist/cli.cjs) with a V8 code cache, so
- * a launch does not parse and compile ~2 MB of JavaScript from scratch.
+ * Start-up: compile the bundles with a V8 code cache, so a launch does not parse and
+ * compile megabytes of JavaScript from scratch.
  *
  *   bin/shadowcode.js ─► boot() ─► read dist/cli.cjs
  *     ─► cache file for (bundle hash, node version, arch) in the per-user cache dir
  *        ($XDG_CACHE_HOME/shadowcode or ~/.cache/shadowcode; never the install dir, which may be read-only)
  *     ─► vm.Script(source, cachedData) ─► run it as a CommonJS module ─► exports.run()
  *     ─► no cache or V8 rejected it ─► write a fresh one once the process has warmed up
+ *   dist/cli.cjs requires an MCP SDK or yaml (src/vendor.ts) and first uses it
+ *     ─► dist/vendor.cjs, compiled the same way with its own cache file ─► that package
  *
  * The cache is only an accelerator: any failure to read, trust or write it falls
  * back to compiling normally, and V8 itself rejects data that does not match the
  * source or the engine. Writes are atomic (temp file + rename) and length-framed,
  * so a torn file is discarded rather than fed to V8.
+ *
+ * The bundle's require() loads the vendored packages and a few heavy built-ins (LAZY)
+ * only when one of their members is first used, not when a module that imports them
+ * starts: `mcp serve` gives its first answers, and `--version` or `--help` runs, without them.
  */
 import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import * as nodeModule from 'node:module';
@@ -23,6 +29,8 @@ import { makeDirs } from './util/make-dirs.js';
 import { V8_FLAGS } from './v8-flags.js';
 
 declare const __SHADOWCODE_BUNDLE_HASH__: string;
+/** dist/vendor.cjs: its hash (its cache key) and the packages it serves to dist/cli.cjs (scripts/build.mjs). */
+declare const __SHADOWCODE_VENDOR__: { readonly hash: string; readonly ids: readonly string[] };
 
 const MAGIC = 'scv8';
 /** How long after start-up the cache is written (by then tools/list and the first calls have compiled). */
@@ -62,7 +70,7 @@ function readCache(file: string): Cached | undefined {
   }
 }
 
-function writeCache(dir: string, file: string, data: Buffer, warm: boolean): void {
+function writeCache(dir: string, file: string, name: string, data: Buffer, warm: boolean): void {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     makeDirs(dir, 0o700);
@@ -81,33 +89,65 @@ function writeCache(dir: string, file: string, data: Buffer, warm: boolean): voi
     renameSync(tmp, file);
     // Caches of other builds or Node versions are never read again.
     const mine = file.slice(dir.length + 1);
-    for (const name of readdirSync(dir)) {
-      if (name.startsWith('cli-') && name.endsWith('.v8') && name !== mine) rmSync(join(dir, name), { force: true });
+    for (const other of readdirSync(dir)) {
+      if (other.startsWith(`${name}-`) && other.endsWith('.v8') && other !== mine) rmSync(join(dir, other), { force: true });
     }
   } catch {
     rmSync(tmp, { force: true });
   }
 }
 
-export function boot(): Cli {
-  const bundle = join(__dirname, 'cli.cjs');
-  const dir = cacheDir();
-  // Node ≥ 22 can cache what its own loader compiles (better-sqlite3's JavaScript); a no-op before.
-  const enable = (nodeModule as { enableCompileCache?: (d: string) => unknown }).enableCompileCache;
-  if (dir && enable) {
-    try {
-      enable(join(dir, 'node'));
-    } catch {
-      // an accelerator only
-    }
-  }
-  // Before the compile: V8 refuses a code cache made under other flags, and the bundle sets these
-  // when it runs, so a cache saved after that only matches a compile that had them too.
-  for (const flag of V8_FLAGS) setFlagsFromString(flag);
-  // The build keeps the bundle ASCII (scripts/build.mjs checks), so Latin-1 reads it exactly, in a
-  // tenth of the time UTF-8 decoding takes for its 2.7 MB: every command starts here.
+/**
+ * Built-ins the bundle imports in modules most launches start but seldom call (a process is
+ * spawned on a tool call, not before the first answer). The bundle reads their members at
+ * each use (`(0, mod.spawn)(…)`), so a stand-in that loads the module on first access is
+ * the module to it.
+ */
+const LAZY: ReadonlySet<string> = new Set(['node:child_process', 'child_process']);
+
+function lazyModule(load: () => object): object {
+  let mod: object | undefined;
+  const real = () => (mod ??= load());
+  return new Proxy(Object.create(null) as object, {
+    get: (_t, k) => Reflect.get(real(), k),
+    set: (_t, k, v) => Reflect.set(real(), k, v),
+    has: (_t, k) => Reflect.has(real(), k),
+    ownKeys: () => Reflect.ownKeys(real()),
+    // Reported configurable: the stand-in itself holds no property that could contradict it.
+    getOwnPropertyDescriptor: (_t, k) => {
+      const d = Reflect.getOwnPropertyDescriptor(real(), k);
+      return d && { ...d, configurable: true };
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+  });
+}
+
+/**
+ * The bundle's require: the real one, except that LAZY built-ins, and the packages `vendor`
+ * serves, load on first use. One stand-in per id, so every module of the bundle shares it.
+ */
+export function bundleRequire(real: NodeJS.Require, vendor?: { ids: readonly string[]; load: (id: string) => object }): NodeJS.Require {
+  const made = new Map<string, object>();
+  const req = ((id: string) => {
+    const served = vendor?.ids.includes(id) === true;
+    if (!served && !LAZY.has(id)) return real(id);
+    let m = made.get(id);
+    if (!m) made.set(id, (m = lazyModule(() => (served ? vendor!.load(id) : (real(id) as object)))));
+    return m;
+  }) as NodeJS.Require;
+  return Object.assign(req, { resolve: real.resolve, cache: real.cache, main: real.main, extensions: real.extensions });
+}
+
+/**
+ * Compiles one of our bundles from its V8 code cache (`name-HASH-NODE-ARCH.v8` in the cache
+ * directory) and runs it as a CommonJS module; returns its exports.
+ */
+function runCached<T>(dir: string | undefined, name: string, hash: string, requireFor: (bundle: string) => NodeJS.Require): T {
+  const bundle = join(__dirname, `${name}.cjs`);
+  // The build keeps the bundles ASCII (scripts/build.mjs checks), so Latin-1 reads them exactly, in a
+  // tenth of the time UTF-8 decoding takes: every command starts here.
   const source = readFileSync(bundle).toString('latin1');
-  const file = dir ? join(dir, `cli-${__SHADOWCODE_BUNDLE_HASH__}-${process.version}-${process.arch}.v8`) : undefined;
+  const file = dir ? join(dir, `${name}-${hash}-${process.version}-${process.arch}.v8`) : undefined;
   const cached = file ? readCache(file) : undefined;
   const cachedData = cached?.data;
   const dynamicImport = (vmConstants as unknown as { USE_MAIN_CONTEXT_DEFAULT_LOADER?: symbol }).USE_MAIN_CONTEXT_DEFAULT_LOADER;
@@ -126,7 +166,7 @@ export function boot(): Cli {
       if (saved) return;
       saved = true;
       try {
-        writeCache(dir, file, script.createCachedData(), warm);
+        writeCache(dir, file, name, script.createCachedData(), warm);
       } catch {
         // an accelerator only
       }
@@ -134,8 +174,30 @@ export function boot(): Cli {
     setTimeout(() => save(true), SAVE_AFTER_MS).unref();
     if (!usable) process.once('exit', () => save(false));
   }
-  const mod = { exports: {} as Cli };
+  const mod = { exports: {} as T };
   const fn = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string) => void;
-  fn.call(mod.exports, mod.exports, nodeModule.createRequire(bundle), mod, bundle, dirname(bundle));
+  fn.call(mod.exports, mod.exports, requireFor(bundle), mod, bundle, dirname(bundle));
   return mod.exports;
+}
+
+export function boot(): Cli {
+  const dir = cacheDir();
+  // Node ≥ 22 can cache what its own loader compiles (better-sqlite3's JavaScript); a no-op before.
+  const enable = (nodeModule as { enableCompileCache?: (d: string) => unknown }).enableCompileCache;
+  if (dir && enable) {
+    try {
+      enable(join(dir, 'node'));
+    } catch {
+      // an accelerator only
+    }
+  }
+  // Before the compile: V8 refuses a code cache made under other flags, and the bundle sets these
+  // when it runs, so a cache saved after that only matches a compile that had them too.
+  for (const flag of V8_FLAGS) setFlagsFromString(flag);
+  let vendor: Record<string, () => object> | undefined;
+  const load = (id: string) => {
+    vendor ??= runCached<{ VENDOR: Record<string, () => object> }>(dir, 'vendor', __SHADOWCODE_VENDOR__.hash, (b) => nodeModule.createRequire(b)).VENDOR;
+    return vendor[id]!();
+  };
+  return runCached<Cli>(dir, 'cli', __SHADOWCODE_BUNDLE_HASH__, (b) => bundleRequire(nodeModule.createRequire(b), { ids: __SHADOWCODE_VENDOR__.ids, load }));
 }

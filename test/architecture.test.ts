@@ -548,6 +548,16 @@ function pageProblems(page: Source[], files: Source[]): string[] {
 
 // ─── the sources ─────────────────────────────────────────────────────────────────────────
 
+/** Object literals that write a gate principal ({kind, owner, allow_write, allow_approvals}) outside policy/requests.ts. */
+function principalWriters(files: Source[]): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    if (f.rel === 'policy/requests.ts') continue;
+    for (const m of f.code.matchAll(/\{[^{}]*\}/g)) if (/\ballow_approvals\s*:/.test(m[0]) && /\bkind\s*:/.test(m[0])) out.push(`${f.rel}: writes a principal of its own`);
+  }
+  return sorted(out);
+}
+
 const src = load(join(ROOT, 'src'));
 const bad = load(join(ROOT, 'test', 'fixtures', 'architecture'));
 const files = src.files;
@@ -647,6 +657,12 @@ t.test('every executor entry point takes a ticket and checks it first, for its a
     [],
     'control: a type, an interface and a property holding a ticket are not executors',
   );
+});
+
+// policy explain builds its requests with the same builders, so a request built anywhere else could drift from it.
+t.test('gate requests name their principal only through policy/requests.ts', async (t) => {
+  t.same(principalWriters(src.files), []);
+  t.same(principalWriters(bad.files), ['engine/own-principal.ts: writes a principal of its own'], 'control: a request with a principal written in place');
 });
 
 t.test('an approval is approved or denied only by decideApproval', async (t) => {

@@ -1,11 +1,14 @@
 // The boot module: the built CLI keeps a V8 code cache in the per-user cache
 // directory, never beside the package, and a cache that is missing, damaged or
-// unwritable only means a normal compile.
+// unwritable only means a normal compile. The SDKs' bundle (dist/vendor.cjs) is
+// compiled the same way, and only when the CLI first uses one of its packages.
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import t from 'tap';
 import { startCli } from './fixtures/cli-run.js';
 import { ROOT, sandbox, spawnCli, until } from './fixtures/env.js';
+import { INIT } from './fixtures/mcp.js';
 
 const cacheFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith('.v8')) : []);
 
@@ -49,27 +52,50 @@ t.test('runs the same with a cache as without, and replaces a damaged cache', as
   }
 });
 
-t.test('the next start accepts the cache a gateway saved: it is used, not compiled and written again', async (t) => {
+t.test('the next start accepts the caches a server saved: they are used, not compiled and written again', async (t) => {
   // `mcp serve` loads search_text, which sets a V8 flag; V8 refuses a cache made under other flags.
   const sb = sandbox('sc-boot');
   const env = { XDG_CACHE_HOME: join(sb.root, 'xdg') };
-  const serve = ['--workspace', sb.project, 'mcp', 'serve'];
   const dir = join(sb.root, 'xdg', 'shadowcode');
-  // The first gateway stays up until it has saved its warm cache (flag 1 in the header): after that a
-  // start rewrites the file only when V8 refuses it, never to warm it up, however slow the machine.
+  // A session that calls a tool loads the SDK's bundle (dist/vendor.cjs) as well as the CLI's.
+  const session = `${[INIT, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'shadow_status', arguments: {} } }].map((m) => JSON.stringify(m)).join('\n')}\n`;
+  // The first server stays up until both caches are warm (flag 1 in the header): after that a start
+  // rewrites a file only when V8 refuses it, never to warm it up, however slow the machine.
   const first = startCli({ ...sb, env: { ...sb.env, ...env } }, ['mcp', 'serve']);
-  const warm = () => cacheFiles(dir).some((n) => (readFileSync(join(dir, n)).readUInt32LE(8) & 1) === 1);
-  await until(() => warm(), 20000);
+  first.child.stdin.write(session);
+  const warm = (name: string) => cacheFiles(dir).some((n) => n.startsWith(`${name}-`) && (readFileSync(join(dir, n)).readUInt32LE(8) & 1) === 1);
+  await until(() => warm('cli') && warm('vendor'), 20000);
   first.child.stdin.end();
   t.equal(await first.exit, 0, first.err());
-  const file = join(dir, cacheFiles(dir)[0] as string);
-  const saved = statSync(file);
-  for (const argv of [serve, ['--version']]) {
-    const r = await spawnCli(sb, argv, '', env);
+  t.match(first.out(), /"id":2/, 'the call was answered');
+  const files = cacheFiles(dir).sort();
+  t.same(files.map((n) => n.split('-')[0]), ['cli', 'vendor'], 'one cache per bundle');
+  const saved = files.map((n) => statSync(join(dir, n)));
+  for (const [argv, input] of [[['--project', sb.project, 'mcp', 'serve'], session], [['--version'], '']] as const) {
+    const r = await spawnCli(sb, [...argv], input, env);
     t.equal(r.code, 0, r.stderr);
-    const now = statSync(file);
-    t.same([now.ino, now.mtimeMs], [saved.ino, saved.mtimeMs], `${argv.at(-1)}: the cache file is the one the first start wrote`);
+    const now = files.map((n) => statSync(join(dir, n)));
+    t.same(now.map((s) => [s.ino, s.mtimeMs]), saved.map((s) => [s.ino, s.mtimeMs]), `${argv.at(-1)}: the cache files are the ones the first start wrote`);
   }
+});
+
+t.test('the bundle\'s require loads a lazy built-in or a vendored package at its first use, once, as itself', async (t) => {
+  const { bundleRequire } = await import('../src/boot.js');
+  const real = createRequire(import.meta.url);
+  let loads = 0;
+  const pkg = { value: 42, Klass: class Klass {} };
+  const req = bundleRequire(real, { ids: ['some-package'], load: (id) => (loads++, id === 'some-package' ? pkg : {}) });
+  const m = req('some-package') as typeof pkg;
+  t.equal(loads, 0, 'requiring it does not load it');
+  t.equal(req('some-package'), m, 'every require gets the same module');
+  t.equal(m.value, 42, 'a member is the package\'s');
+  t.ok(new m.Klass() instanceof pkg.Klass, 'a class is the package\'s class');
+  t.same(Object.keys(m), ['value', 'Klass'], 'its keys are the package\'s');
+  t.equal(loads, 1, 'loaded once, at the first use');
+  const cp = req('node:child_process') as typeof import('node:child_process');
+  t.equal(cp.spawnSync(process.execPath, ['-e', 'process.stdout.write("ran")']).stdout.toString(), 'ran', 'a lazy built-in works as itself');
+  t.equal(Object.getPrototypeOf(cp), Object.getPrototypeOf(real('node:child_process')));
+  t.equal(req('node:path'), real('node:path'), 'other built-ins are the real modules');
 });
 
 t.test('runs when the cache directory cannot be written', async (t) => {

@@ -25,10 +25,10 @@ import type { GateEnv } from '../policy/gate.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { scrubText } from '../policy/redact.js';
+import { modelRequest, taskToolRequest, trustOf } from '../policy/requests.js';
 import { scrubDeep } from '../policy/scrub.js';
 import { checkAgentToolArgs } from '../schema/validate.js';
 import type { Db } from '../store/db.js';
-import { getProject } from '../store/projects.js';
 import { tel } from '../telemetry/hooks.js';
 import { providerName } from './providers/config.js';
 import { NATIVE_TOOLS, offeredTools, toolSpec } from './tools/index.js';
@@ -283,7 +283,7 @@ export class NativeLoop implements TaskRunner {
       if (!offered) return await (source as TaskToolSource).call(call.name, parsed.value, ctx);
       const tool = native as NativeTool<any>;
       const args = checkAgentToolArgs<Record<string, unknown>>(call.name, parsed.value);
-      const req = env.request(`task:tool.${call.name}`, { resource: { kind: 'tool', id: call.name, owner: ctx.owner, project: ctx.project }, args: tool.describe(args) });
+      const req = taskToolRequest(ctx, env.trust(), call.name, tool.describe(args));
       return await enforce(this.deps.gateEnv, req, (ticket) => tool.run(env, args, ticket));
     } catch (err) {
       return errorResult(err);
@@ -313,21 +313,11 @@ export class NativeLoop implements TaskRunner {
     const d = this.deps;
     return {
       ctx, policy: d.policy, db: d.db, gate: d.gateEnv, env: d.env,
-      request: (action, extra = {}) => {
-        const p = getProject(d.db(), ctx.project);
-        return {
-          action,
-          principal: { kind: 'engine', owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
-          project: { path: p.path, trusted: p.trusted, level: p.level },
-          requested_level: ctx.ceiling,
-          ...extra,
-        };
-      },
+      trust: () => trustOf(d.db(), ctx.project),
     };
   }
 
   private modelRequest(ctx: TaskContext) {
-    const p = getProject(this.deps.db(), ctx.project);
     const url = this.provider.endpoint.url;
     let host = '';
     try {
@@ -335,14 +325,7 @@ export class NativeLoop implements TaskRunner {
     } catch {
       host = '(invalid)';
     }
-    return {
-      action: 'model:request',
-      principal: { kind: 'engine' as const, owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
-      requested_level: ctx.ceiling,
-      resource: { kind: 'model', id: this.provider.id, owner: ctx.owner, project: ctx.project, model: this.provider.id, endpoint_kind: this.provider.endpoint.loopback ? ('loopback' as const) : ('remote' as const), host: host.slice(0, 256) },
-      args: { job_id: ctx.jobId },
-    };
+    return modelRequest(ctx, trustOf(this.deps.db(), ctx.project), { id: this.provider.id, loopback: this.provider.endpoint.loopback, host }, { job_id: ctx.jobId });
   }
 }
 

@@ -11,9 +11,9 @@ import { ScError } from '../errors.js';
 import type { GateEnv } from '../policy/gate.js';
 import { homeFolders } from '../policy/home.js';
 import { type Policy, shippedPolicy } from '../policy/load.js';
+import { cliRequest, trustOf } from '../policy/requests.js';
 import { type Db, openDb } from '../store/db.js';
 import { ensureProfileDir, type ProfileChoice, resolveProfile } from '../store/profile.js';
-import { getProject } from '../store/projects.js';
 import { SecretStore, scrubProfileSecrets } from '../store/secrets.js';
 import type { Globals } from './parse.js';
 import { type Style, style, wantsColour } from './style.js';
@@ -112,8 +112,7 @@ export class Ctx {
   /** A CLI request: the person at the terminal, acting on the selected project (if any). */
   request(action: string, extra: Partial<Omit<GateRequest, 'action' | 'principal' | 'project'>> = {}): GateRequest {
     const path = this._workspace;
-    const project = path === undefined ? null : (({ trusted, level, network }) => ({ path, trusted, level, network }))(getProject(this.db(), path));
-    return { action, principal: { kind: 'cli', owner: this.owner, allow_write: true, allow_approvals: true }, project, ...extra };
+    return cliRequest(this.owner, path === undefined ? null : trustOf(this.db(), path), action, extra);
   }
 
   close(): void {

@@ -13,7 +13,7 @@
  */
 import type { TaskContext } from '../engine/task-contract.js';
 import { asScError } from '../errors.js';
-import { getProject } from '../store/projects.js';
+import { taskAsker, trustOf } from '../policy/requests.js';
 import { type OpenDeps, openTarget } from './open.js';
 import { readPin } from './pins.js';
 import { type EnvSource, enabledTargets } from './targets.js';
@@ -27,12 +27,7 @@ export async function catalogRefusals(deps: CheckDeps, ctx: TaskContext, definit
   const out = new Map<string, string>();
   if (definitions.length === 0) return out;
   const targets = new Map(enabledTargets(deps.db, ctx.project, deps.policy, deps.secrets).map((t) => [t.id, t]));
-  const p = getProject(deps.db, ctx.project);
-  const request = {
-    principal: { kind: 'engine' as const, owner: ctx.owner, allow_write: ctx.ceiling !== 'read_only', allow_approvals: false },
-    project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
-    requested_level: ctx.ceiling,
-  };
+  const request = taskAsker(ctx, trustOf(deps.db, ctx.project));
   for (const id of definitions) {
     const t = targets.get(id);
     if (!t) {
@@ -41,14 +36,14 @@ export async function catalogRefusals(deps: CheckDeps, ctx: TaskContext, definit
     }
     if (!readPin(deps.db, ctx.project, id)) {
       // Never started for a catalog nobody reviewed: the CLI would read it unseen.
-      out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --workspace ${ctx.project} mcp tools ${id} --refresh`);
+      out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --project ${ctx.project} mcp tools ${id} --refresh`);
       continue;
     }
     try {
       const o = await openTarget(deps, request, ctx.project, t, ctx.signal);
       const report = await o.conn.close();
       ctx.emit('mcp.checked', { definition: id, hash: t.hash, catalog_hash: o.catalog_hash, pinned_hash: o.pinned_hash, pin: o.pin, outcome: report.outcome });
-      if (o.pin === 'unreviewed') out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --workspace ${ctx.project} mcp tools ${id} --refresh`);
+      if (o.pin === 'unreviewed') out.set(id, `its tool catalog was never reviewed for this project; run shadowcode --project ${ctx.project} mcp tools ${id} --refresh`);
       if (o.pin === 'changed') out.set(id, `its tool catalog changed since it was pinned (now ${o.catalog_hash}); review it with shadowcode mcp tools ${id}`);
     } catch (err) {
       const e = asScError(err);

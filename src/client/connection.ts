@@ -41,7 +41,7 @@ export function withStderr(e: ScError, transport: Closable): ScError {
   const tail = transport.stderrTail?.();
   if (!tail || tail.lines.length === 0) return e;
   const hint = tail.sandboxed
-    ? "it ran in the sandbox, which shows it the project, the system read-only and only what its definition declares (no home, no /tmp of yours, no network): if its stderr names a folder, file or host it could not reach, declare it in the definition's sandbox key (sandbox: {read, write, network}), then store it and enable the new hash (shadowcode --workspace DIR sandbox show lists the defaults)"
+    ? "it ran in the sandbox, which shows it the project, the system read-only and only what its definition declares (no home, no /tmp of yours, no network): if its stderr names a folder, file or host it could not reach, declare it in the definition's sandbox key (sandbox: {read, write, network}), then store it and enable the new hash (shadowcode --project DIR sandbox show lists the defaults)"
     : 'it ran unsandboxed, with your full access: the sandbox did not stop it';
   const shown = tail.lines.map((l) => `  ${l}`).join('\n');
   return new ScError(e.code, `${e.message}\nthe server's stderr, last ${tail.lines.length === 1 ? 'line' : `${tail.lines.length} lines`} (secrets scrubbed):\n${shown}\nhint: ${hint}`, { ...(e.detail ?? {}), stderr_tail: [...tail.lines], hint, without_stderr: e.message });

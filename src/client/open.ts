@@ -12,11 +12,11 @@
  * both); the pin row is updated either way so `shadowcode mcp tools` can show the diff.
  */
 import type { Limits } from '../../gen/types/limits.js';
-import type { GateRequest } from '../../gen/types/gate-request.js';
 import { isLoopbackHost } from '../policy/net.js';
 import { enforce, type GateEnv } from '../policy/gate.js';
 import { scrubDeep } from '../policy/scrub.js';
 import type { Policy } from '../policy/load.js';
+import { type McpAsker, mcpConnectRequest, type ServerRef } from '../policy/requests.js';
 import type { Db } from '../store/db.js';
 import { type CanonicalTool, canonicalCatalog } from './catalog.js';
 import { McpConnection } from './connection.js';
@@ -57,6 +57,11 @@ export function endpointKind(t: Target): 'loopback' | 'remote' {
   return isLoopbackHost(new URL(t.def.url).hostname) ? 'loopback' : 'remote';
 }
 
+/** The server as a gate request names it (policy/requests.ts). */
+export function serverRef(t: Target): ServerRef {
+  return { id: t.id, hash: t.hash, endpoint_kind: endpointKind(t) };
+}
+
 /** The definition's timeout_sec, held inside the policy's bounds, in ms. */
 export function timeoutMs(t: Target, limits: Limits): number {
   const s = Math.min(limits.catalog.timeout_sec_max, Math.max(limits.catalog.timeout_sec_min, t.def.timeout_sec));
@@ -64,10 +69,10 @@ export function timeoutMs(t: Target, limits: Limits): number {
 }
 
 /** review: the person at the CLI reads the catalog (mcp enable, mcp tools --refresh), so a first catalog may become the pin. */
-export async function openTarget(deps: OpenDeps, request: Omit<GateRequest, 'action' | 'resource' | 'args'>, project: string, t: Target, signal: AbortSignal, review = false): Promise<Opened> {
+export async function openTarget(deps: OpenDeps, request: McpAsker, project: string, t: Target, signal: AbortSignal, review = false): Promise<Opened> {
   const limits = deps.policy.limits;
-  const endpoint_kind = endpointKind(t);
-  const req: GateRequest = { ...request, action: 'mcp:connect', resource: { kind: 'mcp_server', id: t.id, hash: t.hash, endpoint_kind }, args: { definition: t.id, transport: t.def.transport, endpoint_kind } };
+  const server = serverRef(t);
+  const req = mcpConnectRequest(request, server, { definition: t.id, transport: t.def.transport, endpoint_kind: server.endpoint_kind });
   return enforce(deps.gateEnv, req, async (ticket) => {
     const ms = timeoutMs(t, limits);
     const transport =

@@ -33,9 +33,10 @@ export interface Review {
 export async function reviewCatalog(deps: ReviewDeps, request: Pick<GateRequest, 'principal' | 'project'>, project: string, id: string): Promise<Review> {
   const t = enabledTargets(deps.db, project, deps.policy, deps.secrets).find((x) => x.id === id);
   if (!t) {
-    throw new ScError('SC_DEF_NOT_FOUND', `${id} is not enabled for ${project} at its current hash; see shadowcode --workspace ${project} mcp, then mcp enable ${id} --hash H`, { id });
+    throw new ScError('SC_DEF_NOT_FOUND', `${id} is not enabled for ${project} at its current hash; see shadowcode --project ${project} mcp, then mcp enable ${id} --hash H`, { id });
   }
-  const o = await openTarget(deps, request, project, t, new AbortController().signal, true);
+  // You at the command line ask, for this project: no task level (policy/requests.ts mcpConnectRequest).
+  const o = await openTarget(deps, { principal: request.principal, project: request.project }, project, t, new AbortController().signal, true);
   await o.conn.close();
   return { pin: o.pin, catalog: o.catalog, catalog_hash: o.catalog_hash, pinned_hash: o.pinned_hash };
 }

@@ -23,12 +23,13 @@ import type { Settings } from '../../gen/types/settings.js';
 import type { TaskContext, TaskToolSource, ToolResult, ToolSpec } from '../engine/task-contract.js';
 import { ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
+import { mcpCallRequest, taskAsker, trustOf } from '../policy/requests.js';
 import { scrubDeep } from '../policy/scrub.js';
 import { getProject } from '../store/projects.js';
 import { type CanonicalTool } from './catalog.js';
 import type { McpConnection } from './connection.js';
 import { knowCredentials } from './env.js';
-import { endpointKind, type OpenDeps, openTarget } from './open.js';
+import { type OpenDeps, openTarget, serverRef } from './open.js';
 import { readPin } from './pins.js';
 import { type EnvSource, enabledTargets, recheck, type Target } from './targets.js';
 
@@ -128,12 +129,7 @@ export class TaskTools implements TaskToolSource {
   }
 
   private request() {
-    const p = getProject(this.deps.db, this.ctx.project);
-    return {
-      principal: { kind: 'engine' as const, owner: this.ctx.owner, allow_write: this.ctx.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
-      requested_level: this.ctx.ceiling,
-    };
+    return taskAsker(this.ctx, trustOf(this.deps.db, this.ctx.project));
   }
 
   tools(): Promise<readonly ToolSpec[]> {
@@ -242,7 +238,7 @@ export class TaskTools implements TaskToolSource {
   private unreviewed(s: Server): ScError {
     return new ScError(
       'SC_MCP_CATALOG_UNREVIEWED',
-      `no tool catalog of ${s.target.id} has been reviewed for this project, so none of its tools is offered; nothing was sent. The user reviews it with shadowcode --workspace ${this.ctx.project} mcp tools ${s.target.id} --refresh`,
+      `no tool catalog of ${s.target.id} has been reviewed for this project, so none of its tools is offered; nothing was sent. The user reviews it with shadowcode --project ${this.ctx.project} mcp tools ${s.target.id} --refresh`,
       { id: s.target.id },
     );
   }
@@ -350,7 +346,7 @@ export class TaskTools implements TaskToolSource {
     }
     // The file may have changed while the approval waited.
     this.recheck(s);
-    const req = { ...this.request(), action: 'mcp:call', resource: { kind: 'mcp_tool' as const, id: `${s.target.id}#${tool.name}`.slice(0, 512), hash: s.target.hash, endpoint_kind: endpointKind(s.target) }, args: { definition: s.target.id, tool: tool.name, catalog_hash: s.catalog_hash ?? '' } };
+    const req = mcpCallRequest(this.request(), serverRef(s.target), tool.name, { definition: s.target.id, tool: tool.name, catalog_hash: s.catalog_hash ?? '' });
     const res = await enforce(this.deps.gateEnv, req, (ticket) => conn.call(ticket, tool.name, args, this.ctx.signal)).catch((err: unknown) => {
       throw err instanceof ScError ? this.stderrToUser(s, err) : err;
     });

@@ -28,11 +28,12 @@
  * its own for the run); a test job without one records on itself.
  */
 import { existsSync, lstatSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { admit, type GateEnv } from '../policy/gate.js';
+import { profileInside, protectedByPattern } from '../policy/protected-paths.js';
 import type { Policy } from '../policy/load.js';
 import { type Db, sql } from '../store/db.js';
-import { getProject } from '../store/projects.js';
+import { jobObserveRequest, trustOf } from '../policy/requests.js';
 import { assertTicket, type GateTicket, type Level } from '../ticket.js';
 import { newId } from '../util/ids.js';
 import { type FileState, readState } from './files.js';
@@ -111,6 +112,23 @@ export interface WatchOptions {
   readonly emit?: (kind: string, body: Record<string, unknown>) => void;
 }
 
+/** Whether the job already has a changes_limited event for this reason. */
+function limitedBefore(db: Db, jobId: string, reason: string): boolean {
+  return sql(db, "SELECT 1 FROM job_events WHERE job_id = ? AND kind = 'changes_limited' AND json_extract(body, '$.reason') = ? LIMIT 1").get(jobId, reason) !== undefined;
+}
+
+/**
+ * The profile's folder in the project, where it lies inside (the store's own file names it):
+ * its state.db, WAL and secrets are shadowcode's own writes, never a task's change, and a
+ * checkpoint of them would copy the store into itself and make every rollback conflict.
+ */
+function profileIn(db: Db, project: string): string | null {
+  const file = db.name;
+  if (!isAbsolute(file)) return null;
+  const rel = profileInside(project, dirname(file));
+  return rel === '' ? null : rel;
+}
+
 export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: WatchOf, cause: Cause | null, opts: WatchOptions = {}): Observed {
   assertTicket(ticket, 'job:observe');
   const limits = snapshotLimits(policy);
@@ -119,7 +137,7 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
   const emit = opts.emit ?? ((kind: string, body: Record<string, unknown>) => addEvent(db, watch.jobId, kind, body));
   if (!row) {
     if (opts.close) return { opened: false, changes: [], truncated: null };
-    return open(db, watch, limits, also, emit);
+    return open(db, watch, limits, also, protectedByPattern(policy), emit);
   }
   if (watch.runDir && row.run_dir !== watch.runDir) sql(db, 'UPDATE watches SET run_dir = ? WHERE id = ?').run(watch.runDir, row.id);
   const seen = sql(db, 'SELECT path, sha, mode, stamp, racy, kept FROM watch_files WHERE watch_id = ?').all(row.id) as Array<{ path: string; sha: string | null; mode: number | null; stamp: string; racy: number; kept: number }>;
@@ -132,7 +150,10 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
   }
   const known = new Map<string, Known>(seen.map((s) => [s.path, { stamp: s.stamp, sha: s.sha, mode: s.mode, racy: s.racy === 1 }]));
   const before = new Map<string, Entry>(seen.map((s) => [s.path, { state: { exists: true, content: null, mode: s.mode, sha: s.sha }, restorable: s.kept === 1, stamp: s.stamp, racy: s.racy === 1 }]));
-  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also });
+  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also, comparedWhenIgnored: protectedByPattern(policy), skip: profileIn(db, row.project), mustCompare: known.keys() });
+  // Cut short now (a command made more files than are compared): said once per reason, and every
+  // later approval of the job says its list is incomplete (command-context.ts).
+  if (now.truncated && !limitedBefore(db, row.job_id, now.truncated)) emit('changes_limited', { reason: now.truncated, incomplete: true });
   const diffs = diffSnapshots({ files: before }, now).filter((d) => {
     // Pushed past the file limit by a new file is not deleted: only a file really gone is.
     if (d.kind === 'deleted' && now.truncated) return !existsSync(join(row.project, d.path)) && !isLink(join(row.project, d.path));
@@ -232,11 +253,11 @@ function seeFile(db: Db, watchId: string, path: string, e: Entry | undefined, co
   );
 }
 
-function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly string[], emit: (kind: string, body: Record<string, unknown>) => void): Observed {
+function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly string[], protectedPath: (path: string) => boolean, emit: (kind: string, body: Record<string, unknown>) => void): Observed {
   if (!isDir(watch.project)) return { opened: false, changes: [], truncated: `the project folder ${watch.project} is gone` };
   const lastSeq = maxSeq(db);
   const takenAt = new Date().toISOString();
-  const snap = takeSnapshot(watch.project, limits, { keepContent: true, alsoCompared: also });
+  const snap = takeSnapshot(watch.project, limits, { keepContent: true, alsoCompared: also, comparedWhenIgnored: protectedPath, skip: profileIn(db, watch.project) });
   let opened = false;
   db.transaction(() => {
     if (openWatchOf(db, watch.id)) return; // opened meanwhile
@@ -246,7 +267,8 @@ function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly str
     );
     const insert = sql(db, 'INSERT INTO watch_files (watch_id, path, sha, mode, stamp, racy, kept, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     for (const [path, e] of snap.files) insert.run(watch.id, path, e.state.sha, e.state.mode, e.stamp, e.racy ? 1 : 0, e.restorable ? 1 : 0, e.restorable ? e.state.content : null);
-    for (const reason of [snap.truncated, snap.unkept]) if (reason) emit('changes_limited', { reason });
+    if (snap.truncated) emit('changes_limited', { reason: snap.truncated, incomplete: true });
+    if (snap.unkept) emit('changes_limited', { reason: snap.unkept });
   }).immediate();
   return { opened, changes: [], truncated: snap.truncated, unkept: snap.unkept };
 }
@@ -266,17 +288,8 @@ export interface WatchedJob {
  */
 export function observeJob(gate: GateEnv, job: WatchedJob, watch: WatchOf, cause: Cause | null, opts: WatchOptions = {}): Observed {
   const db = gate.db();
-  const p = getProject(db, watch.project);
-  const [a] = admit(gate, [
-    {
-      action: 'job:observe',
-      principal: { kind: 'engine', owner: job.owner, allow_write: job.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level },
-      requested_level: job.ceiling,
-      resource: { kind: 'job', id: watch.jobId, owner: job.owner, project: watch.project },
-      args: { watch: watch.id, step: opts.close ? 'close' : 'observe', ...(cause ? { via: cause.via } : {}) },
-    },
-  ]);
+  const task = { owner: job.owner, ceiling: job.ceiling, project: watch.project };
+  const [a] = admit(gate, [jobObserveRequest(task, trustOf(db, watch.project), watch.jobId, { watch: watch.id, step: opts.close ? 'close' : 'observe', ...(cause ? { via: cause.via } : {}) })]);
   if (!a || a.denied) throw a?.denied ?? new Error('no decision');
   return watchChanges(a.ticket, db, gate.policy, watch, cause, opts);
 }

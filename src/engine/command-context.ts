@@ -14,6 +14,7 @@
  *           scripts from the nearest manifest up from where they run, with the script names
  *           whose text changed; make ─► Makefile, *.mk)
  *        ─► any word of those programs' command lines naming a changed file
+ *        (each also through a link: a new `GNUmakefile -> docs/notes.txt` whose target changed)
  *   ─► runs_changed [{path, reason, diff}] (the diff from before the task to now) and one
  *      plain notice sentence
  *
@@ -21,6 +22,7 @@
  * `test` script it is not, and the person approving must be told so. Wrapped in
  * `timeout 60 npm test` or `bash -lc "npm test"` it must say the same.
  */
+import { lstatSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { CommandApproval } from '../../gen/types/command-approval.js';
 import type { Commands } from '../../gen/types/commands.js';
@@ -29,6 +31,25 @@ import { type Db, sql } from '../store/db.js';
 import { insideProject } from '../util/confine.js';
 import { tryReadProjectFile } from '../util/safe-read.js';
 import { unifiedDiff } from './diff.js';
+
+/**
+ * The changed file a path leads to through a link (a new `GNUmakefile -> docs/notes.txt`, or a
+ * link in a folder on the way): the link itself is no change the watch compares, but what it
+ * leads to is, and a command that reads the link runs it. Null when nothing on the path is a
+ * link, or it leads outside the project or to no changed file.
+ */
+function throughLink(project: string, rel: string, changed: readonly string[]): string | null {
+  if (!rel || rel.startsWith('..') || isAbsolute(rel)) return null;
+  let real: string;
+  try {
+    real = realpathSync(join(project, rel));
+  } catch {
+    return null;
+  }
+  if (real === join(project, rel) || !insideProject(project, real)) return null;
+  const target = slashed(relative(project, real));
+  return changed.includes(target) ? target : null;
+}
 
 const PACKAGE_RUNNERS = new Set(['npm', 'npx', 'yarn', 'pnpm', 'bun', 'bunx', 'corepack']);
 const MAKE = new Set(['make', 'gmake', 'bmake']);
@@ -67,11 +88,21 @@ function beforeText(db: Db, jobId: string, rel: string): string | null | undefin
   return r && r.existed && r.content ? r.content.toString('utf8') : null;
 }
 
+/** A file's text now, its first `cap` bytes when it is larger (never "gone" for being large: a diff would show it deleted); null when it is not there. */
 function nowText(project: string, rel: string, cap: number): string | null {
   try {
-    return tryReadProjectFile(project, rel, { cap, kind: 'file', links: 'refuse' })?.bytes.toString('utf8') ?? null;
+    return tryReadProjectFile(project, rel, { cap, kind: 'file', links: 'refuse', overflow: 'truncate' })?.bytes.toString('utf8') ?? null;
   } catch {
     return null;
+  }
+}
+
+/** Whether the file is larger than `cap` bytes (its text above is cut). */
+function largerThan(project: string, rel: string, cap: number): boolean {
+  try {
+    return lstatSync(join(project, rel)).size > cap;
+  } catch {
+    return false;
   }
 }
 
@@ -306,7 +337,14 @@ function packageScripts(project: string, dir: string, cap: number): { dir: strin
 
 /** The approval of a native task's run_command: the job's own recorded changes. */
 export function commandContext(db: Db, project: string, jobId: string, argv: readonly string[], cwd: string, cap: number, policy: CommandPolicy): CommandApproval {
-  return commandContextOf(project, { changed: jobChangedFiles(db, jobId), before: (rel) => beforeText(db, jobId, rel) }, argv, cwd, cap, policy);
+  const action = commandContextOf(project, { changed: jobChangedFiles(db, jobId), before: (rel) => beforeText(db, jobId, rel) }, argv, cwd, cap, policy);
+  // The change watch stopped at a limit while the task ran: the list is not complete, and a file
+  // this command runs may have changed unseen (a command that makes 20,000 files first).
+  const limited = sql(db, "SELECT body FROM job_events WHERE job_id = ? AND kind = 'changes_limited' AND json_extract(body, '$.incomplete') = 1 ORDER BY seq DESC LIMIT 1").get(jobId) as { body: string } | undefined;
+  if (!limited) return action;
+  const reason = (JSON.parse(limited.body) as { reason?: string }).reason ?? 'a limit was reached';
+  const incomplete = `The files this task changed could not all be compared (${reason}): what changed past that is not listed, and this command may run it. Check the project before approving.`;
+  return { ...action, notice: action.notice ? `${action.notice} ${incomplete}` : incomplete };
 }
 
 export function commandContextOf(project: string, known: ChangesSoFar, argv: readonly string[], cwd: string, cap: number, policy: CommandPolicy): CommandApproval {
@@ -323,23 +361,45 @@ export function commandContextOf(project: string, known: ChangesSoFar, argv: rea
     const tool = PACKAGE_RUNNERS.has(v.name) ? v.name : v.name === 'node' && v.argv.includes('--run') ? 'node' : null;
     if (!tool) continue;
     const cwdRel = slashed(relative(project, v.cwd));
+    const manifest = (path: string, via: string) => {
+      const names = changedScripts(known.before(path) ?? null, nowText(project, path, cap));
+      const named = names.length ? `its changed script${names.length === 1 ? '' : 's'} ${names.map((n) => JSON.stringify(n)).join(', ')}` : 'its scripts and install hooks';
+      add(path, `${tool} runs scripts from ${via} which this task changed (${named})`);
+    };
     for (const path of changed.filter((p) => basename(p).toLowerCase() === 'package.json')) {
       const dir = slashed(dirname(path));
       if (dir !== '.' && !(cwdRel === dir || cwdRel.startsWith(`${dir}/`))) continue;
-      const names = changedScripts(known.before(path) ?? null, nowText(project, path, cap));
-      const named = names.length ? `its changed script${names.length === 1 ? '' : 's'} ${names.map((n) => JSON.stringify(n)).join(', ')}` : 'its scripts and install hooks';
-      add(path, `${tool} runs scripts from ${path}, which this task changed (${named})`);
+      manifest(path, `${path},`);
+    }
+    // A manifest on the way up that is a link to a changed file.
+    for (let d = v.cwd; insideProject(project, d); d = dirname(d)) {
+      const rel = slashed(relative(project, join(d, 'package.json')));
+      const target = throughLink(project, rel, changed);
+      if (target) manifest(target, `${rel}, a link to ${target},`);
+      if (d === project) break;
     }
   }
   const make = progs.find((p) => MAKE.has(p));
   if (make) {
     for (const path of changed.filter((p) => MAKEFILE.test(basename(p)))) add(path, `${make} reads ${path}, which this task changed, and runs its rules`);
+    // The makefile make picks where it runs, when it is a link to a changed file.
+    for (const v of invoked.filter((i) => MAKE.has(i.name))) {
+      for (const name of ['GNUmakefile', 'makefile', 'Makefile']) {
+        const rel = slashed(relative(project, join(v.cwd, name)));
+        const target = throughLink(project, rel, changed);
+        if (target) add(target, `${make} reads ${rel}, a link to ${target}, which this task changed, and runs its rules`);
+      }
+    }
   }
   for (const w of all) {
     const abs = isAbsolute(w) ? w : resolve(cwd, w);
     const rel = slashed(relative(project, abs));
     if (changed.includes(rel)) add(rel, `the command names ${rel}, which this task changed`);
     else if (!isAbsolute(w) && changed.includes(slashed(join(w)))) add(slashed(join(w)), `the command names ${slashed(join(w))}, which this task changed`);
+    else {
+      const target = throughLink(project, rel, changed);
+      if (target) add(target, `the command names ${rel}, a link to ${target}, which this task changed`);
+    }
   }
   runs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   for (const r of runs) r.diff = changeDiff(project, known, r.path, cap);
@@ -355,5 +415,6 @@ function changeDiff(project: string, known: ChangesSoFar, rel: string, cap: numb
   const now = nowText(project, rel, cap);
   if (before === undefined) return `--- a/${rel}\n+++ ${now === null ? '/dev/null' : `b/${rel}`}\n@@ its content before the task was not kept (past the snapshot limits) @@\n`;
   const diff = unifiedDiff(before ?? '', now ?? '', before === null ? '/dev/null' : `a/${rel}`, now === null ? '/dev/null' : `b/${rel}`);
-  return diff.length > cap ? `${diff.slice(0, cap)}\n… diff cut at ${cap} characters\n` : diff;
+  const shown = diff.length > cap ? `${diff.slice(0, cap)}\n… diff cut at ${cap} characters\n` : diff;
+  return now !== null && largerThan(project, rel, cap) ? `${shown}… ${rel} is larger than ${cap} bytes: only its start is compared here, and the rest is not shown\n` : shown;
 }

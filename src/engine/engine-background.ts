@@ -23,6 +23,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { ScError } from '../errors.js';
 import { enforce, type GateEnv } from '../policy/gate.js';
+import { backgroundRequest, trustOf } from '../policy/requests.js';
 import { getProject } from '../store/projects.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { newId } from '../util/ids.js';
@@ -71,15 +72,8 @@ export class Background {
 
   constructor(private readonly gate: GateEnv, private readonly env: NodeJS.ProcessEnv) {}
 
-  private request(action: 'background:start' | 'background:stop', job: JobRow, id: string) {
-    const p = getProject(this.gate.db(), job.project);
-    return {
-      action,
-      principal: { kind: 'engine' as const, owner: job.owner, allow_write: job.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level },
-      requested_level: job.ceiling,
-      resource: { kind: 'background', id, owner: job.owner, project: job.project },
-    };
+  private request(action: 'background:start' | 'background:stop', job: JobRow, id: string, args?: Record<string, unknown>) {
+    return backgroundRequest(action, job, trustOf(this.gate.db(), job.project), id, args);
   }
 
   list(): BackgroundEntry[] {
@@ -90,7 +84,7 @@ export class Background {
   async start(job: JobRow, argv: string[]): Promise<BackgroundEntry> {
     const id = newId('bg');
     const L = this.gate.policy.limits.engine;
-    return enforce(this.gate, { ...this.request('background:start', job, id), args: { argv } }, async (t) => {
+    return enforce(this.gate, this.request('background:start', job, id, { argv }), async (t) => {
       if (this.held.size >= L.background_processes) throw new ScError('SC_LIMIT_REACHED', `${this.held.size} background processes are running, the most the engine keeps`);
       const db = this.gate.db();
       // The baseline comes first, so everything the process writes is after it.

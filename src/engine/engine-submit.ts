@@ -12,7 +12,7 @@
 import type { Job } from '../../gen/types/engine-frame.js';
 import { ScError } from '../errors.js';
 import { enforce, type GateEnv } from '../policy/gate.js';
-import { getProject } from '../store/projects.js';
+import { type Asker, submitRequest, submitterPrincipal, trustOf } from '../policy/requests.js';
 import type { ApprovalRow } from './approvals.js';
 import type { JobRow } from './job-events.js';
 import type { Jobs } from './jobs.js';
@@ -37,34 +37,19 @@ export function submitJob(jobs: Jobs, owner: string, project: string, spec: JobS
       return jobs.submitTest(owner, project, spec.argv, spec.ceiling, spec.task_id);
     case 'agent': {
       const mode = spec.mode ?? 'build';
-      if (mode !== 'plan' && mode !== 'review' && mode !== 'build') throw new ScError('SC_USAGE', `an agent job's mode is plan, review or build, not ${JSON.stringify(mode)}`);
+      if (mode !== 'plan' && mode !== 'review' && mode !== 'build') throw new ScError('SC_USAGE', `a task's mode is plan, review or build, not ${JSON.stringify(mode)}`);
       // The owner label says who submitted it (stdio:…, http:…, cli:…); the ceiling was decided by the submitter's gate.
       const kind = owner.split(':')[0];
-      const principal = { kind: kind === 'stdio' || kind === 'http' || kind === 'cli' ? kind : 'engine', owner, allow_write: spec.ceiling !== 'read_only', allow_approvals: false } as const;
+      const principal = submitterPrincipal(kind === 'stdio' || kind === 'http' || kind === 'cli' ? kind : 'engine', owner, spec.ceiling);
       return { job: jobs.submitAgent({ project, owner, ceiling: spec.ceiling, prompt: spec.prompt, mode, modelId: spec.model_id ?? null, principal }) };
     }
   }
 }
 
 /** Who asks: the owner's transport and label (a detached job: the CLI and a fresh label). */
-export interface Submitter {
-  readonly kind: 'stdio' | 'http' | 'cli';
-  readonly owner: string;
-}
+export type Submitter = Asker;
 
 /** The gate, then the submission: `project` is where the job runs, `confinedTo` where its owner may act. */
 export function admitJob(gate: GateEnv, jobs: Jobs, who: Submitter, project: string, confinedTo: string, spec: JobSpec): Promise<Submitted> {
-  const p = getProject(gate.db(), confinedTo);
-  return enforce(
-    gate,
-    {
-      action: 'engine:submit',
-      principal: { kind: who.kind, owner: who.owner, allow_write: spec.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level },
-      requested_level: spec.ceiling,
-      resource: { kind: 'job', owner: who.owner, project },
-      args: { kind: spec.kind, project },
-    },
-    (t) => submitJob(jobs, who.owner, project, { ...spec, ceiling: t.ceiling }),
-  );
+  return enforce(gate, submitRequest(who, trustOf(gate.db(), confinedTo), spec.ceiling, project, spec.kind), (t) => submitJob(jobs, who.owner, project, { ...spec, ceiling: t.ceiling }));
 }

@@ -32,9 +32,9 @@ import { asScError, decisionOf, ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { redact, scrubText } from '../policy/redact.js';
+import { jobRunRequest, trustOf } from '../policy/requests.js';
 import { ScrubStream } from '../policy/scrub.js';
 import { type Db, sql } from '../store/db.js';
-import { getProject } from '../store/projects.js';
 import { tel } from '../telemetry/hooks.js';
 import type { Level } from '../ticket.js';
 import { newId } from '../util/ids.js';
@@ -269,15 +269,8 @@ export class Jobs {
     // INVARIANT: what runs is exactly what was approved, read back from the approval itself.
     const action = approval ? (JSON.parse(approval.action) as { argv: string[]; cwd: string }) : undefined;
     if (!action) return setState(db, id, 'failed');
-    const p = getProject(db, job.project);
-    const req: GateRequest = {
-      action: 'job:run',
-      principal: { kind: 'engine', owner: job.owner, allow_write: job.ceiling !== 'read_only', allow_approvals: false },
-      project: { path: p.path, trusted: p.trusted, level: p.level, network: p.network },
-      requested_level: job.ceiling,
-      resource: { kind: 'job', id, owner: job.owner, project: job.project },
-      args: { argv: action.argv, cwd: action.cwd },
-    };
+    const p = trustOf(db, job.project);
+    const req = jobRunRequest(job, p, id, { argv: action.argv, cwd: action.cwd });
     const placeholder: CommandHandle = { done: Promise.resolve({ code: null, signal: null, cancelled: true, duration_ms: 0 }), cancel: () => this.cancelling.add(id) };
     this.running.set(id, placeholder);
     setState(db, id, 'running');
@@ -308,7 +301,7 @@ export class Jobs {
       }
     };
     const run = () => enforce({ policy: this.c.policy, db: this.c.db }, req, (ticket) => {
-      const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms, project: p.path, network: p.network, policy: this.c.policy, db }, (stream, chunk) => {
+      const handle = runCommand(ticket, { argv: action.argv, cwd: action.cwd, env: childEnv(this.c.policy.environment, this.c.env), graceMs: this.limits.ownership.kill_grace_ms, project: p.path, network: p.network === true, policy: this.c.policy, db }, (stream, chunk) => {
         if (captured >= this.limits.jobs.output_bytes) return;
         const text = scrubbers[stream].push(chunk.subarray(0, this.limits.jobs.output_bytes - captured).toString('utf8'));
         captured += chunk.length;

@@ -19,7 +19,8 @@
  * ones read by the first walk, passed back to every later one: a task that adds or
  * rewrites a .gitignore cannot hide its next change. Directories named in
  * `alsoCompared` (node_modules/.bin: what package runners put first on PATH) are
- * compared even where ignored. A link whose real target is inside the project is
+ * compared even where ignored, and so is an ignored file or folder that
+ * `comparedWhenIgnored` takes (a protected path: an ignored `local.mk` still runs). A link whose real target is inside the project is
  * followed once to that target, recorded under its real path (even where .gitignore
  * would skip it): a write through the link is a change there. A file whose prior
  * content was not kept (too large, or past the byte budget) cannot be restored.
@@ -78,6 +79,20 @@ export interface SnapshotOptions {
   readonly ignores?: Readonly<Record<string, string>>;
   /** Project-relative directories compared even where .gitignore ignores them. */
   readonly alsoCompared?: readonly string[];
+  /**
+   * Whether an ignored file or folder is compared all the same: a protected path (a `local.mk`
+   * the Makefile includes, an `.envrc`, a `lefthook-local.yml`) that runs code later, however
+   * the project's .gitignore treats it. A folder it takes is compared whole.
+   */
+  readonly comparedWhenIgnored?: (path: string, isDir: boolean) => boolean;
+  /** A project-relative folder never walked: the profile, when it lies inside the project (shadowcode's own files, which it writes itself). */
+  readonly skip?: string | null;
+  /**
+   * Files compared even when the walk stopped at the file limit before them (the files of the
+   * baseline): many new files made before them in the walk cannot hide a change to a `Makefile`.
+   * At most as many as the baseline holds, itself within the limit.
+   */
+  readonly mustCompare?: Iterable<string>;
 }
 
 /** Two seconds: wider than any file system's time granularity we meet (FAT's is two seconds). */
@@ -118,8 +133,15 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
       if (truncated) return;
       const path = rel ? `${rel}/${d.name}` : d.name;
       if (d.kind === 'link') links.push(path);
-      if (d.name === '.git' || d.kind === 'link' || d.kind === 'other') continue;
-      if (ignoring && isIgnored(local, path, d.kind === 'dir')) continue;
+      if (d.name === '.git' || d.kind === 'link' || d.kind === 'other' || path === opts.skip) continue;
+      if (ignoring && isIgnored(local, path, d.kind === 'dir')) {
+        if (!opts.comparedWhenIgnored?.(path, d.kind === 'dir')) continue;
+        if (d.kind === 'dir') {
+          if (depth + 1 < limits.snapshot_depth) walk(path, depth + 1, [], false);
+          else truncated = `directories deeper than ${limits.snapshot_depth} levels are not compared`;
+          continue;
+        }
+      }
       if (d.kind === 'dir') {
         if (depth + 1 < limits.snapshot_depth) walk(path, depth + 1, local, ignoring);
         else truncated = `directories deeper than ${limits.snapshot_depth} levels are not compared`;
@@ -128,9 +150,9 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
       record(path);
     }
   };
-  const record = (path: string): void => {
+  const record = (path: string, always = false): void => {
     if (files.has(path)) return;
-    if (files.size >= limits.snapshot_files) {
+    if (!always && files.size >= limits.snapshot_files) {
       truncated = `only the first ${limits.snapshot_files} files are compared`;
       return;
     }
@@ -199,6 +221,7 @@ export function takeSnapshot(project: string, limits: SnapshotLimits, opts: Snap
     if (!isDir) record(rel);
     else if (!walked.has(rel)) walk(rel, rel.split('/').length - 1, [], true);
   }
+  if (truncated) for (const path of opts.mustCompare ?? []) record(path, true);
   return { files, truncated, unkept, ignores: opts.ignores ? { ...opts.ignores } : ignores };
 }
 

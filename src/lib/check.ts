@@ -1,5 +1,5 @@
 /*
- * open()'s options checked before anything is opened: absolute paths, a real workspace,
+ * open()'s options checked before anything is opened: absolute paths, a real project,
  * a policy directory validated like ours, then frozen. An unknown option is an error,
  * so a misspelt one never silently means the default.
  */
@@ -28,11 +28,13 @@ function absolute(value: unknown, what: string): string {
 }
 
 export function checkOpenOptions(o: OpenOptions): Checked {
-  if (o === null || typeof o !== 'object') throw new ScError('SC_BAD_VALUE', 'open() needs an options object: { profile, workspace }');
-  const known = new Set(['profile', 'workspace', 'policyDir', 'env', 'name', 'onApproval', 'log']);
+  if (o === null || typeof o !== 'object') throw new ScError('SC_BAD_VALUE', 'open() needs an options object: { profile, project }');
+  const known = new Set(['profile', 'project', 'workspace', 'policyDir', 'env', 'name', 'onApproval', 'log']);
   for (const k of Object.keys(o)) if (!known.has(k)) throw new ScError('SC_BAD_VALUE', `open(): unknown option ${JSON.stringify(k)}`, { option: k });
   const profile = absolute(o.profile, 'profile');
-  const workspace = canonicalWorkspace(absolute(o.workspace, 'workspace'), '/');
+  // `workspace` is the older name of `project`; one of them, never both.
+  if (o.project !== undefined && o.workspace !== undefined) throw new ScError('SC_BAD_VALUE', 'open(): give project or workspace (its older name), not both');
+  const workspace = o.workspace !== undefined ? canonicalWorkspace(absolute(o.workspace, 'workspace'), '/') : canonicalWorkspace(absolute(o.project, 'project'), '/');
   const policy = o.policyDir === undefined ? shippedPolicy() : loadPolicy(absolute(o.policyDir, 'policyDir'));
   const name = o.name ?? 'embed';
   if (typeof name !== 'string' || !NAME.test(name)) throw new ScError('SC_BAD_VALUE', `name must match ${NAME.source}`);

@@ -1,7 +1,7 @@
 /*
  * shadowcode as a library: `import { open } from 'shadowcode'` or `require('shadowcode')`.
  *
- *   const sc = await open({ profile, workspace, onApproval })
+ *   const sc = await open({ profile, project, onApproval })
  *   const gw = await sc.serveHttp({ token })      // or sc.serveStdio({ input, output })
  *   ... sc.status(), sc.approvals(), sc.decide(id, 'approve'), sc.review(taskId) ...
  *   await sc.close()                               // servers drain, owned jobs end

@@ -2,7 +2,8 @@
  * What a host passes to open() (checked in check.ts before anything is opened, then frozen).
  *
  *   profile    an absolute directory (created 0700 on first use, refused if others can read it)
- *   workspace  an absolute path to an existing directory, resolved to its real path once
+ *   project    an absolute path to an existing directory, resolved to its real path once
+ *              (`workspace`, its older name, is the same option; give one of them)
  *   policyDir  optional; another policy directory, validated against our schemas like ours
  *   env        the environment jobs and servers start from; nothing is read from
  *              process.env unless the host passes it here
@@ -22,11 +23,14 @@ export type Decision = 'approve' | 'deny';
 /** Called once for each approval that becomes pending; undefined leaves it for the other surfaces. */
 export type ApprovalHandler = (approval: Approval) => Decision | undefined | Promise<Decision | undefined>;
 
-export interface OpenOptions {
+/** The project, absolute and existing: `project`, or `workspace`, its older name (accepted for good), not both. */
+export type ProjectOption = { readonly project: string; readonly workspace?: undefined } | { readonly workspace: string; readonly project?: undefined };
+
+export type OpenOptions = ProjectOption & CommonOpenOptions;
+
+export interface CommonOpenOptions {
   /** The profile directory, absolute. */
   readonly profile: string;
-  /** The project, absolute and existing. */
-  readonly workspace: string;
   /** A policy directory to use instead of the shipped one; validated like ours. */
   readonly policyDir?: string;
   /** The environment jobs, tasks and servers start from (filtered by the policy as always). */

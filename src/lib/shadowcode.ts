@@ -63,6 +63,11 @@ export class Shadowcode {
   }
 
   /** The project's real path. */
+  get project(): string {
+    return this.o.workspace;
+  }
+
+  /** The project's real path, under its older name. */
   get workspace(): string {
     return this.o.workspace;
   }

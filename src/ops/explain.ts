@@ -3,16 +3,18 @@
  * here without recording or running anything; and a recorded decision, read back.
  *
  *   explainAction(policy, query)
- *     ─► requestFor(query): built as the operation that makes the request builds it
- *          cli:*                     you at the command line                  (cli/context.ts)
- *          tool:, resource:, prompt:, http:
- *                                    a connection with its flags; the job, task, approval or
- *                                    goal a tool names is its own, in this project (server/)
+ *     ─► requestFor(query): built by the very builder the operation calls (policy/requests.ts),
+ *        with stand-ins for what explain cannot know (which job, which file, which server)
+ *          cli:*                     you at the command line                 cliRequest
+ *          tool:, resource:, prompt: a connection with its flags; the job, task, approval or
+ *                                    goal a tool names is its own, in this project  connectionRequest
+ *          http:request, http:refused  the HTTP gateway                      httpRequest, httpRefusal
  *          engine:submit             whoever submits; its write flag follows the task's level,
- *                                    the job is for this project      (engine/engine-submit.ts)
- *          engine:connect            whoever opens the engine socket, no project
+ *                                    the job is for this project             submitRequest
+ *          engine:connect            whoever opens the engine socket, no project  engineConnectRequest
  *          job:run, job:observe, file:write, background:*, runner:spawn, task:tool.*, model:request,
- *          mcp:connect, mcp:call     the engine, for a task at --level      (engine/, agent/, client/)
+ *          mcp:connect, mcp:call, net:connect
+ *                                    the engine, for a task at --level       jobRunRequest … netConnectRequest
  *                                    (mcp:connect --as cli: your review of a server's tools)
  *     ─► authorize (pure) ─► verdict, ceiling, the deciding rules in words, and what was assumed
  *
@@ -25,10 +27,17 @@
  * gate's verdict and rules: a change to how an operation builds its request shows up there.
  */
 import type { GateRequest } from '../../gen/types/gate-request.js';
+import { grantFor, profileBoundary } from '../engine/spawn/grants.js';
+import { sandboxPolicy } from '../engine/spawn/index.js';
 import { ScError } from '../errors.js';
-import { explain, enforce, type GateEnv, ruleTexts, type RuleText } from '../policy/gate.js';
+import { explain, enforce, type GateEnv, type PendingRequest, ruleTexts, type RuleText } from '../policy/gate.js';
 import { holdsHome } from '../policy/home.js';
 import type { Policy } from '../policy/load.js';
+import { hostPortText, parseHostPort } from '../policy/net.js';
+import {
+  backgroundRequest, cliPrincipal, cliRequest, connectionPrincipal, connectionRequest, engineConnectRequest, fileWriteRequest, httpRefusal, httpRequest, jobObserveRequest,
+  jobRunRequest, mcpCallRequest, mcpConnectRequest, modelRequest, type NetTarget, netConnectRequest, runnerSpawnRequest, type ServerRef, submitRequest, taskAsker, type TaskRef, taskToolRequest,
+} from '../policy/requests.js';
 import { findDecision, type ChainRow } from '../store/audit-read.js';
 import type { Level } from '../ticket.js';
 
@@ -57,6 +66,8 @@ export interface ActionQuery {
   readonly cliOwner: string;
   /** The asking user's home folders, for project.holds_home (src/policy/home.ts); by default this process's. */
   readonly homes?: readonly string[];
+  /** net:connect: the host a sandboxed process asks for, whether a grant names it, and whether its name resolved inward. */
+  readonly net?: NetTarget;
 }
 
 export interface ActionExplanation {
@@ -71,107 +82,140 @@ export interface ActionExplanation {
   readonly policy_hash: string;
 }
 
-/** Actions the engine asks for while it runs a task, with the kind of record each names. */
-const ENGINE_WORK: ReadonlyArray<readonly [string, string]> = [
-  ['job:run', 'job'],
-  ['job:observe', 'job'],
-  ['file:write', 'file'],
-  ['background:start', 'background'],
-  ['background:stop', 'background'],
-  ['runner:spawn', 'runner'],
-  ['task:tool.*', 'tool'],
-  ['model:request', 'model'],
-  ['mcp:call', 'mcp_tool'],
-  ['mcp:connect', 'mcp_server'],
-];
-
-/** Tool actions whose request always names a record (server/tools/*: resource()), and its kind. */
-const TOOL_RECORDS: ReadonlyArray<readonly [string, string]> = [
-  ['tool:shadow_approve.*', 'approval'],
-  ['tool:shadow_jobs.events', 'job'],
-  ['tool:shadow_jobs.approvals', 'job'],
-  ['tool:shadow_jobs.cancel', 'job'],
-  ['tool:shadow_review', 'task'],
-  ['tool:shadow_rollback', 'task'],
-  ['tool:shadow_goal.get', 'goal'],
-  ['tool:shadow_goal.advance', 'goal'],
-  ['tool:shadow_goal.abandon', 'goal'],
-];
-
+/** Stand-ins for the records a request names, where explain cannot know which one. */
+const SOME = { job: '(the job)', file: '(a file)', process: '(a process)', tool: '(a tool)', model: '(a model)', server: '(a server)', host: '(a host)' } as const;
 const ANOTHER_OWNER = '(another owner)';
 const ANOTHER_PROJECT = '(another project)';
 const ENDPOINT = new Set(['model:request', 'mcp:connect', 'mcp:call']);
 
-const matches = (pattern: string, action: string) => (pattern.endsWith('*') ? action.startsWith(pattern.slice(0, -1)) : pattern === action);
-const kindIn = (table: ReadonlyArray<readonly [string, string]>, action: string) => table.find(([p]) => matches(p, action))?.[1];
+type Built = GateRequest | PendingRequest;
+/** Engine work for a task: each built by the builder its operation calls (policy/requests.ts). */
+type Work = (task: TaskRef, trust: GateRequest['project'], q: ActionQuery) => Built;
 
-function principalOf(as: Asker, q: ActionQuery): GateRequest['principal'] {
-  // The person at the CLI is the authority over their own profile: both flags, always (cli/context.ts).
-  if (as === 'cli') return { kind: 'cli', owner: q.cliOwner, allow_write: true, allow_approvals: true };
-  return { kind: as, owner: `${as}:explain`, allow_write: q.allowWrite === true, allow_approvals: q.allowApprovals === true };
+const server = (q: ActionQuery): ServerRef => ({ id: SOME.server, hash: '0'.repeat(64), endpoint_kind: q.remote ? 'remote' : 'loopback' });
+const netTarget = (q: ActionQuery): NetTarget => q.net ?? { id: `${SOME.host}:443`, host: SOME.host, port: 443, granted: false, inward: false };
+
+const TASK_WORK: ReadonlyArray<readonly [string, Work]> = [
+  ['job:run', (t, p) => jobRunRequest(t, p, SOME.job)],
+  ['job:observe', (t, p) => jobObserveRequest(t, p, SOME.job)],
+  ['file:write', (t, p) => fileWriteRequest(t, p, SOME.file)],
+  ['background:start', (t, p) => backgroundRequest('background:start', t, p, SOME.process)],
+  ['background:stop', (t, p) => backgroundRequest('background:stop', t, p, SOME.process)],
+  // A build task at a writing ceiling: the runner may write.
+  ['runner:spawn', (t, p) => runnerSpawnRequest(t, p, { id: '(a runner)', provider: '(its provider)', command: '(its command)' }, t.ceiling !== 'read_only')],
+  ['task:tool.*', (t, p, q) => taskToolRequest(t, p, q.action.slice('task:tool.'.length))],
+  ['model:request', (t, p, q) => modelRequest(t, p, { id: SOME.model, loopback: !q.remote, host: q.remote ? SOME.host : '127.0.0.1' })],
+  ['mcp:connect', (t, p, q) => mcpConnectRequest(taskAsker(t, p), server(q))],
+  ['mcp:call', (t, p, q) => mcpCallRequest(taskAsker(t, p), server(q), SOME.tool)],
+  // The gate reads the project's trust itself when it decides a proxied connection.
+  ['net:connect', (t, p, q) => ({ ...netConnectRequest(t.owner, netTarget(q)), project: p })],
+];
+
+/**
+ * Tool actions whose request always names a record (server/tools/*: resource()): its kind, and
+ * whether it names the record's owner (approvals and jobs do; tasks and goals are the project's).
+ */
+const TOOL_RECORDS: ReadonlyArray<readonly [string, { kind: string; owned: boolean }]> = [
+  ['tool:shadow_approve.*', { kind: 'approval', owned: true }],
+  ['tool:shadow_jobs.events', { kind: 'job', owned: true }],
+  ['tool:shadow_jobs.approvals', { kind: 'job', owned: true }],
+  ['tool:shadow_jobs.cancel', { kind: 'job', owned: true }],
+  ['tool:shadow_review', { kind: 'task', owned: false }],
+  ['tool:shadow_rollback', { kind: 'task', owned: false }],
+  ['tool:shadow_goal.get', { kind: 'goal', owned: false }],
+  ['tool:shadow_goal.advance', { kind: 'goal', owned: false }],
+  ['tool:shadow_goal.abandon', { kind: 'goal', owned: false }],
+];
+
+const matches = (pattern: string, action: string) => (pattern.endsWith('*') ? action.startsWith(pattern.slice(0, -1)) : pattern === action);
+const found = <T>(table: ReadonlyArray<readonly [string, T]>, action: string) => table.find(([p]) => matches(p, action))?.[1];
+
+/** Who asks when `--as` is not given: you for cli: and engine:connect, the gateway for http:, else a stdio connection. */
+function defaultAsker(action: string): Asker {
+  if (action.startsWith('cli:') || action === 'engine:connect') return 'cli';
+  return action.startsWith('http:') ? 'http' : 'stdio';
 }
 
-function recordOf(kind: string, owner: string, q: ActionQuery, remote: boolean): NonNullable<GateRequest['resource']> {
+const ownerOf = (as: Asker, q: ActionQuery) => (as === 'cli' ? q.cliOwner : `${as}:explain`);
+
+function principalOf(as: Asker, q: ActionQuery): GateRequest['principal'] {
+  return as === 'cli' ? cliPrincipal(q.cliOwner) : connectionPrincipal(as, ownerOf(as, q), q.allowWrite === true, q.allowApprovals === true);
+}
+
+/** The record a connection's tool call names, as the tool's resource() builds it, in its owner's and project's place. */
+function toolRecord(record: { kind: string; owned: boolean }, owner: string, q: ActionQuery): NonNullable<GateRequest['resource']> {
   const project = q.otherProject ? ANOTHER_PROJECT : q.project?.path;
-  return {
-    kind,
-    owner: q.notOwn ? ANOTHER_OWNER : owner,
-    ...(project !== undefined ? { project } : {}),
-    ...(remote ? { endpoint_kind: q.remote ? 'remote' : 'loopback' } : {}),
-  };
+  return { kind: record.kind, id: `(a ${record.kind})`, ...(record.owned ? { owner: q.notOwn ? ANOTHER_OWNER : owner } : {}), ...(project !== undefined ? { project } : {}) };
 }
 
 /** The request the operation behind `q.action` puts to the gate, and what it assumed. */
 export function requestFor(q: ActionQuery): { request: GateRequest; assumed: string[] } {
   const { action, project } = q;
   const assumed: string[] = [];
-  let request: GateRequest;
-  const work = kindIn(ENGINE_WORK, action);
+  let built: Built;
+  const work = found(TASK_WORK, action);
   if (work !== undefined && !(action === 'mcp:connect' && q.as === 'cli')) {
-    // The engine acts for a task: its write flag is the task's level, its owner the task's (agent/loop.ts, engine/jobs.ts).
+    // The engine acts for a task: the task's owner, its ceiling, its project (agent/, engine/, client/).
     const level = q.level ?? 'workspace';
-    const owner = `${q.as ?? 'stdio'}:explain`;
-    request = {
-      action,
-      principal: { kind: 'engine', owner, allow_write: level !== 'read_only', allow_approvals: false },
-      project,
-      requested_level: level,
-      resource: recordOf(work, owner, q, ENDPOINT.has(action)),
-    };
-    assumed.push(`the engine asks, for a task at level ${level}${q.level ? '' : ' (--level to change)'}`);
+    const task = { owner: `${q.as ?? 'stdio'}:explain`, ceiling: level, project: project?.path ?? '(no project)' };
+    built = work(task, project, q);
+    // A proxied connection is asked for the process that makes it, at no level of its own.
+    if (action === 'net:connect') assumed.push('the engine asks, for a connection a sandboxed command of a task makes through the proxy');
+    else assumed.push(`the engine asks, for a task at level ${level}${q.level ? '' : ' (--level to change)'}`);
+    if (action === 'net:connect') {
+      const t = netTarget(q);
+      assumed.push(q.net ? `${t.id}: ${t.granted ? 'a sandbox grant names it' : 'no sandbox grant names it'}${t.granted ? (t.inward ? ', and its name resolves to a loopback or private address its grant does not name' : ', and it resolves to a public address (a name that resolves inward needs its grant with --private)') : ''}` : 'a host no sandbox grant names (--host HOST[:PORT] to ask about one)');
+    }
   } else if (action === 'engine:submit') {
     // Whoever submits; the write flag follows the task's level, not the connection's flags (engine-submit.ts admitJob).
     const as = q.as ?? 'stdio';
     const level = q.level ?? 'workspace';
-    const principal = { ...principalOf(as, q), allow_write: level !== 'read_only', allow_approvals: false };
-    request = { action, principal, project, requested_level: level, resource: recordOf('job', principal.owner, { ...q, notOwn: false }, false) };
+    const jobProject = q.otherProject ? ANOTHER_PROJECT : (project?.path ?? '(no project)');
+    built = submitRequest({ kind: as, owner: ownerOf(as, q) }, project, level, jobProject, 'agent');
     assumed.push(`${as === 'cli' ? 'you at the command line submit' : `a ${as} connection submits`} a job at level ${level}${q.level ? '' : ' (--level to change)'}, for ${q.otherProject ? 'another project' : 'this project'}`);
   } else if (action === 'engine:connect') {
     const as = q.as ?? 'cli';
-    request = { action, principal: { ...principalOf(as, q), allow_write: false, allow_approvals: false }, project: null, resource: { kind: 'engine' } };
+    built = engineConnectRequest({ kind: as, owner: ownerOf(as, q) }, '(the engine socket)', 'control');
     assumed.push(`${as === 'cli' ? 'the command line' : `a ${as} connection`} opens a socket to the profile's shared engine`);
+  } else if (action === 'mcp:connect') {
+    // Your review of a server's tools (mcp enable, mcp tools --refresh: client/review.ts).
+    built = mcpConnectRequest({ principal: cliPrincipal(q.cliOwner), project }, server(q));
+    assumed.push('you at the command line read the server\'s tool catalog for review');
   } else {
-    const as = q.as ?? (action.startsWith('cli:') || action === 'mcp:connect' ? 'cli' : 'stdio');
+    const as = q.as ?? defaultAsker(action);
     const principal = principalOf(as, q);
     const level = q.level ?? (action === 'tool:shadow_run' ? 'read_only' : undefined);
-    const record = action.startsWith('tool:') ? kindIn(TOOL_RECORDS, action) : undefined;
-    // Your review of a server's tools names the server (client/review.ts); a tool call, the record it touches.
-    const resource = action === 'mcp:connect' ? recordOf('mcp_server', principal.owner, q, true) : record || q.notOwn || q.otherProject ? recordOf(record ?? 'self', principal.owner, q, false) : undefined;
-    request = {
-      action,
-      principal,
-      project,
-      ...(level ? { requested_level: level } : {}),
-      ...(resource ? { resource } : {}),
-    };
+    const record = action.startsWith('tool:') ? found(TOOL_RECORDS, action) : undefined;
+    const resource = record || q.notOwn || q.otherProject ? toolRecord(record ?? { kind: 'self', owned: true }, principal.owner, q) : undefined;
+    const extra = { ...(level ? { requested_level: level } : {}), ...(resource ? { resource } : {}) };
+    if (as === 'cli') built = cliRequest(q.cliOwner, project, action, extra);
+    else if (action === 'http:request') built = httpRequest(principal, '(a method)');
+    else if (action === 'http:refused') built = httpRefusal(principal, { status: 0, reason: '(a guard)', method: 'POST' });
+    else built = connectionRequest(principal, action, extra);
     if (as === 'cli') assumed.push('you at the command line ask');
-    else assumed.push(`a ${as} connection asks, ${principal.allow_write ? 'with --allow-write' : 'without --allow-write'}${principal.allow_approvals ? ' and --allow-approvals' : ''}`);
+    else assumed.push(`${as === 'http' ? 'the HTTP gateway' : 'a stdio connection'} asks, ${principal.allow_write ? 'with --allow-write' : 'without --allow-write'}${principal.allow_approvals ? ' and --allow-approvals' : ''}`);
     if (level) assumed.push(`at level ${level}${q.level ? '' : ' (permission_level unset; --level to change)'}`);
-    if (record) assumed.push(`the ${record} it names belongs to ${q.notOwn ? 'another owner' : 'that connection'}, in ${q.otherProject ? 'another project' : 'this project'}`);
+    if (record) assumed.push(`the ${record.kind} it names ${record.owned ? `belongs to ${q.notOwn ? 'another owner' : 'that connection'}, ` : 'is '}in ${q.otherProject ? 'another project' : 'this project'}`);
   }
+  // A connection's request leaves the project to the gate, which fills it in from the store as it decides.
+  const request: GateRequest = { ...built, project: built.project === undefined ? project : built.project };
+  if (request.action !== action) throw new ScError('SC_INTERNAL', `policy explain built ${request.action} for ${action}`);
   if (ENDPOINT.has(action)) assumed.push(`the ${action === 'model:request' ? 'model' : 'server'} is ${q.remote ? 'a remote host' : 'on loopback'}${q.remote ? '' : ' (--remote for one that is not)'}`);
   assumed.push(projectWords(request.project));
   return { request, assumed };
+}
+
+/**
+ * net:connect to `text` (HOST or HOST:PORT, port 443 when not given) from this project's sandbox:
+ * whether a grant names it, found as the proxy finds it (engine/spawn/grants.ts grantFor). Its
+ * name is not looked up here; one the grant does not name as an address is assumed public.
+ */
+export function netQuery(policy: Policy, profileDir: string, project: string | null, home: string | undefined, text: string): NetTarget {
+  const h = parseHostPort(text);
+  if (!h) throw new ScError('SC_BAD_VALUE', `--host ${JSON.stringify(text.slice(0, 256))} is not HOST or HOST:PORT`);
+  const target = { host: h.host, port: h.port ?? 443 };
+  const grant = grantFor(profileBoundary(profileDir, project, sandboxPolicy(policy), home).hosts, target);
+  return { id: hostPortText(target), ...target, granted: grant !== undefined, inward: false };
 }
 
 function projectWords(p: GateRequest['project']): string {

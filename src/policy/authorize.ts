@@ -91,6 +91,31 @@ export function matchesAction(pattern: string, action: string): boolean {
   return pattern === action;
 }
 
+type Rule = Permissions['rules'][number];
+
+/**
+ * Per rule set, the rules whose action patterns match each action seen. Only a frozen rule
+ * set (a loaded policy is deep-frozen) is remembered: one that can still change (a test's
+ * copy being edited) is matched afresh on every decision, so the index never goes stale.
+ */
+const byAction = new WeakMap<Permissions, Map<string, readonly Rule[]> | null>();
+/** Actions remembered per rule set; past this, matching is done afresh (an action name can come from a peer). */
+const ACTIONS_KEPT = 1024;
+
+const frozen = (p: Permissions) => Object.isFrozen(p) && Object.isFrozen(p.rules) && p.rules.every((r) => Object.isFrozen(r) && Object.isFrozen(r.actions));
+
+/** The rules whose actions match `action`, in policy order. */
+function rulesFor(permissions: Permissions, action: string): readonly Rule[] {
+  let m = byAction.get(permissions);
+  if (m === undefined) byAction.set(permissions, (m = frozen(permissions) ? new Map() : null));
+  let rules = m?.get(action);
+  if (!rules) {
+    rules = permissions.rules.filter((rule) => rule.actions.some((p) => matchesAction(p, action)));
+    if (m && m.size < ACTIONS_KEPT) m.set(action, rules);
+  }
+  return rules;
+}
+
 export function authorize(req: GateRequest, permissions: Permissions): Decision {
   let ceiling: Level = 'read_only';
   try {
@@ -98,8 +123,7 @@ export function authorize(req: GateRequest, permissions: Permissions): Decision 
     const attrs = attributes(req, ceiling);
     const forbids: string[] = [];
     const permits: string[] = [];
-    for (const rule of permissions.rules) {
-      if (!rule.actions.some((p) => matchesAction(p, req.action))) continue;
+    for (const rule of rulesFor(permissions, req.action)) {
       const applies = (!rule.when || holds(rule.when, attrs)) && (!rule.unless || !holds(rule.unless, attrs));
       if (!applies) continue;
       (rule.effect === 'forbid' ? forbids : permits).push(rule.id);

@@ -29,7 +29,7 @@ import { type GateTicket, mintTicket } from '../ticket.js';
 import { authorize, type Decision } from './authorize.js';
 import { holdsHome } from './home.js';
 import type { Policy } from './load.js';
-import { redact } from './redact.js';
+import { lazyScrubber, redact } from './redact.js';
 
 export type { GateRequest };
 
@@ -107,7 +107,8 @@ interface Decided {
   readonly decisionId: string;
 }
 
-function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: string): AuditRow {
+/** `clean`: one scrubber for every row of a transaction (it checks the secret store once). */
+function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: string, clean: (text: string) => string): AuditRow {
   const chars = policy.limits.audit.string_chars;
   return {
     kind: 'decision',
@@ -118,13 +119,13 @@ function decisionRow(policy: Policy, req: GateRequest, d: Decision, decisionId: 
       project: req.project?.path ?? null,
       // The trust the decision saw, so `policy explain --decision` can decide the same request again.
       trust: req.project ? { trusted: req.project.trusted, level: req.project.level, ...(req.project.network !== undefined ? { network: req.project.network } : {}) } : undefined,
-      resource: req.resource ? redact(req.resource, chars) : undefined,
+      resource: req.resource ? redact(req.resource, chars, clean) : undefined,
       requested_level: req.requested_level,
       allow: d.allow,
       reasons: d.reasons,
       ceiling: d.ceiling,
       policy_hash: policy.hash,
-      args: req.args ? redact(req.args, chars) : undefined,
+      args: req.args ? redact(req.args, chars, clean) : undefined,
     },
   };
 }
@@ -152,12 +153,15 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
     appendAuditRows(db, () => {
       decided.length = 0;
       const rows: AuditRow[] = [];
+      const clean = lazyScrubber();
+      // Read once per transaction: the requests decided together see the same trust, under the same lock.
+      let project: GateRequest['project'] | undefined;
       for (const [i, r] of requests.entries()) {
-        const request = early[i] ?? validated({ ...r, project: env.project!(db) }, env.homes);
+        const request = early[i] ?? validated({ ...r, project: (project ??= env.project!(db)) }, env.homes);
         const decision = authorize(request, env.policy.permissions);
         const decisionId = randomUUID();
         decided.push({ request, decision, decisionId });
-        rows.push(decisionRow(env.policy, request, decision, decisionId));
+        rows.push(decisionRow(env.policy, request, decision, decisionId, clean));
         if (!decision.allow) break;
       }
       return rows;

@@ -83,6 +83,27 @@ function rulesOf(p: ProtectedPaths) {
   return r;
 }
 
+const anyPattern = new WeakMap<ProtectedPaths, (rel: string) => boolean>();
+
+/**
+ * Whether a project-relative path is protected by a pattern (never_write or needs_approval),
+ * outside the dependency and cache folders of `scan.skip` (node_modules, .venv: installed code
+ * that installs rewrite wholesale). For the change watch, which compares such a path even where
+ * .gitignore ignores it: an ignored `local.mk` or `.envrc` still runs when the user builds.
+ */
+export function protectedByPattern(policy: Policy): (rel: string) => boolean {
+  const p = policy.protected_paths;
+  let test = anyPattern.get(p);
+  if (!test) {
+    const skip = new Set(p.scan.skip.map((x) => x.toLowerCase()));
+    // One expression for all the patterns: a build tree can hold thousands of ignored files.
+    const re = new RegExp(rulesOf(p).flatMap((r) => r.re.map((x) => x.source)).join('|'), 'i');
+    test = (rel) => !rel.split('/').some((seg) => skip.has(seg.toLowerCase())) && re.test(rel);
+    anyPattern.set(p, test);
+  }
+  return test;
+}
+
 /** The real path of `abs`, following every link that exists; the part that does not exist yet is kept as written. */
 export function realForm(abs: string): string {
   const rest: string[] = [];

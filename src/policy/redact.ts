@@ -36,8 +36,18 @@ export function scrubText(text: string): string {
   return scrub(text);
 }
 
-export function redact(value: unknown, maxChars: number): unknown {
-  const clean = scrubber();
+/**
+ * A scrub function that looks at the secret set when it is first used, and from then on
+ * uses that same set: one check for everything redacted together (a decision's resource
+ * and arguments), and none for a body without a string (a call without arguments).
+ */
+export function lazyScrubber(): (text: string) => string {
+  let scrub: ((text: string) => string) | undefined;
+  return (text) => (scrub ??= scrubber())(text);
+}
+
+/** `clean`: the scrubber to use, shared by values redacted together; a fresh lazyScrubber() if none. */
+export function redact(value: unknown, maxChars: number, clean: (text: string) => string = lazyScrubber()): unknown {
   const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === 'string') {
       const s = clean(v);

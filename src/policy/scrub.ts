@@ -33,8 +33,13 @@ class Automaton {
   readonly depth: number[] = [0];
   /** The root's transitions as a flat table: most text never leaves the root, so this is the hot path. */
   readonly root = new Int32Array(65536);
+  /** Per node: the first pattern-ending node on its output chain (itself or dict), or -1; one read per character. */
+  out: Int32Array = new Int32Array(0);
+  /** The shortest pattern's length: a text shorter than this holds no secret (most keys and small values). */
+  readonly shortest: number;
 
   constructor(readonly patterns: readonly Pattern[]) {
+    this.shortest = patterns.reduce((m, p) => Math.min(m, p.text.length), Number.POSITIVE_INFINITY);
     patterns.forEach((p, i) => {
       let s = 0;
       for (let k = 0; k < p.text.length; k++) {
@@ -70,6 +75,7 @@ class Automaton {
         queue.push(n);
       }
     }
+    this.out = Int32Array.from(this.term, (t, node) => (t >= 0 ? node : this.dict[node]!));
   }
 
   step(s: number, c: number): number {
@@ -145,10 +151,12 @@ function pass(auto: Automaton, text: string, final: boolean): { out: string; cut
   // Allocated at the first match: most text holds none.
   let reach: Int32Array | null = null;
   let who: Int32Array | null = null;
+  const { root, out: first } = auto;
   let s = 0;
   for (let i = 0; i < n; i++) {
-    s = auto.step(s, text.charCodeAt(i));
-    for (let o = auto.term[s]! >= 0 ? s : auto.dict[s]!; o >= 0; o = auto.dict[o]!) {
+    const c = text.charCodeAt(i);
+    s = s === 0 ? root[c]! : auto.step(s, c);
+    for (let o = first[s]!; o >= 0; o = auto.dict[o]!) {
       const p = auto.term[o]!;
       const start = i - auto.patterns[p]!.text.length + 1;
       if (!reach || !who) {
@@ -210,7 +218,7 @@ function scrubWith(auto: Automaton | null, max: number, text: string): string {
     const r = pass(auto, text.slice(0, max), false);
     return r.out + withheld(text.length - r.cut);
   }
-  if (!auto || text.length === 0) return text;
+  if (!auto || text.length < auto.shortest) return text;
   return pass(auto, text, true).out;
 }
 
@@ -238,7 +246,11 @@ export function scrubber(): (text: string) => string {
 
 const DEPTH = 64;
 
-/** A copy of a JSON-like value with every string (object keys too) scrubbed; one matcher for the whole walk. */
+/**
+ * The value with every string (object keys too) scrubbed; one matcher for the whole walk.
+ * Copy on write: a part with nothing to replace is the same object, so an answer without a
+ * secret in it costs a read, not a copy. Anything past DEPTH levels becomes '[nested]'.
+ */
 export function scrubDeep<T>(value: T): T {
   const auto = matcher();
   if (!auto) return value;
@@ -247,10 +259,30 @@ export function scrubDeep<T>(value: T): T {
     if (typeof v === 'string') return scrubWith(auto, max, v);
     if (v === null || typeof v !== 'object') return v;
     if (d >= DEPTH) return '[nested]';
-    if (Array.isArray(v)) return v.map((x) => walk(x, d + 1));
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[scrubWith(auto, max, k)] = walk(x, d + 1);
-    return out;
+    if (Array.isArray(v)) {
+      let copy: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const x = walk(v[i], d + 1);
+        if (x !== v[i] && !copy) copy = v.slice(0, i);
+        copy?.push(x);
+      }
+      return copy ?? v;
+    }
+    const proto = Object.getPrototypeOf(v);
+    // Only plain objects are kept as they are: anything else becomes a plain copy of its own fields, as before.
+    let out: Record<string, unknown> | undefined = proto === Object.prototype || proto === null ? undefined : {};
+    const entries = Object.entries(v as Record<string, unknown>);
+    for (let i = 0; i < entries.length; i++) {
+      const [k, x] = entries[i]!;
+      const key = scrubWith(auto, max, k);
+      const val = walk(x, d + 1);
+      if (!out && (key !== k || val !== x)) {
+        out = {};
+        for (let j = 0; j < i; j++) out[entries[j]![0]] = entries[j]![1];
+      }
+      if (out) out[key] = val;
+    }
+    return out ?? v;
   };
   return walk(value, 0) as T;
 }

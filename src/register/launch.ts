@@ -11,7 +11,7 @@ import { packageRoot } from '../util/paths.js';
 import { VERSION } from '../version.js';
 
 export interface LaunchInput {
-  readonly workspace: string;
+  readonly project: string;
   readonly profile: string | undefined;
   readonly allowWrite: boolean;
   readonly allowApprovals: boolean;
@@ -54,7 +54,7 @@ export function checkPersistent(paths: readonly string[], env: NodeJS.ProcessEnv
 }
 
 export function launchCommand(node: string, entry: string, i: LaunchInput): Launch {
-  const args = [entry, '--workspace', i.workspace];
+  const args = [entry, '--project', i.project];
   if (i.profile !== undefined) args.push('--profile', i.profile);
   args.push('mcp', 'serve');
   if (i.allowWrite) args.push('--allow-write');

@@ -61,10 +61,17 @@ const toolValidators = new Map<string, GeneratedValidator>(
     .map(([k, v]) => [k.slice('validateTool'.length), v as GeneratedValidator]),
 );
 
+const pascal = (name: string) => name.split('_').map((w) => (w ? w[0]!.toUpperCase() + w.slice(1) : w)).join('');
+/** Tool name ─► its validator: every call looks its tool up, and the set is fixed at build. */
+const toolValidatorsByName = new Map<string, GeneratedValidator>();
+
 /** Validates a tool's arguments against schemas/tools/<name>.schema.json. */
 export function checkToolArgs<T>(tool: string, args: unknown): T {
-  const key = tool.split('_').map((w) => (w ? w[0]!.toUpperCase() + w.slice(1) : w)).join('');
-  const v = toolValidators.get(key);
+  let v = toolValidatorsByName.get(tool);
+  if (!v) {
+    v = toolValidators.get(pascal(tool));
+    if (v) toolValidatorsByName.set(tool, v);
+  }
   if (!v) throw new ScError('SC_TOOL_UNKNOWN', `no tool named ${tool}`);
   if (v(args)) return args as T;
   const { path, message } = describeAjvError(v.errors?.[0]);
@@ -79,8 +86,7 @@ const agentToolValidators = new Map<string, GeneratedValidator>(
 
 /** Validates a native task tool's arguments (already parsed JSON) against schemas/agent-tools/<name>.schema.json. */
 export function checkAgentToolArgs<T>(tool: string, args: unknown): T {
-  const key = tool.split('_').map((w) => (w ? w[0]!.toUpperCase() + w.slice(1) : w)).join('');
-  const v = agentToolValidators.get(key);
+  const v = agentToolValidators.get(pascal(tool));
   if (!v) throw new ScError('SC_TOOL_UNKNOWN', `no task tool named ${tool}`);
   if (v(args)) return args as T;
   const { path, message } = describeAjvError(v.errors?.[0]);

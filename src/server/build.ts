@@ -1,45 +1,21 @@
 /*
  * The MCP server for one connection: the official SDK's low-level Server with
- * our handlers. tools/list serves each tool's host-safe input schema, derived
- * once per process from schemas/tools/ (src/schema/host-schema.ts); calls are
- * still validated against the full schema. Every call and read is dispatched
+ * our handlers. What it lists (tools, instructions, capabilities) is listing.ts's,
+ * shared with the first answers over stdio. Every call and read is dispatched
  * through the gate. With telemetry on, each request runs in its MCP SERVER span
  * (traced): the caller's params._meta.traceparent is its parent.
  */
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
-import { TOOL_SCHEMAS } from '../../gen/tools/catalog.js';
+import { ProtocolError, ProtocolErrorCode, Server, type Transport } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { asScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
-import { hostInputSchema } from '../schema/host-schema.js';
 import { tel } from '../telemetry/hooks.js';
-import { VERSION } from '../version.js';
 import type { Connection } from './connection.js';
 import { type AdmittedCall, callTool } from './dispatch.js';
+import { capabilities, INSTRUCTIONS, type ListedTool, SERVER_INFO, toolList } from './listing.js';
 import { ANY_PARAMS, promptParams, resourceParams } from './params.js';
 import { PROMPTS } from './prompts.js';
 import { RESOURCES, readResource } from './resources.js';
-import { TOOLS } from './tools/index.js';
-import type { ToolAnnotations } from './tools/types.js';
-
-// Hosts that defer tools (Claude Code's ToolSearch, Codex's tool_search) show the model these
-// words before any tool: they name the tools to load first.
-const INSTRUCTIONS =
-  "shadowcode is a gateway to one project. Load shadow_status first: it says whether this connection may change anything. Then shadow_understand describes the project, shadow_run delegates a coding task to the engine's agent, shadow_test runs the project's tests, and shadow_jobs follows either. Denied calls come back as tool errors naming the policy rule.";
-
-type ListedTool = { name: string; title: string; description: string; inputSchema: { type: 'object' } & Record<string, unknown>; annotations: ToolAnnotations; _meta?: Record<string, string> };
-let listed: readonly ListedTool[] | undefined;
-
-/** Built on first use and kept: the HTTP gateway builds a server per request. */
-function toolList(): readonly ListedTool[] {
-  return (listed ??= Object.freeze(
-    [...TOOLS.values()].map((t) => {
-      const schema = TOOL_SCHEMAS[t.name as keyof typeof TOOL_SCHEMAS];
-      const inputSchema = hostInputSchema(t.name, schema) as ListedTool['inputSchema'];
-      const meta = t.searchHint ? { _meta: { 'anthropic/searchHint': t.searchHint } } : {};
-      return { name: t.name, title: schema.title, description: schema.description, inputSchema, annotations: t.annotations, ...meta };
-    }),
-  ));
-}
 
 function protocolError(err: unknown): ProtocolError {
   const e = asScError(err);
@@ -60,7 +36,7 @@ function traced<T>(conn: Connection, server: Server, ctx: RequestCtx, target: st
 }
 
 export function buildServer(conn: Connection, admitted?: AdmittedCall): Server {
-  const server = new Server({ name: 'shadowcode', version: VERSION }, { capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} }, instructions: INSTRUCTIONS });
+  const server = new Server({ ...SERVER_INFO }, { capabilities: capabilities(), instructions: INSTRUCTIONS });
   const tools = toolList();
   server.setRequestHandler('tools/list', (_req, ctx) => traced(conn, server, ctx, undefined, undefined, () => ({ tools: tools as ListedTool[] })));
   server.setRequestHandler('tools/call', (req, ctx) => traced(conn, server, ctx, req.params.name, req.params.arguments, () => callTool(conn, req.params.name, req.params.arguments, ctx.mcpReq.signal, admitted)));
@@ -97,4 +73,9 @@ async function getPrompt(conn: Connection, params: Parameters<typeof promptParam
   } catch (err) {
     throw protocolError(err);
   }
+}
+
+/** `mcp serve` over stdio on the SDK: one server for the connection, on `wire` (src/server/stdio.ts). */
+export function serveConnection(conn: Connection, wire: Transport, log: (line: string) => void): { close(): Promise<void> } {
+  return serveStdio(() => buildServer(conn), { legacy: 'serve', transport: wire, onerror: (e) => log(`shadowcode: ${e.message}`) });
 }

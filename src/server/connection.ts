@@ -9,7 +9,8 @@ import type { GateRequest } from '../../gen/types/gate-request.js';
 import type { Engine } from '../engine/engine.js';
 import type { OwnerSpec } from '../engine/engine-submit.js';
 import { type GateEnv, type PendingRequest } from '../policy/gate.js';
-import { getProject } from '../store/projects.js';
+import { connectionPrincipal, connectionRequest, trustOf } from '../policy/requests.js';
+import type { Db } from '../store/db.js';
 import { OperationLimiter } from './operations.js';
 
 export interface ConnectionOptions {
@@ -27,18 +28,15 @@ export class Connection {
   readonly ops: OperationLimiter;
 
   private readonly env: GateEnv;
-  private readonly principal: GateRequest['principal'];
+  /** Who this connection is to the gate: its transport, owner label and flags. */
+  readonly principal: GateRequest['principal'];
 
   constructor(readonly opts: ConnectionOptions) {
     this.owner = opts.owner ?? `${opts.transport}:${process.pid}:${randomBytes(4).toString('hex')}`;
     const l = opts.engine.policy.limits.stdio_server;
     this.ops = new OperationLimiter(l.concurrent_operations, l.operation_deadline_ms);
-    this.principal = Object.freeze({ kind: opts.transport, owner: this.owner, allow_write: opts.allowWrite, allow_approvals: opts.allowApprovals });
-    const project = (db: Parameters<typeof getProject>[0]) => {
-      const p = getProject(db, this.project);
-      return { path: p.path, trusted: p.trusted, level: p.level, network: p.network };
-    };
-    this.env = Object.freeze({ policy: opts.engine.policy, db: () => this.engine.db(), project });
+    this.principal = Object.freeze(connectionPrincipal(opts.transport, this.owner, opts.allowWrite, opts.allowApprovals));
+    this.env = Object.freeze({ policy: opts.engine.policy, db: () => this.engine.db(), project: (db: Db) => trustOf(db, this.project) });
   }
 
   get engine(): Engine {
@@ -60,7 +58,7 @@ export class Connection {
 
   /** A request for the gate; it fills in the project's trust when it decides. */
   request(action: string, extra: Partial<Pick<GateRequest, 'resource' | 'args' | 'requested_level'>> = {}): PendingRequest {
-    return { action, principal: this.principal, ...extra };
+    return connectionRequest(this.principal, action, extra);
   }
 
   /** A request with the project's trust as stored now: for explaining what would be decided, not for deciding. */

@@ -22,6 +22,7 @@ import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { Engine } from '../engine/engine.js';
 import { ScError } from '../errors.js';
 import { type Admission, admit, enforce } from '../policy/gate.js';
+import { httpRefusal, httpRequest } from '../policy/requests.js';
 import { deferAudit, flushAudit } from '../store/audit.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { invalidRequest, nestsDeeperThan, topLevel } from '../transport/envelope.js';
@@ -137,7 +138,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
 
   const refuse = async (res: ServerResponse, r: Refusal, method: string | undefined): Promise<void> => {
     // Refusals are audited as denied decisions; the credential is never part of what is recorded.
-    await enforce(gate, conn.request('http:refused', { args: { status: r.status, reason: r.reason, method: method ?? '' } }), () => undefined).catch(() => undefined);
+    await enforce(gate, httpRefusal(conn.principal, { status: r.status, reason: r.reason, method: method ?? '' }), () => undefined).catch(() => undefined);
     send(res, r.status);
   };
 
@@ -152,7 +153,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
     if (refusal) return refuse(res, refusal, req.method);
     const started = performance.now();
     const mcpMethod = req.headersDistinct['mcp-method']?.[0] ?? '';
-    const outer = conn.request('http:request', { args: { method: 'POST', mcp_method: mcpMethod.slice(0, 128) } });
+    const outer = httpRequest(conn.principal, mcpMethod);
     // The body is read before the decision so that the request and the tool call it carries are decided,
     // and recorded, in one transaction; nothing is answered before that commit.
     const body = await readBody(req, L.body_bytes, L.body_deadline_ms);

@@ -29,7 +29,7 @@ export const RESOURCES: readonly ResourceDef[] = [
   {
     uri: 'shadow://project',
     name: 'project',
-    description: 'The fixed project: path, trust and permission level.',
+    description: 'The fixed project: path, trust and trust level.',
     read: (conn) => {
       const p = getProject(conn.engine.db(), conn.project);
       return { path: p.path, trusted: p.trusted, level: p.level, trusted_at: p.trusted_at };

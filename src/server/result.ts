@@ -24,6 +24,9 @@ export function dataResult(data: unknown, maxBytes: number, maxChars: number = s
   const text = JSON.stringify(clean);
   const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: clean };
   // On the wire the text travels once as a JSON string (escaped) and once as structured content.
+  // A UTF-16 unit is at most 3 bytes of UTF-8, and at most 6 once escaped (\u001f): a text whose bound
+  // is under the cap (nearly every answer) needs no exact count.
+  if (9 * text.length + 66 <= maxBytes) return result;
   const size = Buffer.byteLength(JSON.stringify(text)) + Buffer.byteLength(text) + 64;
   if (size > maxBytes) {
     return errorResult(new ScError('SC_RESULT_TOO_LARGE', `the result is ${size} bytes, over the ${maxBytes}-byte cap; ask for less (a smaller page, fewer rows)`, { bytes: size, cap: maxBytes }), maxChars);

@@ -3,13 +3,13 @@
  * protocol failure; then what the connection owns is cleaned up and the
  * temporary engine closes.
  *
- *   BoundedStdioTransport ─► serveStdio (SDK: 2026-07-28 or 2025 era, pinned by
+ *   BoundedStdioTransport ─► StdioOpening (initialize and tools/list answered before the
+ *   SDK loads; stdio-first.ts) ─► serveStdio (SDK: 2026-07-28 or 2025 era, pinned by
  *   the first message) ─► buildServer(connection) ─► dispatch ─► gate
  */
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { Engine } from '../engine/engine.js';
-import { buildServer } from './build.js';
 import { Connection } from './connection.js';
+import { StdioOpening } from './stdio-first.js';
 import { BoundedStdioTransport } from './stdio-transport.js';
 
 export interface StdioServeOptions {
@@ -31,8 +31,16 @@ export interface StdioServeOptions {
 /** Serves until the connection ends; resolves with the process exit code. */
 export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
   const conn = new Connection({ transport: 'stdio', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine, ...(o.owner ? { owner: o.owner } : {}) });
-  const transport = new BoundedStdioTransport(o.stdin, o.stdout, o.engine.policy.limits.stdio_server, o.log);
-  const handle = serveStdio(() => buildServer(conn), { legacy: 'serve', transport, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
+  const limits = o.engine.policy.limits.stdio_server;
+  const transport = new BoundedStdioTransport(o.stdin, o.stdout, limits, o.log);
+  // The SDK and our server on it are loaded when the opening needs them, not before the first answers.
+  const opening = new StdioOpening(
+    transport,
+    async (wire) => (await import('./build.js')).serveConnection(conn, wire, o.log),
+    o.log,
+    limits.operation_deadline_ms,
+  );
+  await transport.start();
   // A signal ends the connection the same way end of input does: owned jobs are cancelled and reaped first.
   const stop = () => void transport.close();
   const signals = o.signals !== false;
@@ -48,7 +56,7 @@ export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
   }
-  await handle.close();
+  await opening.close();
   // The connection's jobs end with it; other owners' work in a shared engine is not touched.
   await o.engine.releaseOwner(conn.owner);
   await o.engine.shutdown();

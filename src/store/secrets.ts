@@ -72,10 +72,11 @@ function processAlive(pid: number): boolean {
 export function scrubProfileSecrets(profileDir: string): void {
   const path = join(profileDir, 'secrets.json');
   addSecretSource(path, {
+    // Asked on every scrub: a missing file (no secret stored yet, the common case) must not cost a thrown error.
     token: () => {
       try {
-        const st = statSync(path);
-        return `${st.ino}:${st.size}:${st.mtimeMs}`;
+        const st = statSync(path, { throwIfNoEntry: false });
+        return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'none';
       } catch {
         return 'none';
       }

@@ -46,7 +46,7 @@ t.test('what an approved npm test changes is the task\'s: the next npm test and 
   checkPlanted(t, p);
   checkNpmApproval(t, second.action);
   // The person at the terminal reads the same: the files, the WARNING and the diff.
-  const shown = await cli(b.sb, ['--workspace', p, 'approvals']);
+  const shown = await cli(b.sb, ['--project', p, 'approvals']);
   t.match(shown.stdout, `files this task changed so far: ${CHANGED.join(', ')}`);
   t.match(shown.stdout, /WARNING: This command runs code this task changed: npm runs scripts from package\.json/);
   t.match(shown.stdout, /what this task changed in package\.json:\n {4}--- a\/package\.json/);
@@ -68,15 +68,15 @@ t.test('what an approved npm test changes is the task\'s: the next npm test and 
   t.same([...new Set(events.filter((e) => e.kind === 'checkpoint').map((e) => e.body.path))].sort(), CHANGED, 'a checkpoint event for each');
   t.notOk(answerOf(b, job.id).reason);
 
-  const review = await cli(b.sb, ['--workspace', p, '--json', 'review', job.id]);
+  const review = await cli(b.sb, ['--project', p, '--json', 'review', job.id]);
   t.equal(review.code, 0, review.stderr);
   const files = JSON.parse(review.stdout).files as Array<{ path: string; status: string; diff: string }>;
   t.same(files.map((f) => f.path).sort(), CHANGED, 'review lists every file');
   t.match(files.find((f) => f.path === 'package.json'), { status: 'modified', diff: MANIFEST_DIFF });
   t.match(files.find((f) => f.path === 'Makefile'), { status: 'added', diff: /\+all:/ });
-  const why = await cli(b.sb, ['--workspace', p, '--json', 'why', 'package.json']);
+  const why = await cli(b.sb, ['--project', p, '--json', 'why', 'package.json']);
   t.match(JSON.parse(why.stdout).changes, [{ task_id: job.id, kind: 'write', why: 'changed by the approved command ["npm","test"]' }], 'why package.json names the command and the task');
-  const rb = await cli(b.sb, ['--workspace', p, '--json', 'rollback', '--yes', job.id]);
+  const rb = await cli(b.sb, ['--project', p, '--json', 'rollback', '--yes', job.id]);
   t.equal(rb.code, 0, rb.stderr);
   t.same(JSON.parse(rb.stdout).restored.sort(), CHANGED);
   checkRolledBack(t, p);
@@ -163,6 +163,91 @@ t.test('a .gitignore the task writes hides nothing; node_modules/.bin is compare
   await b.settle(job.id);
 });
 
+t.test('a protected file the project\'s .gitignore ignores is compared all the same: a local.mk the Makefile includes warns at make', async (t) => {
+  // Ignored on purpose by many projects (per-machine settings), and each runs code later: make
+  // runs local.mk's rules, direnv the .envrc, lefthook lefthook-local.yml, a hooks folder whole.
+  const script = [
+    'printf "all:\\n\\tevil\\n" > local.mk',
+    'printf "evil\\n" > .envrc',
+    'printf "pre-commit:\\n  commands:\\n    x:\\n      run: evil\\n" > lefthook-local.yml',
+    'mkdir -p .husky build && printf "evil\\n" > .husky/pre-commit',
+    'printf "evil\\n" > build/out.txt',
+  ].join(' && ');
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['make'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  const b = await agentBench(() => model);
+  t.teardown(() => b.close());
+  const p = b.sb.project;
+  writeFileSync(join(p, '.gitignore'), 'local.mk\n.envrc\nlefthook-local.yml\n.husky/\nbuild/\n');
+  writeFileSync(join(p, 'Makefile'), '-include local.mk\nall:\n\techo building\n');
+  const job = b.submit('plant things');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.equal(readFileSync(join(p, 'local.mk'), 'utf8'), 'all:\n\tevil\n');
+  t.same(next.action.changed_files, ['.envrc', '.husky/pre-commit', 'lefthook-local.yml', 'local.mk'],
+    'every protected file the command wrote is listed though ignored; an ordinary ignored file (build/out.txt) is not');
+  t.same(next.action.runs_changed, [{ path: 'local.mk', reason: 'make reads local.mk, which this task changed, and runs its rules', diff: '--- /dev/null\n+++ b/local.mk\n@@ -1,0 +1,2 @@\n+all:\n+\tevil\n' }], 'and make warns with its diff');
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+  const review = await cli(b.sb, ['--workspace', p, 'review', job.id]);
+  for (const f of ['added .envrc', 'added .husky/pre-commit', 'added lefthook-local.yml', 'added local.mk']) t.match(review.stdout, f, `review: ${f}`);
+});
+
+t.test('a profile inside the project is never taken for the task\'s change: only the command\'s file is listed, reviewed and rolled back', async (t) => {
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', 'echo made > made.txt'] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['true'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  // The store's own files (state.db, its WAL and shared memory) change with every decision.
+  const b = await agentBench(() => model, { profileInProject: 'prof' });
+  t.teardown(() => b.close());
+  const p = b.sb.project;
+  const job = b.submit('make a file');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.same(next.action.changed_files, ['made.txt'], 'the command\'s file, and nothing of the profile');
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+  const review = await cli(b.sb, ['--workspace', p, 'review', job.id]);
+  t.equal(review.code, 0, review.stderr);
+  t.match(review.stdout, 'added made.txt');
+  t.notMatch(review.stdout, 'prof/', 'review shows nothing of the profile');
+  const rb = await cli(b.sb, ['--workspace', p, 'rollback', '--yes', job.id]);
+  t.equal(rb.code, 0, `rollback is not stopped by the store's own writes: ${rb.stderr}`);
+  t.notOk(existsSync(join(p, 'made.txt')), 'and removes the file');
+});
+
+t.test('many new files made first cannot hide a Makefile change: it is still compared, warned about at make, and the approval says its list is incomplete', async (t) => {
+  const { shippedPolicy } = await import('../../src/policy/load.js');
+  const shipped = shippedPolicy();
+  // 20 files compared at most; AAA/ sorts before Makefile, so the walk is full before it gets there.
+  const policy = { ...shipped, limits: { ...shipped.limits, runners: { ...shipped.limits.runners, snapshot_files: 20 } } };
+  const script = 'mkdir AAA && for i in $(seq 1 25); do : > AAA/f$i; done && printf "all:\\n\\tevil\\n" > Makefile';
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['make'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  const b = await agentBench(() => model, { policy });
+  t.teardown(() => b.close());
+  const p = b.sb.project;
+  writeFileSync(join(p, 'Makefile'), 'all:\n\techo building\n');
+  const job = b.submit('make files');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.equal(readFileSync(join(p, 'Makefile'), 'utf8'), 'all:\n\tevil\n');
+  t.ok(next.action.changed_files!.includes('Makefile'), 'the Makefile of the baseline is compared past the limit');
+  t.same(next.action.runs_changed!.map((r: { path: string }) => r.path), ['Makefile'], 'and make warns for it');
+  t.match(next.action.notice, /make reads Makefile.*The files this task changed could not all be compared \(only the first 20 files are compared\)/, 'and says the list is not complete');
+  t.match(b.events(job.id).filter((e) => e.kind === 'changes_limited').map((e) => e.body), [{ reason: 'only the first 20 files are compared', incomplete: true }], 'said once, as an event');
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+});
+
 t.test('files past the snapshot limits: a change is listed and reviewed, and rollback leaves what it cannot restore', async (t) => {
   const { shippedPolicy } = await import('../../src/policy/load.js');
   const shipped = shippedPolicy();
@@ -185,9 +270,9 @@ t.test('files past the snapshot limits: a change is listed and reviewed, and rol
   decide(b, next.id, 'denied');
   await b.settle(job.id);
   t.match(b.events(job.id).find((e) => e.kind === 'changes_limited')?.body, { reason: /file contents past 1024 bytes are not kept/ }, 'the limit is said');
-  const review = JSON.parse((await cli(b.sb, ['--workspace', p, '--json', 'review', job.id])).stdout);
+  const review = JSON.parse((await cli(b.sb, ['--project', p, '--json', 'review', job.id])).stdout);
   t.match(review.files, [{ path: 'big.txt', status: 'modified', restorable: false, diff: /was not kept/ }, { path: 'small.txt', diff: /-small\n\+changed/ }]);
-  const rb = JSON.parse((await cli(b.sb, ['--workspace', p, '--json', 'rollback', '--yes', job.id])).stdout);
+  const rb = JSON.parse((await cli(b.sb, ['--project', p, '--json', 'rollback', '--yes', job.id])).stdout);
   t.same(rb.restored, ['small.txt']);
   t.match(rb.not_restored, [{ path: 'big.txt', reason: /not kept/ }]);
   t.equal(readFileSync(join(p, 'small.txt'), 'utf8'), 'small\n');

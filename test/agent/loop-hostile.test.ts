@@ -15,7 +15,7 @@ import { startFakeModel } from '../fixtures/fake-model.js';
 const CAP = shippedPolicy().limits.agent.tool_calls_per_answer;
 
 function runJson(sb: ReturnType<typeof sandbox>, argv: string[]) {
-  const child = spawn(process.execPath, [BIN, '--workspace', sb.project, '--json', 'run', ...argv], { cwd: sb.root, env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, '--project', sb.project, '--json', 'run', ...argv], { cwd: sb.root, env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
@@ -26,7 +26,7 @@ function runJson(sb: ReturnType<typeof sandbox>, argv: string[]) {
 
 t.test(`an answer of 10,000 tool calls runs the first ${CAP}, refuses the rest with SC_TOOL_CALL_LIMIT, and the task goes on`, async (t) => {
   const sb = sandbox('hostile-many');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const many = Array.from({ length: 10000 }, (_, i) => ({ id: `c${i}`, name: 'list_dir', arguments: '{}' }));
   const fake = await startFakeModel({ format: 'openai', script: [{ tool_calls: many, split: 4096 }, { tool_calls: [{ id: 'f', name: 'finish', arguments: JSON.stringify({ summary: 'listed' }) }] }] });
   t.teardown(() => fake.close());
@@ -49,7 +49,7 @@ t.test(`an answer of 10,000 tool calls runs the first ${CAP}, refuses the rest w
 
 t.test('a refused 1 MiB call keeps its refusal in the conversation but not its bytes, and the task goes on', async (t) => {
   const sb = sandbox('hostile-huge');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const huge = JSON.stringify({ path: 'big.txt', content: 'z'.repeat(1024 * 1024) });
   const fake = await startFakeModel({
     format: 'openai',

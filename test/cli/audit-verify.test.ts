@@ -4,9 +4,9 @@ import { cli, sandbox } from '../fixtures/env.js';
 
 t.test('audit verify reports an intact chain, then the first tampered row with exit 4', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
-  await cli(sb, ['--workspace', sb.project, 'untrust']);
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'untrust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const ok = await cli(sb, ['--json', 'audit', 'verify']);
   t.equal(ok.code, 0);
   t.match(JSON.parse(ok.stdout), { ok: true, rows: 3 });

@@ -35,7 +35,7 @@ t.test('engine start, status and stop and mcp serve work with a linked SHADOWCOD
   t.equal(status.code, 0, status.stderr);
   t.match(JSON.parse(status.stdout), { running: true, profile: real, engine: { pid: started.engine.pid } });
 
-  await spawnCli(sb, ['--workspace', sb.project, 'trust']);
+  await spawnCli(sb, ['--project', sb.project, 'trust']);
   const peer = await connect(sb, 'v1', ['--allow-write']);
   t.match((await call(peer, 'shadow_status')).engine, { mode: 'shared', pid: started.engine.pid, profile: real }, 'a server uses the engine through the link');
   await peer.close();

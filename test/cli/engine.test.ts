@@ -119,12 +119,12 @@ t.test('a start that loses the lock to an engine that never answers fails once t
 
 t.test('engine stop cancels running jobs and leaves no process', async (t) => {
   const sb = sandbox('eng');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const { data } = await start(t, sb);
   // Pids inside the sandbox are its own PID namespace's: the host's process table is searched by a marker instead.
   const mark = `engine-stop-${process.pid}-${Date.now()}`;
   const started = join(sb.project, 'started');
-  const testRun = spawn(process.execPath, [BIN, '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', `sh -c 'sleep 60; : ${mark}-child' & echo started > started; wait`], { env: withCodeCache(sb.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const testRun = spawn(process.execPath, [BIN, '--project', sb.project, 'test', '--yes', '--', 'sh', '-c', `sh -c 'sleep 60; : ${mark}-child' & echo started > started; wait`], { env: withCodeCache(sb.env), stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => testRun.kill('SIGKILL'));
   const done = new Promise<number | null>((r) => testRun.on('close', (c) => r(c)));
   await until(() => existsSync(started) && processesWith(`${mark}-child`).length >= 1);

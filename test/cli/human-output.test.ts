@@ -22,7 +22,7 @@ const ESC = '\u001b[';
 
 async function catalog(): Promise<{ sb: Sandbox; hash: string }> {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const f = join(sb.root, 'd.yaml');
   writeFileSync(f, 'name: my-tools\ncommand: ["/opt/tools/bin/server", "--stdio"]\nenv_refs:\n  API_TOKEN: MY_TOOLS_API_KEY\n');
   const hash = JSON.parse((await cli(sb, ['--json', 'mcp', 'add', f])).stdout).hash as string;
@@ -31,8 +31,8 @@ async function catalog(): Promise<{ sb: Sandbox; hash: string }> {
 
 t.test('the mcp view is a table with a header, aligned columns and the full current hash', async (t) => {
   const { sb, hash } = await catalog();
-  await cli(sb, ['--workspace', sb.project, 'mcp', 'enable', 'config:my-tools', '--hash', hash]);
-  const r = await cli(sb, ['--workspace', sb.project, 'mcp']);
+  await cli(sb, ['--project', sb.project, 'mcp', 'enable', 'config:my-tools', '--hash', hash]);
+  const r = await cli(sb, ['--project', sb.project, 'mcp']);
   const lines = r.stdout.split('\n');
   t.match(lines[1], /^STATE {4}ID {15}TRANSPORT {2}TARGET/);
   t.match(lines[2], new RegExp(`^enabled  config:my-tools  stdio      /opt/tools/bin/server \\(\\+1 args\\)  env:API_TOKEN ref:MY_TOOLS_API_KEY  ${hash}$`));
@@ -48,18 +48,18 @@ t.test('secret list and approvals are tables with headers', async (t) => {
   t.match(lines[0], /^NAME {11}CREATED {19}UPDATED$/);
   t.match(lines[1], /^A_LONGER_NAME  \d{4}-\d\d-\d\dT\S+Z  \d{4}-/);
   t.match(lines[2], /^B {14}\d{4}-/);
-  t.equal((await cli(sb, ['--workspace', sb.project, 'approvals'])).stdout, 'no pending approvals\n');
+  t.equal((await cli(sb, ['--project', sb.project, 'approvals'])).stdout, 'no pending approvals\n');
 });
 
 t.test('colour for states and errors at a terminal only, and never with NO_COLOR', async (t) => {
   const { sb, hash } = await catalog();
-  await cli(sb, ['--workspace', sb.project, 'mcp', 'enable', 'config:my-tools', '--hash', hash]);
-  const tty = await atTerminal(sb, ['--workspace', sb.project, 'mcp']);
+  await cli(sb, ['--project', sb.project, 'mcp', 'enable', 'config:my-tools', '--hash', hash]);
+  const tty = await atTerminal(sb, ['--project', sb.project, 'mcp']);
   t.match(tty.stdout, `${ESC}32menabled${ESC}39m`, 'enabled is green at a terminal');
-  const plain = await atTerminal(sb, ['--workspace', sb.project, 'mcp'], { NO_COLOR: '1' });
+  const plain = await atTerminal(sb, ['--project', sb.project, 'mcp'], { NO_COLOR: '1' });
   t.notMatch(plain.stdout, ESC, 'NO_COLOR turns colour off');
-  t.equal(plain.stdout, (await cli(sb, ['--workspace', sb.project, 'mcp'])).stdout, 'and the text is the same as in a pipe');
-  const json = await atTerminal(sb, ['--json', '--workspace', sb.project, 'mcp']);
+  t.equal(plain.stdout, (await cli(sb, ['--project', sb.project, 'mcp'])).stdout, 'and the text is the same as in a pipe');
+  const json = await atTerminal(sb, ['--json', '--project', sb.project, 'mcp']);
   t.notMatch(json.stdout, ESC, '--json is never coloured');
   const err = await atTerminal(sb, ['stauts']);
   t.match(err.stderr, `${ESC}31mshadowcode:${ESC}39m unknown command`, 'errors are red at a terminal');
@@ -74,10 +74,10 @@ t.test('mcp serve started at a terminal says on stderr that it waits for a clien
   const err = new PassThrough();
   err.on('data', (d) => (stderr += d));
   const stdin = Object.assign(Readable.from([]), { isTTY: true });
-  const code = await main(['--workspace', sb.project, 'mcp', 'serve'], { stdin, stdout: out, stderr: err, env: sb.env, cwd: sb.root });
+  const code = await main(['--project', sb.project, 'mcp', 'serve'], { stdin, stdout: out, stderr: err, env: sb.env, cwd: sb.root });
   t.equal(code, 0, 'end of input ends it');
   t.match(stderr, /waiting for an MCP client on stdin/);
-  const piped = await spawnCli(sb, ['--workspace', sb.project, 'mcp', 'serve'], '');
+  const piped = await spawnCli(sb, ['--project', sb.project, 'mcp', 'serve'], '');
   t.notMatch(piped.stderr, /waiting for an MCP client/, 'a client on a pipe is not told');
 });
 

@@ -29,14 +29,14 @@ const jobOf = (sb: Sandbox, id: string) => {
 const submit = async (peer: Peer, argv: string[]) => (await peer.callTool({ name: 'shadow_test', arguments: { command: argv } })).structuredContent as unknown as { job_id: string; approval: { id: string } };
 /** `jobs cancel ID` as a new process (with the suite's code cache: its HOME has none) or, `here`, in this one. */
 const cancel = async (sb: Sandbox, id: string, here = false) => {
-  const argv = ['--workspace', sb.project, '--json', 'jobs', 'cancel', id];
+  const argv = ['--project', sb.project, '--json', 'jobs', 'cancel', id];
   const r = here ? await cli(sb, argv) : await spawnCli(sb, argv);
   return { code: r.code, out: JSON.parse(r.stdout), stderr: r.stderr };
 };
 
 async function cancelsRunningJob(t: Test, sb: Sandbox, peer: Peer) {
   const sub = await submit(peer, long);
-  t.equal((await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', sub.approval.id])).code, 0);
+  t.equal((await cli(sb, ['--project', sb.project, 'approvals', 'approve', sub.approval.id])).code, 0);
   await until(() => {
     const pids = pidsOf(join(sb.project, 'pids'));
     return pids.length === 2 && pids.every(alive);
@@ -60,7 +60,7 @@ async function cancelsRunningJob(t: Test, sb: Sandbox, peer: Peer) {
 
 t.test("cancels a job running in an mcp serve process's own engine, from another process", async (t) => {
   const sb = sandbox('cancel-serve');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const peer = await connect(sb, 'v1', ['--allow-write']);
   t.teardown(() => peer.close());
   await cancelsRunningJob(t, sb, peer);
@@ -78,7 +78,7 @@ t.test("cancels a job running in an mcp serve process's own engine, from another
 
 t.test('cancels a job running in the shared engine, from a process that does not own it', async (t) => {
   const sb = sandbox('cancel-engine');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const engine = await startEngine(t, sb);
   const peer = await connect(sb, 'v1', ['--allow-write']);
   t.teardown(() => peer.close());
@@ -88,7 +88,7 @@ t.test('cancels a job running in the shared engine, from a process that does not
 
 t.test('a job whose server was SIGKILLed is settled by the cancel itself, not refused', async (t) => {
   const sb = sandbox('cancel-dead');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const peer = await connect(sb, 'v1', ['--allow-write']);
   const sub = await submit(peer, ['sh', '-c', 'echo ran > ran.txt']);
   const pid = Number(((await peer.callTool({ name: 'shadow_status', arguments: {} })).structuredContent as any).connection.owner.split(':')[1]);

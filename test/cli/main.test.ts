@@ -165,9 +165,9 @@ t.test('version, -v, approvals list and plugin list are accepted', async (t) => 
   const sb = sandbox();
   for (const argv of [['version'], ['-v'], ['-V'], ['--version']]) t.equal((await cli(sb, argv)).stdout, `${VERSION}\n`, argv.join(' '));
   t.same(JSON.parse((await cli(sb, ['--json', 'version'])).stdout), { version: VERSION });
-  const list = await cli(sb, ['--workspace', sb.project, 'approvals', 'list']);
+  const list = await cli(sb, ['--project', sb.project, 'approvals', 'list']);
   t.equal(list.code, 0, list.stderr);
-  t.equal(list.stdout, (await cli(sb, ['--workspace', sb.project, 'approvals'])).stdout, 'the same list as approvals');
+  t.equal(list.stdout, (await cli(sb, ['--project', sb.project, 'approvals'])).stdout, 'the same list as approvals');
   const plugins = await cli(sb, ['plugin', 'list']);
   t.equal(plugins.code, 0, plugins.stderr);
   t.equal(plugins.stdout, 'no plugins installed\n');
@@ -175,6 +175,6 @@ t.test('version, -v, approvals list and plugin list are accepted', async (t) => 
 
 t.test('global options may follow the command', async (t) => {
   const sb = sandbox();
-  const r = await cli(sb, ['status', '--json', '--workspace', sb.project]);
+  const r = await cli(sb, ['status', '--json', '--project', sb.project]);
   t.equal(JSON.parse(r.stdout).project.path, sb.project);
 });

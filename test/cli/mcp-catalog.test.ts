@@ -19,10 +19,10 @@ function file(sb: Sandbox, name: string, text: string): string {
 }
 async function trusted(): Promise<Sandbox> {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   return sb;
 }
-const ws = (sb: Sandbox) => ['--workspace', sb.project];
+const ws = (sb: Sandbox) => ['--project', sb.project];
 
 t.test('add, enable by hash, view, disable', async (t) => {
   const sb = await trusted();
@@ -70,8 +70,8 @@ t.test('the audit view counts only applied grant changes, and lists refusals wit
   t.match(text, new RegExp(`mcp\\.enable +config:my-tools +SC_HASH_MISMATCH +${wrong}`), 'a refusal shows its hash');
   const other = join(sb.root, 'untrusted');
   mkdirSync(other);
-  await json(sb, ['--workspace', other, 'mcp', 'disable', 'config:my-tools']);
-  t.match((await json(sb, ['--workspace', other, 'mcp'])).data, { changes: 1, refusals: 0 }, 'a no-op disable elsewhere is no change');
+  await json(sb, ['--project', other, 'mcp', 'disable', 'config:my-tools']);
+  t.match((await json(sb, ['--project', other, 'mcp'])).data, { changes: 1, refusals: 0 }, 'a no-op disable elsewhere is no change');
 });
 
 t.test('adding identical content again is a no-op that says so, with or without --hash', async (t) => {
@@ -116,7 +116,7 @@ t.test('enable refusals: missing or wrong hash, untrusted project, a fifth serve
   t.equal((await json(sb, [...ws(sb), 'mcp', 'enable', 'config:s0', '--hash', hashes[0]!])).code, 0, 're-enabling an enabled one takes no new slot');
   const other = join(sb.root, 'untrusted');
   mkdirSync(other);
-  t.equal((await json(sb, ['--workspace', other, 'mcp', 'enable', 'config:s4', '--hash', hashes[4]!])).data.error.code, 'SC_PROJECT_UNTRUSTED');
+  t.equal((await json(sb, ['--project', other, 'mcp', 'enable', 'config:s4', '--hash', hashes[4]!])).data.error.code, 'SC_PROJECT_UNTRUSTED');
 });
 
 t.test('replacing a definition needs its current hash, and makes its grants stale', async (t) => {
@@ -139,16 +139,16 @@ t.test('removing a definition removes every grant; identical content added again
   const sb = await trusted();
   const p2 = join(sb.root, 'p2');
   mkdirSync(p2);
-  await cli(sb, ['--workspace', p2, 'trust']);
+  await cli(sb, ['--project', p2, 'trust']);
   const a = (await json(sb, ['mcp', 'add', file(sb, 'a.yaml', DEF())])).data;
   await json(sb, [...ws(sb), 'mcp', 'enable', a.id, '--hash', a.hash]);
-  await json(sb, ['--workspace', p2, 'mcp', 'enable', a.id, '--hash', a.hash]);
+  await json(sb, ['--project', p2, 'mcp', 'enable', a.id, '--hash', a.hash]);
   t.equal((await json(sb, ['mcp', 'remove', a.id])).data.error.code, 'SC_USAGE');
   const r = (await json(sb, ['mcp', 'remove', a.id, '--hash', a.hash])).data;
   t.equal(r.grants_removed, 2);
   const again = (await json(sb, ['mcp', 'add', file(sb, 'a2.yaml', DEF())])).data;
   t.equal(again.hash, a.hash, 'same content, same hash');
-  for (const p of [sb.project, p2]) t.equal((await json(sb, ['--workspace', p, 'mcp'])).data.definitions[0].grant.state, 'disabled');
+  for (const p of [sb.project, p2]) t.equal((await json(sb, ['--project', p, 'mcp'])).data.definitions[0].grant.state, 'disabled');
 });
 
 t.test('two CLI processes adding definitions at once lose nothing', async (t) => {

@@ -17,7 +17,7 @@ let launchSandbox: Promise<Sandbox> | undefined;
 function launchable(): Promise<Sandbox> {
   launchSandbox ??= (async () => {
     const sb = sandbox();
-    await cli(sb, ['--workspace', sb.project, 'trust']);
+    await cli(sb, ['--project', sb.project, 'trust']);
     return sb;
   })();
   return launchSandbox;
@@ -26,7 +26,7 @@ function launchable(): Promise<Sandbox> {
 t.test('each format, spawned exactly as registered, completes a handshake and tools/list', async (t) => {
   const sb = await launchable();
   for (const client of ['generic', 'codex', 'claude', 'cursor'] as const) {
-    const argv = ['--workspace', sb.project, '--profile', sb.profile, 'mcp', 'register', '--client', client, '--name', `sc-${client}`];
+    const argv = ['--project', sb.project, '--profile', sb.profile, 'mcp', 'register', '--client', client, '--name', `sc-${client}`];
     // The built CLI, as a user runs it, prints the first entry: its own path comes from the bundle. The
     // other formats are the same entry rendered differently, which the CLI in this process prints alike.
     const r = client === 'generic' ? await spawnCli(sb, argv) : await cli(sb, argv);
@@ -35,7 +35,7 @@ t.test('each format, spawned exactly as registered, completes a handshake and to
     t.match(r.stderr, /^# Merge this sc-\w+ entry into .*; keep your other servers\.\n# The entry selects[^\n]*\n/);
     const entry = client === 'codex' ? (parseToml(r.stdout) as any).mcp_servers[`sc-${client}`] : JSON.parse(r.stdout).mcpServers[`sc-${client}`];
     t.equal(entry.command, process.execPath, 'the real node executable');
-    t.same(entry.args, [join(ROOT, 'bin', 'shadowcode.js'), '--workspace', sb.project, '--profile', sb.profile, 'mcp', 'serve']);
+    t.same(entry.args, [join(ROOT, 'bin', 'shadowcode.js'), '--project', sb.project, '--profile', sb.profile, 'mcp', 'serve']);
     if (client === 'claude' || client === 'cursor') t.equal(entry.type, 'stdio');
     if (client === 'codex' || client === 'generic') t.equal(entry.type, undefined);
     // The client gets no SHADOWCODE_HOME: the registered --profile alone must select the profile.
@@ -45,6 +45,16 @@ t.test('each format, spawned exactly as registered, completes a handshake and to
     t.equal(seen.tools, 17, `${client}: tools/list over the ${flavor} client`);
     t.equal(seen.profile, sb.profile);
   }
+});
+
+t.test('an entry an earlier version wrote, with --workspace where --project is now, still launches the same server', async (t) => {
+  const sb = await launchable();
+  const r = await cli(sb, ['--json', '--project', sb.project, '--profile', sb.profile, 'mcp', 'register', '--client', 'claude']);
+  const entry = JSON.parse(r.stdout).config.mcpServers.shadowcode;
+  const older = entry.args.map((a: string) => (a === '--project' ? '--workspace' : a));
+  t.not(JSON.stringify(older), JSON.stringify(entry.args), 'the older entry differs only in the option name');
+  const seen = await launched('v2', entry.command, older, { PATH: process.env.PATH ?? '', HOME: sb.root });
+  t.match(seen, { tools: 17, profile: sb.profile, trusted: true }, 'the same project, trusted, and the same tools');
 });
 
 /**
@@ -85,18 +95,18 @@ t.test('a profile chosen by SHADOWCODE_HOME travels in the entry as --profile DI
   const sb = await launchable();
   t.ok(sb.env.SHADOWCODE_HOME, 'the profile comes from SHADOWCODE_HOME only');
   for (const client of ['codex', 'claude'] as const) {
-    const r = await cli(sb, ['--workspace', sb.project, 'mcp', 'register', '--client', client]);
+    const r = await cli(sb, ['--project', sb.project, 'mcp', 'register', '--client', client]);
     t.equal(r.code, 0, r.stderr);
     t.match(r.stderr, `# The entry selects the profile in use, ${sb.profile}, with --profile: it is not the default profile.`);
     const entry = client === 'codex' ? (parseToml(r.stdout) as any).mcp_servers.shadowcode : JSON.parse(r.stdout).mcpServers.shadowcode;
-    t.same(entry.args, [join(ROOT, 'bin', 'shadowcode.js'), '--workspace', sb.project, '--profile', sb.profile, 'mcp', 'serve']);
+    t.same(entry.args, [join(ROOT, 'bin', 'shadowcode.js'), '--project', sb.project, '--profile', sb.profile, 'mcp', 'serve']);
     // Spawned exactly as printed, by a client whose environment has no SHADOWCODE_HOME.
     const env = { PATH: process.env.PATH ?? '', HOME: sb.root };
     const s = await launched(client === 'codex' ? 'v1' : 'v2', entry.command, entry.args, env);
     t.equal(s.profile, sb.profile, `${client}: the registered profile is the one in use`);
     t.equal(s.trusted, true, `${client}: so the project trusted there shows trusted`);
   }
-  const json = JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'mcp', 'register'])).stdout);
+  const json = JSON.parse((await cli(sb, ['--json', '--project', sb.project, 'mcp', 'register'])).stdout);
   t.equal(json.profile, sb.profile, '--json names it too');
 });
 
@@ -105,10 +115,10 @@ t.test('the default profile is not named in the entry', async (t) => {
   const data = join(sb.root, 'data');
   const env = { PATH: sb.env.PATH, HOME: sb.root, TMPDIR: sb.env.TMPDIR, XDG_DATA_HOME: data };
   for (const argv of [[], ['--profile', join(data, 'shadowcode')]]) {
-    const r = await cli({ ...sb, env }, ['--json', ...argv, '--workspace', sb.project, 'mcp', 'register']);
+    const r = await cli({ ...sb, env }, ['--json', ...argv, '--project', sb.project, 'mcp', 'register']);
     t.equal(r.code, 0, r.stderr);
     const reg = JSON.parse(r.stdout);
-    t.same(reg.args.slice(1), ['--workspace', sb.project, 'mcp', 'serve'], argv.join(' ') || 'no flag');
+    t.same(reg.args.slice(1), ['--project', sb.project, 'mcp', 'serve'], argv.join(' ') || 'no flag');
     t.equal(reg.profile, undefined);
     t.notMatch(r.stderr, /--profile/);
   }
@@ -116,19 +126,19 @@ t.test('the default profile is not named in the entry', async (t) => {
 
 t.test('--json prints the registration as schema-valid data; codex refuses --json', async (t) => {
   const sb = sandbox();
-  const r = await cli(sb, ['--json', '--workspace', sb.project, 'mcp', 'register', '--client', 'claude', '--allow-write', '--allow-approvals']);
+  const r = await cli(sb, ['--json', '--project', sb.project, 'mcp', 'register', '--client', 'claude', '--allow-write', '--allow-approvals']);
   t.equal(r.code, 0, r.stderr);
   const reg = JSON.parse(r.stdout);
   t.ok(isValid('registration', reg));
   t.same(reg.args.slice(-4), ['mcp', 'serve', '--allow-write', '--allow-approvals']);
-  const codex = await cli(sb, ['--json', '--workspace', sb.project, 'mcp', 'register', '--client', 'codex']);
+  const codex = await cli(sb, ['--json', '--project', sb.project, 'mcp', 'register', '--client', 'codex']);
   t.equal(codex.code, 2);
   t.equal(JSON.parse(codex.stdout).error.code, 'SC_REGISTER_UNSUPPORTED');
 });
 
 t.test('registration refusals', async (t) => {
   const sb = sandbox();
-  const ws = ['--workspace', sb.project];
+  const ws = ['--project', sb.project];
   const cases: Array<[string[], string, RegExp?]> = [
     [[...ws, 'mcp', 'register', '--allow-approvals'], 'SC_USAGE', /--allow-approvals needs --allow-write/],
     [['mcp', 'register'], 'SC_WORKSPACE_REQUIRED'],
@@ -152,7 +162,7 @@ t.test('registration refusals', async (t) => {
 t.test('a CLI running from a temporary location is not registered', async (t) => {
   const sb = sandbox();
   // As if the whole checkout were in the temp directory (an unpacked npx run).
-  const r = await cli({ ...sb, env: { ...sb.env, TMPDIR: dirname(ROOT) } }, ['--workspace', sb.project, 'mcp', 'register']);
+  const r = await cli({ ...sb, env: { ...sb.env, TMPDIR: dirname(ROOT) } }, ['--project', sb.project, 'mcp', 'register']);
   t.equal(r.code, 1);
   t.match(r.stderr, /is in a temporary location .* Install shadowcode persistently \(from a checkout: npm ci && npm run build && npm link; or npm pack there and npm install -g \.\/shadowcode-\d+\.\d+\.\d+\.tgz\)/);
   t.equal(r.stdout, '', 'nothing to paste');
@@ -162,9 +172,9 @@ t.test('a workspace path with ${ is refused for clients that expand it, and kept
   const sb = sandbox();
   const odd = join(sb.root, 'a ${HOME} "q" \\ é');
   (await import('node:fs')).mkdirSync(odd);
-  const claude = await cli(sb, ['--workspace', odd, 'mcp', 'register', '--client', 'claude']);
+  const claude = await cli(sb, ['--project', odd, 'mcp', 'register', '--client', 'claude']);
   t.match(claude.stderr, /claude would expand the "\$\{".*\[SC_REGISTER_EXPANSION\]/);
-  const codex = await cli(sb, ['--workspace', odd, 'mcp', 'register', '--client', 'codex']);
+  const codex = await cli(sb, ['--project', odd, 'mcp', 'register', '--client', 'codex']);
   t.equal(codex.code, 0);
   t.equal((parseToml(codex.stdout) as any).mcp_servers.shadowcode.args[2], odd);
 });
@@ -194,7 +204,7 @@ t.test("the client's own add command, run by a real shell, passes the entry exac
   const odd = join(sb.root, "it's a ${HOME} \"q\" \\ é");
   mkdirSync(odd);
   for (const [client, workspace] of [['claude', sb.project], ['codex', odd]] as const) {
-    const r = await cli(sb, ['--workspace', workspace, 'mcp', 'register', '--client', client]);
+    const r = await cli(sb, ['--project', workspace, 'mcp', 'register', '--client', client]);
     t.equal(r.code, 0, r.stderr);
     const lines = r.stderr.split('\n');
     const line = lines[lines.findIndex((l) => l.startsWith('# Or let the client add it')) + 1]!;
@@ -218,7 +228,7 @@ t.test("the client's own add command, run by a real shell, passes the entry exac
 
 t.test('says where a user-wide configuration would bind every session to this project, and which clients have no add command', async (t) => {
   const sb = sandbox();
-  const ws = ['--workspace', sb.project, 'mcp', 'register'];
+  const ws = ['--project', sb.project, 'mcp', 'register'];
   const codex = await cli(sb, [...ws, '--client', 'codex']);
   t.match(codex.stderr, /^# In ~\/\.codex\/config\.toml it would bind every session, in any folder, to this one project\.$/m);
   t.match(codex.stderr, /^# Or let the client add it; this writes ~\/\.codex\/config\.toml, with that effect:$/m, 'codex mcp add writes the user-wide file: said so');

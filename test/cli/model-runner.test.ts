@@ -71,14 +71,14 @@ t.test('model probe of a runner whose executable is gone exits 1 and says so', a
 
 t.test("run warns when a coding CLI's settings that run code later changed during its task", async (t) => {
   const sb = sandbox('run-state');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   mkdirSync(join(sb.root, '.claude'));
   const plugins = join(sb.root, '.claude', 'plugins');
   const record = join(sb.root, '.claude', 'record.json');
   const added = await cli(sb, ['model', 'add', 'cc', '--provider', 'claude-code', '--command', CLAUDE, '--arg', '--fake-scenario', '--arg', 'probe', '--arg', '--fake-record', '--arg', record, '--default']);
   t.equal(added.code, 0, added.stderr);
   // The stand-in creates ~/.claude/plugins from inside its sandbox, where nothing could cover it.
-  const r = await spawnCli(sb, ['--workspace', sb.project, 'run', '--level', 'workspace', JSON.stringify({ write: [plugins] })]);
+  const r = await spawnCli(sb, ['--project', sb.project, 'run', '--level', 'workspace', JSON.stringify({ write: [plugins] })]);
   t.equal(r.code, 0, r.stderr);
   t.ok(existsSync(plugins), 'the stand-in made it');
   t.match(r.stderr, new RegExp(`WARNING: While this task ran, ${plugins.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} changed .*check them before you do`), 'the terminal says so');

@@ -19,11 +19,11 @@ const script = [
 
 t.test('without a shared engine, run --detach starts nothing and says to start the engine', async (t) => {
   const sb = sandbox('detach-none');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const fake = await startFakeModel({ format: 'openai', script });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'openai', fake.url);
-  const r = await spawnCli(sb, ['--workspace', sb.project, 'run', '--detach', '--level', 'workspace', 'write out.txt']);
+  const r = await spawnCli(sb, ['--project', sb.project, 'run', '--detach', '--level', 'workspace', 'write out.txt']);
   t.equal(r.code, 1);
   t.match(r.stderr, /needs the shared engine.*shadowcode engine start.*\[SC_ENGINE_NOT_RUNNING\]/);
   const db = openDb(sb.profile, 5000);
@@ -34,13 +34,13 @@ t.test('without a shared engine, run --detach starts nothing and says to start t
 
 t.test('with a shared engine, a detached task outlives the command that started it', async (t) => {
   const sb = sandbox('detach');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const fake = await startFakeModel({ format: 'openai', script });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'openai', fake.url);
   const engine = await startEngine(t, sb);
 
-  const r = await spawnCli(sb, ['--workspace', sb.project, '--json', 'run', '--detach', '--level', 'workspace', 'write out.txt']);
+  const r = await spawnCli(sb, ['--project', sb.project, '--json', 'run', '--detach', '--level', 'workspace', 'write out.txt']);
   t.equal(r.code, 0, r.stderr);
   const { job } = JSON.parse(r.stdout);
   t.match(job, { id: /^job_/, owner: /^detached:/, project: sb.project, ceiling: 'workspace' });
@@ -52,14 +52,14 @@ t.test('with a shared engine, a detached task outlives the command that started 
     db.close();
     return pending.length === 1;
   }, 30000);
-  const listed = JSON.parse((await spawnCli(sb, ['--workspace', sb.project, '--json', 'approvals'])).stdout);
+  const listed = JSON.parse((await spawnCli(sb, ['--project', sb.project, '--json', 'approvals'])).stdout);
   t.same(fields(listed.approvals, ['id', 'job_id', 'owner', 'kind']), [{ id: pending[0].id, job_id: job.id, owner: job.owner, kind: 'command' }], 'approvals lists it, and nothing else');
   t.same(listed.approvals[0].action.argv, ['sh', '-c', 'echo detached > out.txt'], 'with its exact argv');
   const status = JSON.parse((await spawnCli(sb, ['--json', 'engine', 'status'])).stdout);
   t.same(fields(status.jobs, ['id', 'state', 'owner']), [{ id: job.id, state: 'waiting_approval', owner: job.owner }], 'engine status lists it, and no other job');
   t.equal(status.engine.pid, engine.pid);
 
-  const ok = await spawnCli(sb, ['--workspace', sb.project, 'approvals', 'approve', pending[0].id]);
+  const ok = await spawnCli(sb, ['--project', sb.project, 'approvals', 'approve', pending[0].id]);
   t.equal(ok.code, 0, ok.stderr);
   await until(() => {
     const db = openDb(sb.profile, 5000);

@@ -37,7 +37,7 @@ async function hostileModel(t: Test, sb: Sandbox) {
 
 t.test('without a terminal: the diff, the changed files, the argv and the answer are shown escaped, in run and in approvals', async (t) => {
   const sb = sandbox('run-inert');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'Makefile'), 'all:\n\t@echo building\n');
   await hostileModel(t, sb);
   const r = startCli(sb, ['run', '--level', 'workspace', 'build it']);
@@ -47,10 +47,10 @@ t.test('without a terminal: the diff, the changed files, the argv and the answer
   await until(() => /approvals approve (appr_\w+)/.test(r.err()), 30000);
   const first = /approvals approve (appr_\w+)/.exec(r.err())![1]!;
   t.ok(r.err().includes(`\n    ${MAKEFILE_SHOWN}\n`), `the Makefile's diff line shows the touch and the forged rest`);
-  const listed = await cli(sb, ['--workspace', sb.project, 'approvals']);
+  const listed = await cli(sb, ['--project', sb.project, 'approvals']);
   t.ok(listed.stdout.includes(`\n    ${MAKEFILE_SHOWN}\n`), 'approvals shows the same diff line escaped');
   assertInert(t, listed.stdout, 'approvals, the diff');
-  await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', first]);
+  await cli(sb, ['--project', sb.project, 'approvals', 'approve', first]);
 
   // The command: its argv, and every file the task changed, each on its own line of the list.
   await until(() => (r.err().match(/approvals approve (appr_\w+)/g) ?? []).length === 2, 30000);
@@ -61,10 +61,10 @@ t.test('without a terminal: the diff, the changed files, the argv and the answer
   t.ok(files.includes('line\\n  WARNING: none.txt'), 'a newline in a file name cannot start a line of its own');
   t.notMatch(r.err(), /^ {2}WARNING: none/m, 'no forged warning line');
   t.match(r.err(), /The task asks to run \["echo","w.*\\u\{202e\}.*"\] in /, 'the argv word shows its bidi override escaped');
-  const again = await cli(sb, ['--workspace', sb.project, 'approvals']);
+  const again = await cli(sb, ['--project', sb.project, 'approvals']);
   t.ok(again.stdout.includes(FORGED_FILE_SHOWN), 'approvals lists the same file escaped');
   assertInert(t, again.stdout, 'approvals, the command');
-  await cli(sb, ['--workspace', sb.project, 'approvals', 'deny', second]);
+  await cli(sb, ['--project', sb.project, 'approvals', 'deny', second]);
 
   t.equal(await r.exit, 0, 'run exited 0');
   assertInert(t, r.err(), 'run, on stderr');
@@ -73,31 +73,31 @@ t.test('without a terminal: the diff, the changed files, the argv and the answer
   t.ok(r.out().includes(`changed ${FORGED_FILE_SHOWN}, `), 'the closing list of changed files is escaped too');
   const job = /task (job_\w+)/.exec(r.out())![1]!;
 
-  const review = await cli(sb, ['--workspace', sb.project, 'review', job]);
+  const review = await cli(sb, ['--project', sb.project, 'review', job]);
   assertInert(t, review.stdout, 'review');
   t.ok(review.stdout.includes(FORGED_FILE_SHOWN) && review.stdout.includes(MAKEFILE_SHOWN), 'review shows the names and the diff escaped');
-  const why = await cli(sb, ['--workspace', sb.project, 'why', FORGED_FILE]);
+  const why = await cli(sb, ['--project', sb.project, 'why', FORGED_FILE]);
   t.equal(why.code, 0, 'why exited 0');
   assertInert(t, why.stdout, 'why');
-  const none = await cli(sb, ['--workspace', sb.project, 'why', `src/none${ALL}.js`]);
+  const none = await cli(sb, ['--project', sb.project, 'why', `src/none${ALL}.js`]);
   t.ok(none.stdout.includes(`src/none${ALL_SHOWN}.js`), 'why names an unknown path escaped');
-  const jobs = await cli(sb, ['--workspace', sb.project, 'jobs']);
+  const jobs = await cli(sb, ['--project', sb.project, 'jobs']);
   assertInert(t, jobs.stdout, 'jobs');
   t.match(jobs.stdout, /done a\\x07b\\x01c\\x1bd e\\x08f\\x7fg\\x9bh\\x85i\\u\{202e\}j/, 'jobs shows the answer escaped (its whitespace made one line)');
 
   // --json: the same strings, exactly, in valid JSON with no raw character.
-  const raw = await cli(sb, ['--json', '--workspace', sb.project, 'review', job]);
+  const raw = await cli(sb, ['--json', '--project', sb.project, 'review', job]);
   assertInert(t, raw.stdout, 'review --json');
   const data = JSON.parse(raw.stdout);
   t.same(data.files.map((f: { path: string }) => f.path).sort(), ['Makefile', FORGED_FILE, ALL_FILE, NEWLINE_FILE].sort(), 'the original names');
   t.match(data.files.find((f: { path: string }) => f.path === 'Makefile').diff, `+${MAKEFILE_LINE}`, 'the original diff line');
-  const jobsJson = JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'jobs'])).stdout);
+  const jobsJson = JSON.parse((await cli(sb, ['--json', '--project', sb.project, 'jobs'])).stdout);
   t.equal(jobsJson.jobs[0].answer.summary, ANSWER, 'the original answer');
 });
 
 t.test('run --json prints the original strings in valid JSON lines, with no raw character', async (t) => {
   const sb = sandbox('run-inert-json');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const fake = await startFakeModel({
     format: 'openai',
     script: [
@@ -114,7 +114,7 @@ t.test('run --json prints the original strings in valid JSON lines, with no raw 
   const req = r.out().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.kind === 'approval_requested');
   t.same(req.body.action.argv, ARGV, 'the exact argv');
   t.same(req.body.action.changed_files, [FORGED_FILE], 'the exact file name');
-  await cli(sb, ['--workspace', sb.project, 'approvals', 'deny', req.body.approval_id]);
+  await cli(sb, ['--project', sb.project, 'approvals', 'deny', req.body.approval_id]);
   t.equal(await r.exit, 0, 'run exited 0');
   assertInert(t, r.out(), 'the JSON lines');
   const lines = r.out().split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -123,7 +123,7 @@ t.test('run --json prints the original strings in valid JSON lines, with no raw 
 
 t.test("at a terminal, the prompt shows issue 41's Makefile line as it is, and only our own control sequences reach it", async (t) => {
   const sb = sandbox('run-inert-tty');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'Makefile'), 'all:\n\t@echo building\n');
   const fake = await startFakeModel({
     format: 'openai',

@@ -11,7 +11,7 @@ import { startFakeModel } from '../fixtures/fake-model.js';
 
 t.test('at a terminal, each of two y/N prompts reads its own answer, and the last line points to review and rollback', async (t) => {
   const sb = sandbox('run-tty');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'a.txt'), 'x\n');
   const fake = await startFakeModel({
     format: 'openai',
@@ -34,7 +34,7 @@ t.test('at a terminal, each of two y/N prompts reads its own answer, and the las
   t.equal(readFileSync(join(sb.project, 'one.txt'), 'utf8'), 'one\n', 'the first answer, y, ran the first command');
   t.notOk(existsSync(join(sb.project, 'two.txt')), 'the second answer, n, was read and refused the second');
   const screen = r.screen();
-  t.match(screen, /ran both\n\(succeeded, task (job_\w+); 1 action was refused; changed one\.txt, a\.txt\n {2}the diff: shadowcode --workspace \S+ review \1\n {2}undo it: {2}shadowcode --workspace \S+ rollback \1/);
+  t.match(screen, /ran both\n\(succeeded, task (job_\w+); 1 action was refused; changed one\.txt, a\.txt\n {2}the diff: shadowcode --project \S+ review \1\n {2}undo it: {2}shadowcode --project \S+ rollback \1/);
   t.notMatch(screen, /shadow_review|shadow_rollback/);
   t.match(screen, /step 4 · finish · 72 tokens · /, 'the status line counts steps and tokens (4 answers of 11 + 7)');
   t.notMatch(screen, /redacted/);
@@ -42,7 +42,7 @@ t.test('at a terminal, each of two y/N prompts reads its own answer, and the las
 
 t.test('without a terminal, a build task at read_only says it cannot change anything, and counts what was refused', async (t) => {
   const sb = sandbox('run-ro');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const fake = await startFakeModel({
     format: 'anthropic',
     script: [
@@ -52,16 +52,16 @@ t.test('without a terminal, a build task at read_only says it cannot change anyt
   });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'anthropic', fake.url);
-  const r = await spawnCli(sb, ['--workspace', sb.project, 'run', 'write two files']);
+  const r = await spawnCli(sb, ['--project', sb.project, 'run', 'write two files']);
   t.equal(r.code, 0, r.stderr);
   t.match(r.stderr, /started; Ctrl-C cancels it\nnote: at level read_only this task cannot change anything/);
-  t.match(r.stdout, /nothing written\n\(succeeded, task job_\w+; 2 actions were refused at level read_only\)/);
+  t.match(r.stdout, /nothing written\n\(succeeded, task job_\w+; 2 actions were refused at ceiling read_only\)/);
   t.notOk(existsSync(join(sb.project, 'x.txt')));
 });
 
 t.test("at a terminal, a coding CLI's file change is asked with its diff, and its steps are counted", async (t) => {
   const sb = sandbox('run-tty-cc');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   mkdirSync(join(sb.project, 'src'));
   writeFileSync(join(sb.project, 'src', 'app.txt'), 'hello\n');
   const added = await cli(sb, ['model', 'add', 'cc', '--provider', 'claude-code', '--command', join(ROOT, 'test', 'fixtures', 'fake-claude.mjs'), '--default']);

@@ -13,7 +13,7 @@ import { startFakeModel } from '../fixtures/fake-model.js';
 
 t.test('run --json prints one event per line and finishes after an approval from another shell', async (t) => {
   const sb = sandbox('cli-run');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'a.txt'), 'x\n');
   const fake = await startFakeModel({
     format: 'openai',
@@ -34,7 +34,7 @@ t.test('run --json prints one event per line and finishes after an approval from
     runs_changed: [{ path: 'a.txt', reason: 'the command names a.txt, which this task changed', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-x\n+y\n' }],
     notice: 'This command runs code this task changed: the command names a.txt, which this task changed. Review those changes before approving.',
   });
-  const ok = await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', req.body.approval_id]);
+  const ok = await cli(sb, ['--project', sb.project, 'approvals', 'approve', req.body.approval_id]);
   t.equal(ok.code, 0, ok.stderr);
   t.equal(await r.exit, 0, r.err());
   const lines = r.out().split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -48,7 +48,7 @@ t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t)
   const sb = sandbox('cli-int');
   // Pids inside the sandbox are its own PID namespace's: the host's process table is searched by a marker instead.
   const mark = `run-int-${process.pid}-${Date.now()}`;
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const fake = await startFakeModel({
     format: 'anthropic',
     script: [{ tool_calls: [{ id: 'c1', name: 'run_command', arguments: JSON.stringify({ argv: ['sh', '-c', `sh -c 'sleep 60; : ${mark}-child' & echo started > started; wait`] }) }], finish: 'tool_use' }],
@@ -60,7 +60,7 @@ t.test('Ctrl-C cancels the task and waits for its command to be gone', async (t)
   await until(() => /approvals approve (appr_\w+)/.test(r.err()));
   const id = /approvals approve (appr_\w+)/.exec(r.err())![1]!;
   t.ok(r.err().includes(`The task asks to run ${JSON.stringify(['sh', '-c', `sh -c 'sleep 60; : ${mark}-child' & echo started > started; wait`])} in `), 'the exact action is shown');
-  await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', id]);
+  await cli(sb, ['--project', sb.project, 'approvals', 'approve', id]);
   await until(() => existsSync(join(sb.project, 'started')) && processesWith(`${mark}-child`).length >= 1);
   r.child.kill('SIGINT');
   t.equal(await r.exit, 130, 'cancelled');
@@ -89,7 +89,7 @@ t.test('run shows an external call exactly, and the call runs once approved from
   await until(() => (r.out() + r.err()).includes(shown));
   const id = /approvals approve (appr_\S+)/.exec(r.out() + r.err())?.[1];
   t.ok(id, 'the line names the approval to give');
-  const ok = await cli(w.sb, ['--workspace', w.sb.project, 'approvals', 'approve', id as string]);
+  const ok = await cli(w.sb, ['--project', w.sb.project, 'approvals', 'approve', id as string]);
   t.equal(ok.code, 0, ok.stderr);
   t.equal(await r.exit, 0, r.err());
   t.match(r.out(), /echoed/);
@@ -98,7 +98,7 @@ t.test('run shows an external call exactly, and the call runs once approved from
 
 t.test('the terminal shows a manifest change whole before it is written, and warns that npm test runs the changed script', async (t) => {
   const sb = sandbox('cli-protect');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'package.json'), `${JSON.stringify({ name: 'app', scripts: { test: 'node t.js' } }, null, 2)}\n`);
   const evil = `${JSON.stringify({ name: 'app', scripts: { test: 'cat ~/.ssh/id_rsa' } }, null, 2)}\n`;
   const fake = await startFakeModel({
@@ -116,16 +116,16 @@ t.test('the terminal shows a manifest change whole before it is written, and war
   await until(() => /approvals approve (appr_\w+)/.test(r.err()), 30000);
   const first = /approvals approve (appr_\w+)/.exec(r.err())![1]!;
   t.match(r.err(), /The task asks to write package\.json \(protected by rule package-manifests: its own approval\)\n  why this needs its own approval: .*\n  the complete change:\n    --- a\/package\.json\n    \+\+\+ b\/package\.json\n    @@ -1,6 \+1,6 @@\n.*\n    -    "test": "node t\.js"\n    \+    "test": "cat ~\/\.ssh\/id_rsa"\n/s);
-  const listed = await cli(sb, ['--workspace', sb.project, 'approvals']);
+  const listed = await cli(sb, ['--project', sb.project, 'approvals']);
   t.match(listed.stdout, new RegExp(`${first}:\\n  why this needs its own approval: .*\\n  the complete change:\\n    --- a/package.json`), 'shadowcode approvals shows the diff too');
-  await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', first]);
+  await cli(sb, ['--project', sb.project, 'approvals', 'approve', first]);
   await until(() => (r.err().match(/approvals approve (appr_\w+)/g) ?? []).length === 2, 30000);
   const second = [...r.err().matchAll(/approvals approve (appr_\w+)/g)][1]![1]!;
   t.match(r.err(), /The task asks to run \["npm","test"\] in .*\n  files this task changed so far: package\.json\n  WARNING: This command runs code this task changed: npm runs scripts from package\.json, which this task changed \(its changed script "test"\)/);
-  const again = await cli(sb, ['--json', '--workspace', sb.project, 'approvals']);
+  const again = await cli(sb, ['--json', '--project', sb.project, 'approvals']);
   const pendingNow = JSON.parse(again.stdout).approvals;
   t.same(fields(pendingNow, ['id', 'kind']), [{ id: second, kind: 'command' }], 'the one pending approval');
   t.same([pendingNow[0].action.argv, pendingNow[0].action.changed_files, fields(pendingNow[0].action.runs_changed, ['path'])], [['npm', 'test'], ['package.json'], [{ path: 'package.json' }]], 'its exact argv, changed files and the file it runs');
-  await cli(sb, ['--workspace', sb.project, 'approvals', 'deny', second]);
+  await cli(sb, ['--project', sb.project, 'approvals', 'deny', second]);
   t.equal(await r.exit, 0, r.err());
 });

@@ -5,7 +5,7 @@ import { cli, sandbox, spawnCli } from '../fixtures/env.js';
 
 t.test('status --json matches its schema and names project, trust, profile, versions and policy hash', async (t) => {
   const sb = sandbox();
-  const r = await spawnCli(sb, ['--json', '--workspace', sb.project, 'status']);
+  const r = await spawnCli(sb, ['--json', '--project', sb.project, 'status']);
   t.equal(r.code, 0, r.stderr);
   const s = JSON.parse(r.stdout);
   t.ok(isValid('status', s));
@@ -18,7 +18,7 @@ t.test('status --json matches its schema and names project, trust, profile, vers
   t.equal(r.stderr, '', 'nothing on stderr');
 });
 
-t.test('status without --workspace says no project is selected', async (t) => {
+t.test('status without --project says no project is selected', async (t) => {
   const sb = sandbox();
   const r = await cli(sb, ['status']);
   t.equal(r.code, 0);

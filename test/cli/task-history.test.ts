@@ -15,13 +15,13 @@ const finish = (summary: string) => ({ tool_calls: [{ id: 'f', name: 'finish', a
 
 t.test('jobs lists every owner\'s tasks with their answer; review, why and rollback work on one of them from the terminal', async (t) => {
   const sb = sandbox('cli-history');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'a.txt'), 'one\ntwo\n');
   writeFileSync(join(sb.project, 'b.txt'), 'bee\n');
   const fake = await startFakeModel({ format: 'openai', script: [edit('e1', 'a.txt', 'two', 'TWO'), finish('made two loud'), edit('e2', 'b.txt', 'bee', 'BEE'), finish('made bee loud')] });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'openai', fake.url);
-  const ws = ['--workspace', sb.project];
+  const ws = ['--project', sb.project];
   const first = await spawnCli(sb, [...ws, '--json', 'run', '--level', 'workspace', 'make two loud']);
   t.equal(first.code, 0, first.stderr);
   const second = await spawnCli(sb, [...ws, 'run', '--level', 'workspace', 'make bee loud']);

@@ -10,14 +10,14 @@ const project = (script: string) => {
   writeFileSync(join(sb.project, 'package.json'), JSON.stringify({ scripts: { test: script } }));
   return sb;
 };
-const ws = (sb: { project: string }) => ['--workspace', sb.project];
+const ws = (sb: { project: string }) => ['--project', sb.project];
 
 t.test('refuses to run in an untrusted project, naming the rule and the command that fixes it', async (t) => {
   const sb = project('echo ran');
   const r = await cli(sb, [...ws(sb), 'test', '--yes']);
   t.equal(r.code, 3);
   t.match(r.stderr, /did not run: [a-z:]+ denied by engine-[a-z-]*needs-trust/);
-  t.match(r.stderr, new RegExp(`trust the project first: shadowcode --workspace ${sb.project} trust; why: shadowcode policy explain --decision [0-9a-f-]{36} \\[SC_POLICY_DENIED\\]`));
+  t.match(r.stderr, new RegExp(`trust the project first: shadowcode --project ${sb.project} trust; why: shadowcode policy explain --decision [0-9a-f-]{36} \\[SC_POLICY_DENIED\\]`));
   t.notMatch(r.stdout, /ran/, 'nothing ran');
   const j = await cli(sb, ['--json', ...ws(sb), 'test', '--yes']);
   t.equal(JSON.parse(j.stdout).error.code, 'SC_POLICY_DENIED');

@@ -221,7 +221,7 @@ t.test('a non-loopback endpoint needs the project network permission; plain http
   const dir = `${w.sb.project}/.shadowcode/mcp`;
   const { writeFileSync } = await import('node:fs');
   writeFileSync(`${dir}/plain.json`, JSON.stringify({ name: 'plain', url: 'http://192.0.2.10/mcp', api_key_env: 'X_TOKEN' }));
-  const view = JSON.parse((await cli(w.sb, ['--json', '--workspace', w.sb.project, 'mcp'])).stdout);
+  const view = JSON.parse((await cli(w.sb, ['--json', '--project', w.sb.project, 'mcp'])).stdout);
   const plain = view.definitions.find((d: { id: string }) => d.id === 'project:.shadowcode/mcp/plain.json');
   t.match(JSON.stringify(plain), /SC_DEF_INVALID/, 'plain http to another host is not a definition that can be granted');
   t.match(JSON.stringify(plain), /plain http is only for loopback/);

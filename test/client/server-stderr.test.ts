@@ -20,14 +20,14 @@ t.test('a failed review shows the last lines of the server\'s stderr, scrubbed a
   writeFileSync(join(w.sb.root, 'broken.yaml'), `name: broken\ncommand: ["/bin/sh", "-c", ${JSON.stringify(script)}]\nenv:\n  API_TOKEN: ${canary}\n`);
   t.equal((await cli(w.sb, ['mcp', 'add', join(w.sb.root, 'broken.yaml')])).code, 0);
   const hash = JSON.parse((await cli(w.sb, ['--json', 'mcp'])).stdout).definitions.find((d: { id: string }) => d.id === 'config:broken').hash;
-  const r = await cli(w.sb, ['--workspace', w.sb.project, 'mcp', 'enable', 'config:broken', '--hash', hash]);
+  const r = await cli(w.sb, ['--project', w.sb.project, 'mcp', 'enable', 'config:broken', '--hash', hash]);
   t.equal(r.code, 0, 'the grant stays; the review failed');
   t.match(r.stdout, /its tool catalog could not be read \(SC_MCP_CONNECT_FAILED: [^\n]+\)\nthe server's stderr, last 3 lines \(secrets scrubbed\):\n {2}starting\n {2}token is \S+\n {2}\\u001b\[2Jpyenv: cannot find [^\n]+\/\.pyenv\/libexec\/pyenv\nhint: it ran in the sandbox/);
   t.match(r.stdout, /declare it in the definition's sandbox key \(sandbox: \{read, write, network\}\)/);
   t.notMatch(r.stdout, new RegExp(canary), 'the secret it was given is scrubbed');
   t.notMatch(r.stdout, /\u001b\[2J/, 'no raw control character reaches the terminal');
   t.match(r.stdout, /tasks offer none of its tools until/);
-  const again = await cli(w.sb, ['--json', '--workspace', w.sb.project, 'mcp', 'tools', 'config:broken', '--refresh']);
+  const again = await cli(w.sb, ['--json', '--project', w.sb.project, 'mcp', 'tools', 'config:broken', '--refresh']);
   const err = JSON.parse(again.stdout).error;
   t.equal(err.code, 'SC_MCP_CONNECT_FAILED');
   t.equal(err.detail.stderr_tail.length, 3);

@@ -46,7 +46,7 @@ async function stdioPeer(sb: ReturnType<typeof sandbox>) {
 /** A project trusted at workspace, a stdio peer on it, and the console signed in: closed on teardown. */
 async function consoleBesidePeer(t: Test, name: string) {
   const sb = sandbox(name);
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'workspace']);
   const { sc, test } = await stdioPeer(sb);
   t.teardown(() => sc.close());
   const c = await startConsole(sb);
@@ -65,7 +65,7 @@ function jobState(sb: ReturnType<typeof sandbox>, id: string): string {
 
 t.test('every answer carries the CSP and the other headers; the page needs the cookie', async (t) => {
   const sb = sandbox('console-headers');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const c = await startConsole(sb);
   t.teardown(() => c.close());
   t.match(c.h.url, /^http:\/\/127\.0\.0\.1:\d+\/console\/\?code=[A-Za-z0-9_-]{20,}$/, 'a loopback address with a one-time code');
@@ -112,7 +112,7 @@ t.test('every answer carries the CSP and the other headers; the page needs the c
 
 t.test('Host and Origin must be the console\'s own', async (t) => {
   const sb = sandbox('console-origin');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const c = await startConsole(sb);
   t.teardown(() => c.close());
   const cookie = await c.signIn();
@@ -195,7 +195,7 @@ t.test('cancel needs the cookie and the Origin; it stops a running job of anothe
 
 t.test('console --code mints a code for a second browser; without a console it says so', async (t) => {
   const sb = sandbox('console-code');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const none = await cli(sb, ['console', '--code']);
   t.equal(none.code, 1);
   t.match(none.stderr, /no console is running.*\[SC_CONSOLE_NOT_RUNNING\]/);
@@ -271,7 +271,7 @@ t.test('an expired code is refused, and the next code minted sweeps expired ones
 
 t.test('the feed starts with the state and needs no second request', async (t) => {
   const sb = sandbox('console-feed');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const c = await startConsole(sb);
   t.teardown(() => c.close());
   const cookie = await c.signIn();
@@ -314,7 +314,7 @@ t.test('the feed sends what changed, whichever process or connection wrote it', 
   // Another process commits: a second project is trusted by a separate CLI process.
   const other = join(sb.root, 'other');
   mkdirSync(other);
-  const trusted = await spawnCli(sb, ['--workspace', other, 'trust']);
+  const trusted = await spawnCli(sb, ['--project', other, 'trust']);
   t.equal(trusted.code, 0, trusted.stderr);
   await until(() => last().projects.some((p: any) => p.path === other), 10000);
   t.pass('a commit by another process reaches the page');
@@ -340,7 +340,7 @@ t.test('the built command prints its address, --open hands it to the desktop ope
   const { chmodSync, mkdirSync, readFileSync, writeFileSync } = await import('node:fs');
   const { BIN } = await import('../fixtures/env.js');
   const sb = sandbox('console-open');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const bin = join(sb.root, 'bin');
   mkdirSync(bin);
   const opened = join(sb.root, 'opened.txt');

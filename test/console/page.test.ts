@@ -54,7 +54,7 @@ const step = (...calls: ReturnType<typeof call>[]): Step => ({ tool_calls: calls
 
 t.test('a task streams live; approvals show exactly and act; review and rollback restore; hostile text stays text', async (t) => {
   const sb = sandbox('console-page');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'workspace']);
   writeFileSync(join(sb.project, 'package.json'), '{"name":"app"}\n');
   const argv = ['sh', '-c', `printf '%s\\n' '${HOSTILE}'`];
   const fake = await startFakeModel({
@@ -129,7 +129,7 @@ t.test('a task streams live; approvals show exactly and act; review and rollback
 
 t.test("approvals show issue 41's forgeries and every control, bidi and invisible character as visible escapes", async (t) => {
   const sb = sandbox('console-inert');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'workspace']);
   writeFileSync(join(sb.project, 'Makefile'), 'all:\n\t@echo building\n');
   const fake = await startFakeModel({
     format: 'openai',
@@ -177,7 +177,7 @@ t.test("approvals show issue 41's forgeries and every control, bidi and invisibl
 
 t.test('deny: the command never runs', async (t) => {
   const sb = sandbox('console-deny');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'workspace']);
   const fake = await startFakeModel({ format: 'openai', script: [step(call('c1', 'run_command', { argv: ['sh', '-c', 'echo ran > never.txt'] })), step(call('f1', 'finish', { summary: 'stopped' }))] });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'openai', fake.url);
@@ -199,7 +199,7 @@ t.test('deny: the command never runs', async (t) => {
 
 t.test('steps that stream in while a task is being opened are all shown, with the recorded ones before them', async (t) => {
   const sb = sandbox('console-follow');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'workspace']);
   const fake = await startFakeModel({ format: 'openai', script: [step(call('c1', 'run_command', { argv: ['sh', '-c', 'echo followed'] })), step(call('f1', 'finish', { summary: 'all seen' }))] });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'openai', fake.url);
@@ -236,7 +236,7 @@ t.test('steps that stream in while a task is being opened are all shown, with th
 
 t.test("a coding CLI's changed settings show as a warning in the task's steps, as text", async (t) => {
   const sb = sandbox('console-state');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'workspace']);
   const { openDb } = await import('../../src/store/db.js');
   const { addEvent, now } = await import('../../src/engine/job-events.js');
   const db = openDb(sb.profile, 5000);
@@ -257,7 +257,7 @@ t.test("a coding CLI's changed settings show as a warning in the task's steps, a
 
 t.test('cancel: a task waiting for an approval is cancelled from its detail, and its command never runs', async (t) => {
   const sb = sandbox('console-cancel');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'workspace']);
   const fake = await startFakeModel({ format: 'openai', script: [step(call('c1', 'run_command', { argv: ['sh', '-c', 'echo ran > never.txt'] })), step(call('f1', 'finish', { summary: 'stopped' }))] });
   t.teardown(() => fake.close());
   useFakeModel(sb, 'openai', fake.url);
@@ -287,7 +287,7 @@ t.test('a changed catalog shows its diff and is accepted; a call to it shows ser
   writeFileSync(file, JSON.stringify([echo]));
   const g = await grant(w, 'shifty', peerDef('catalog-file', {}, [file]));
   writeFileSync(file, JSON.stringify([echo, { name: 'wipe', description: `wipes ${HOSTILE}`, inputSchema: { type: 'object', properties: {}, required: [] } }]));
-  const refresh = await cli(w.sb, ['--workspace', w.sb.project, 'mcp', 'tools', g.id, '--refresh']);
+  const refresh = await cli(w.sb, ['--project', w.sb.project, 'mcp', 'tools', g.id, '--refresh']);
   t.match(refresh.stdout, /differs from the pin/, refresh.stderr);
   const c = await startConsole(w.sb);
   t.teardown(() => c.close());
@@ -299,7 +299,7 @@ t.test('a changed catalog shows its diff and is accepted; a call to it shows ser
   t.match(await pin.getByTestId('catalog-diff').innerText(), /\+ wipe \(new tool\)/);
   await pin.getByTestId('catalog-accept').click();
   await page.locator(`[data-testid="pin"][data-id="${g.id}"] [data-testid="catalog-match"]`).waitFor();
-  const json = JSON.parse((await cli(w.sb, ['--json', '--workspace', w.sb.project, 'mcp', 'tools', g.id])).stdout);
+  const json = JSON.parse((await cli(w.sb, ['--json', '--project', w.sb.project, 'mcp', 'tools', g.id])).stdout);
   t.equal(json.last_match, true, 'the seen catalog is now the pin');
 
   // A task may now call the server: its call waits for an approval that names server, tool and arguments.
@@ -329,7 +329,7 @@ t.test('a changed catalog shows its diff and is accepted; a call to it shows ser
 
 t.test('the audit view pages the log, filters by kind and shows the verification', async (t) => {
   const sb = sandbox('console-audit');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const c = await startConsole(sb);
   t.teardown(() => c.close());
   const { page, ran } = await openPage(t, c);

@@ -15,7 +15,7 @@ t.test('report --write without results says to run the benchmarks first, writes 
   writeFileSync(join(clone, 'docs', 'performance.md'), 'the page as committed\n');
   const r = spawnSync(process.execPath, [join(clone, 'bench', 'report.mjs'), '--write'], { encoding: 'utf8' });
   t.equal(r.status, 1);
-  t.match(r.stderr, /^bench\/report\.mjs: bench\/results\/stdio\.json does not exist\. .*run `npm run bench` first.*Nothing was written\.\n$/);
+  t.match(r.stderr, /^bench\/report\.mjs: bench\/results\/ holds no results\. .*run `npm run bench` first.*Nothing was written\.\n$/);
   t.notMatch(r.stderr, /\n\s+at /, 'no stack trace');
   t.equal(readFileSync(join(clone, 'docs', 'performance.md'), 'utf8'), 'the page as committed\n');
   mkdirSync(join(clone, 'bench', 'results'));

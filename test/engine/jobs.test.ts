@@ -9,7 +9,7 @@ import { alive, cli, connection, sandbox, sleep, until } from '../fixtures/env.j
 
 async function setup(t: any, flags = { allowWrite: true, allowApprovals: true }, env: NodeJS.ProcessEnv = {}) {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   Object.assign(sb.env, env);
   const c = await connection(sb, flags);
   t.teardown(async () => c.engine.shutdown());
@@ -89,7 +89,7 @@ t.test('shadow_test needs write access; without a command exactly one must be de
   const ro = await connection(sb);
   t.match((await ro.call('shadow_test', { command: ['true'] })).text, /SC_POLICY_DENIED: tool:shadow_test denied by write-needs-flag/);
   await ro.engine.shutdown();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const rw = await connection(sb, { allowWrite: true });
   t.teardown(() => rw.engine.shutdown());
   t.match((await rw.call('shadow_test')).data.error, { code: 'SC_TEST_COMMAND_UNKNOWN', message: /no test command was detected/ });
@@ -124,15 +124,15 @@ t.test('approvals and jobs are isolated between owners', async (t) => {
 t.test('the CLI user approves any owner\'s pending action in the project', async (t) => {
   const { sb, call, state } = await setup(t, { allowWrite: true, allowApprovals: false });
   const sub = (await call('shadow_test', { command: ['echo', 'approved-by-cli'] })).data;
-  const list = JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'approvals'])).stdout);
+  const list = JSON.parse((await cli(sb, ['--json', '--project', sb.project, 'approvals'])).stdout);
   t.equal(list.approvals[0].id, sub.approval.id);
   t.same(list.approvals[0].action.argv, ['echo', 'approved-by-cli']);
-  const ok = await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', sub.approval.id]);
+  const ok = await cli(sb, ['--project', sb.project, 'approvals', 'approve', sub.approval.id]);
   t.equal(ok.code, 0, ok.stderr);
   for (let i = 0; i < 200 && (await state(sub.job_id)).job.state !== 'succeeded'; i++) await sleep(25);
   t.equal((await state(sub.job_id)).job.state, 'succeeded', 'the owning engine saw the decision and ran it');
   const elsewhere = sandbox();
-  const wrong = await cli({ ...elsewhere, env: sb.env }, ['--workspace', elsewhere.project, 'approvals', 'deny', sub.approval.id]);
+  const wrong = await cli({ ...elsewhere, env: sb.env }, ['--project', elsewhere.project, 'approvals', 'deny', sub.approval.id]);
   t.match(wrong.stderr, /\[SC_APPROVAL_NOT_FOUND\]/, 'an approval of another project is not found from here');
 });
 

@@ -3,7 +3,7 @@ import { cli, connection, sandbox } from '../fixtures/env.js';
 
 async function writable(t: Test) {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const c = await connection(sb, { allowWrite: true });
   t.teardown(c.close);
   return { sb, ...c };

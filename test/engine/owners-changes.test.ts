@@ -16,7 +16,7 @@ const FLAGS = ['--allow-write', '--allow-approvals'];
 
 t.test("a SIGKILLed mcp serve: the coding CLI's edit is reviewed and rolled back from another server, and its run folder is removed", async (t) => {
   const sb = sandbox('kill-owner');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   mkdirSync(join(sb.project, 'src'));
   writeFileSync(join(sb.project, 'src', 'app.txt'), 'hello world\n');
   mkdirSync(join(sb.root, '.claude'));
@@ -58,7 +58,7 @@ t.test("a SIGKILLed mcp serve: the coding CLI's edit is reviewed and rolled back
   t.same(runDirs(), [], "the run folder with the CLI's MCP config is removed by whoever settled the task");
   const job = (await call(other, 'shadow_jobs', { action: 'list' })).jobs;
   t.same(job, [], "the task is not the other server's own");
-  const why = await cli(sb, ['--workspace', sb.project, '--json', 'why', 'src/app.txt']);
+  const why = await cli(sb, ['--project', sb.project, '--json', 'why', 'src/app.txt']);
   t.match(JSON.parse(why.stdout).changes, [{ task_id: started.job_id, why: `changed while the task ran, before what ran it (pid ${ownerPid}) died and could record it` }], 'recorded from the baseline by the settler');
   const rolled = await call(other, 'shadow_rollback', { task_id: started.job_id, confirm: true });
   t.same(rolled.restored, ['src/app.txt']);

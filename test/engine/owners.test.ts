@@ -19,7 +19,7 @@ import { FIXTURES } from '../fixtures/runner-task.js';
 // With the suite's shared code cache, as spawnCli: in a fresh HOME each process would compile
 // the bundle from scratch and write a cache of its own at exit.
 function runCli(sb: Sandbox, argv: string[]) {
-  const child = spawn(process.execPath, [BIN, '--workspace', sb.project, ...argv], { cwd: sb.root, env: withCodeCache(sb.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, '--project', sb.project, ...argv], { cwd: sb.root, env: withCodeCache(sb.env), stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
@@ -51,7 +51,7 @@ const approvalJob = (sb: Sandbox, approvalId: string) => {
 
 /** A build task whose first step asks to run a command, so it waits for an approval. */
 async function waitingRun(t: Test, sb: Sandbox) {
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const fake = await startFakeModel({
     format: 'openai',
     script: [{ tool_calls: [{ id: 'c1', name: 'run_command', arguments: JSON.stringify({ argv: ['sh', '-c', 'echo ran > ran.txt'] }) }], finish: 'tool_calls' }, { text: 'never asked' }],
@@ -71,10 +71,10 @@ async function waitingRun(t: Test, sb: Sandbox) {
  * owner either: by then the refusal is what the store says, whoever asks.
  */
 async function afterDeath(t: Test, sb: Sandbox, approval: string, job: string, reaped = true) {
-  const list = await spawnCli(sb, ['--workspace', sb.project, '--json', 'approvals']);
+  const list = await spawnCli(sb, ['--project', sb.project, '--json', 'approvals']);
   t.equal(list.code, 0, list.stderr);
   t.same(JSON.parse(list.stdout).approvals, [], 'approvals no longer lists it');
-  const approve = await cli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', approval]);
+  const approve = await cli(sb, ['--project', sb.project, '--json', 'approvals', 'approve', approval]);
   t.equal(approve.code, 1, 'approving it fails');
   t.equal(JSON.parse(approve.stdout).error.code, 'SC_APPROVAL_NOT_PENDING');
   const after = jobOf(sb, job);
@@ -133,7 +133,7 @@ for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
 t.test('a SIGKILLed (or SIGTERMed) mcp serve: its pending test job is settled by the next command, and stays refused', async (t) => {
   for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
     const sb = sandbox('own-serve');
-    await cli(sb, ['--workspace', sb.project, 'trust']);
+    await cli(sb, ['--project', sb.project, 'trust']);
     const peer = await connect(sb, 'v1', ['--allow-write']);
     const sub = (await peer.callTool({ name: 'shadow_test', arguments: { command: ['sh', '-c', 'echo ran > ran.txt'] } })).structuredContent as any;
     t.equal(sub.state, 'waiting_approval');
@@ -157,7 +157,7 @@ t.test("a SIGKILLed run's coding-CLI temp dir is removed by the next open; SIGTE
   const claude = join(FIXTURES, 'fake-claude.mjs');
   for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
     const sb = sandbox('own-dir');
-    await cli(sb, ['--workspace', sb.project, 'trust']);
+    await cli(sb, ['--project', sb.project, 'trust']);
     await cli(sb, ['model', 'add', 'cc', '--provider', 'claude-code', '--command', claude, '--arg', '--fake-scenario', '--arg', 'bash']);
     const tmp = sb.env.TMPDIR as string;
     const dirs = () => readdirSync(tmp).filter((n) => n.startsWith('shadowcode-run-'));
@@ -171,7 +171,7 @@ t.test("a SIGKILLed run's coding-CLI temp dir is removed by the next open; SIGTE
     await r.exit;
     if (signal === 'SIGKILL') t.equal(dirs().length, 1, 'a killed run cannot remove it');
     else t.same(dirs(), [], 'SIGTERM: removed by the run itself');
-    const list = await spawnCli(sb, ['--workspace', sb.project, 'approvals']);
+    const list = await spawnCli(sb, ['--project', sb.project, 'approvals']);
     t.equal(list.code, 0, list.stderr);
     t.same(dirs(), [], 'gone after the next open');
     t.equal(jobOf(sb, job).state, 'cancelled');
@@ -188,7 +188,7 @@ t.test('the sweep removes only run dirs of gone processes that are real director
   mkdirSync(join(tmp, `shadowcode-run-${process.pid}-bbbbbb`));
   mkdirSync(join(sb.root, 'elsewhere'));
   symlinkSync(join(sb.root, 'elsewhere'), join(tmp, `shadowcode-run-${gone.pid}-link`));
-  const r = await spawnCli(sb, ['--workspace', sb.project, 'approvals']);
+  const r = await spawnCli(sb, ['--project', sb.project, 'approvals']);
   t.equal(r.code, 0, r.stderr);
   t.same(readdirSync(tmp).sort(), [`shadowcode-run-${gone.pid}-link`, `shadowcode-run-${process.pid}-bbbbbb`].sort(), "a live process's dir and a link stay");
   t.ok(existsSync(join(sb.root, 'elsewhere')), 'nothing is followed through a link');

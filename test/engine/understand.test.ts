@@ -77,7 +77,7 @@ t.test('saving the map is an explicit write that needs write access', async (t) 
   t.match((await ro.call('shadow_understand', { save: true })).text, /SC_POLICY_DENIED: tool:shadow_understand.save/);
   t.equal((await ro.call('shadow_memory', { action: 'read' })).data.content, '', 'a plain map saves nothing');
   ro.close();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const rw = await connection(sb, { allowWrite: true });
   t.teardown(rw.close);
   const r = await rw.call('shadow_understand', { save: true });

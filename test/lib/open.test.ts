@@ -24,10 +24,13 @@ async function refuses(t: Test, p: Promise<unknown>, code: string, message?: Reg
 
 t.test('refuses bad options with a clear ScError and opens nothing', async (t) => {
   const sb = sandbox('sc-lib-opts');
+  await refuses(t, open({ profile: sb.profile, project: 'project' }), 'SC_BAD_VALUE', /project must be an absolute path/);
   await refuses(t, open({ profile: sb.profile, workspace: 'project' }), 'SC_BAD_VALUE', /workspace must be an absolute path/);
-  await refuses(t, open({ profile: 'profile', workspace: sb.project }), 'SC_BAD_VALUE', /profile must be an absolute path/);
-  await refuses(t, open({ profile: sb.profile, workspace: join(sb.root, 'nothere') }), 'SC_WORKSPACE_INVALID');
-  await refuses(t, open({ profile: sb.profile, workspace: sb.project, allowWrite: true } as never), 'SC_BAD_VALUE', /unknown option "allowWrite"/);
+  await refuses(t, open({ profile: 'profile', project: sb.project }), 'SC_BAD_VALUE', /profile must be an absolute path/);
+  await refuses(t, open({ profile: sb.profile, project: join(sb.root, 'nothere') }), 'SC_WORKSPACE_INVALID');
+  await refuses(t, open({ profile: sb.profile } as never), 'SC_BAD_VALUE', /project must be a non-empty string/);
+  await refuses(t, open({ profile: sb.profile, project: sb.project, workspace: sb.project } as never), 'SC_BAD_VALUE', /project or workspace \(its older name\), not both/);
+  await refuses(t, open({ profile: sb.profile, project: sb.project, allowWrite: true } as never), 'SC_BAD_VALUE', /unknown option "allowWrite"/);
   const broken = mkdtempSync(join(tmpdir(), 'sc-lib-policy-'));
   cpSync(join(ROOT, 'policy'), broken, { recursive: true });
   const limits = JSON.parse(readFileSync(join(broken, 'limits.json'), 'utf8'));
@@ -36,8 +39,13 @@ t.test('refuses bad options with a clear ScError and opens nothing', async (t) =
   await refuses(t, open({ profile: sb.profile, workspace: sb.project, policyDir: broken }), 'SC_POLICY_INVALID', /limits\.json/);
   t.notOk(existsSync(sb.profile), 'no profile was created by a refused open');
 
-  const sc = await open({ profile: sb.profile, workspace: sb.project });
+  const sc = await open({ profile: sb.profile, project: sb.project });
   t.teardown(() => sc.close());
+  t.equal(sc.project, sb.project, 'the project in use');
+  t.equal(sc.workspace, sb.project, 'also under its older name');
+  const older = await open({ profile: sb.profile, workspace: sb.project });
+  t.equal(older.project, sb.project, 'workspace, the older name, opens the same project');
+  await older.close();
   await refuses(t, sc.serveHttp({ token: 'short' }), 'SC_HTTP_TOKEN_INVALID');
   await refuses(t, sc.serveHttp({ token: TOKEN, host: '0.0.0.0' }), 'SC_HTTP_BIND_INVALID', /loopback/);
   await refuses(t, sc.serveHttp({ token: TOKEN, host: 'localhost' }), 'SC_HTTP_BIND_INVALID');
@@ -107,7 +115,7 @@ function peer() {
 
 t.test('the host decides and cancels jobs of its embedded stdio server; close() ends it', async (t) => {
   const sb = sandbox('sc-lib-decide');
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'workspace']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'workspace']);
   const sc = await open({ profile: sb.profile, workspace: sb.project, env: { PATH: process.env.PATH as string }, name: 'tests' });
   t.teardown(() => sc.close());
   const p = peer();

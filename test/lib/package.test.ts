@@ -56,7 +56,7 @@ t.test('the published types compile in a TypeScript consumer, and reject a wrong
     `import { open, ScError, type Approval, type Decision, type Status, type ErrorCode } from 'shadowcode';
 const sc = await open({
   profile: '/tmp/p',
-  workspace: '/tmp/w',
+  project: '/tmp/w',
   onApproval: (a: Approval): Decision | undefined => (a.kind === 'command' && a.action.argv?.[0] === 'echo' ? 'approve' : undefined),
 });
 const s: Status = await sc.status();
@@ -76,8 +76,10 @@ try { await sc.close(); } catch (e) { if (e instanceof ScError) console.log(e.co
     join(consumer, 'consumer.cts'),
     `import shadowcode = require('shadowcode');
 const p: Promise<shadowcode.Shadowcode> = shadowcode.open({ profile: '/tmp/p', workspace: '/tmp/w' });
-// @ts-expect-error workspace is required
+// @ts-expect-error the project is required
 shadowcode.open({ profile: '/tmp/p' });
+// @ts-expect-error project or workspace, its older name, not both
+shadowcode.open({ profile: '/tmp/p', project: '/tmp/w', workspace: '/tmp/w' });
 void p;
 `,
   );
@@ -113,8 +115,8 @@ t.test('an embedded stdio server serves the SDK v1 and v2 clients', async (t) =>
   writeFileSync(
     join(consumer, 'stdio-host.mjs'),
     `import { open } from 'shadowcode';
-const [profile, workspace] = process.argv.slice(2);
-const sc = await open({ profile, workspace, env: { PATH: process.env.PATH } });
+const [profile, project] = process.argv.slice(2);
+const sc = await open({ profile, project, env: { PATH: process.env.PATH } });
 const server = await sc.serveStdio({ input: process.stdin, output: process.stdout });
 await server.closed;
 await sc.close();
@@ -145,9 +147,9 @@ await sc.close();
 t.test('examples/embed.mjs: the HTTP gateway with host approvals, audited as the host; close() leaves no process', async (t) => {
   const sb = sandbox('sc-lib-http');
   const bin = join(prefix, 'node_modules', '.bin', 'shadowcode');
-  await run(bin, ['--workspace', sb.project, 'trust', '--level', 'workspace'], { env: sb.env });
+  await run(bin, ['--project', sb.project, 'trust', '--level', 'workspace'], { env: sb.env });
   copyFileSync(join(ROOT, 'examples', 'embed.mjs'), join(consumer, 'embed.mjs'));
-  const child = spawn(process.execPath, [join(consumer, 'embed.mjs'), '--profile', sb.profile, '--workspace', sb.project], { cwd: consumer, env: { PATH: process.env.PATH, EMBED_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(consumer, 'embed.mjs'), '--profile', sb.profile, '--project', sb.project], { cwd: consumer, env: { PATH: process.env.PATH, EMBED_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr.on('data', (d) => (err += d));

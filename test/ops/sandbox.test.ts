@@ -11,7 +11,7 @@ import { readAudit } from '../../src/store/audit.js';
 import { openDb } from '../../src/store/db.js';
 import { cli, type Sandbox, sandbox } from '../fixtures/env.js';
 
-const ws = (sb: Sandbox) => ['--workspace', sb.project];
+const ws = (sb: Sandbox) => ['--project', sb.project];
 const json = async (sb: Sandbox, argv: string[]) => {
   const r = await cli(sb, ['--json', ...argv]);
   return { code: r.code, data: JSON.parse(r.stdout), stderr: r.stderr };
@@ -138,7 +138,7 @@ t.test('--all-projects grants to every project; hosts are listed with their port
   t.equal((await cli(sb, [...ws(sb), 'sandbox', 'allow', '--net', 'git.corp.example', '--private'])).code, 0);
   const other = join(sb.root, 'other');
   mkdirSync(other);
-  const o = await json(sb, ['--workspace', other, 'sandbox', 'show']);
+  const o = await json(sb, ['--project', other, 'sandbox', 'show']);
   t.same(o.data.grants.paths, [{ path: shared, write: false, secret: false, scope: 'all_projects' }], 'another project gets the all-projects grant');
   t.same(o.data.grants.hosts, [], 'but not this project\'s hosts');
   const p = await json(sb, [...ws(sb), 'sandbox', 'show']);
@@ -148,7 +148,7 @@ t.test('--all-projects grants to every project; hosts are listed with their port
   t.match(text.stdout, /network {3}only api\.example\.com:8443, git\.corp\.example, through shadowcode's proxy/);
   t.match(text.stdout, new RegExp(`${shared}  \\(granted for all projects\\)`));
   t.equal((await cli(sb, ['sandbox', 'revoke', '--all-projects', shared])).code, 0);
-  t.same((await json(sb, ['--workspace', other, 'sandbox', 'show'])).data.grants.paths, []);
+  t.same((await json(sb, ['--project', other, 'sandbox', 'show'])).data.grants.paths, []);
   // With the project's whole network open, hosts do not narrow it.
   await cli(sb, [...ws(sb), 'trust', '--network']);
   t.same((await json(sb, [...ws(sb), 'sandbox', 'show'])).data.network, { mode: 'all', hosts: [] });

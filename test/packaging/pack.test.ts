@@ -75,7 +75,7 @@ t.test('packs, installs into a temporary prefix, and the installed bin serves to
   // With telemetry configured, so that the installed OpenTelemetry packages load from the prefix too.
   const rx = await otlpReceiver();
   t.teardown(() => rx.close());
-  const transport = new StdioClientTransport({ command: bin, args: ['--workspace', sb.project, 'mcp', 'serve'], env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url }, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: bin, args: ['--project', sb.project, 'mcp', 'serve'], env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url }, stderr: 'pipe' });
   const client = new Client({ name: 'pack-check', version: '1.0.0' });
   t.teardown(() => client.close());
   await client.connect(transport);

@@ -95,3 +95,27 @@ t.test('action patterns match exactly or by a trailing star', async (t) => {
   t.equal(minLevel('elevated', 'workspace'), 'workspace');
   t.equal(minLevel(), 'elevated');
 });
+
+t.test('the shipped policy decides the same as an unfrozen copy of it, decision after decision', async () => {
+  // A frozen rule set has its rules looked up by action once; a copy that can still change is read in full every time.
+  const policy = shippedPolicy();
+  const copy = structuredClone(policy.permissions) as Permissions;
+  fc.assert(
+    fc.property(request, (req) => {
+      const a = authorize(req, policy.permissions);
+      const b = authorize(req, copy);
+      return JSON.stringify(a) === JSON.stringify(b);
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+t.test('a rule set changed between two decisions decides the second by its new rules', async (t) => {
+  const rules: Permissions = { version: 1, rules: [{ id: 'p', effect: 'permit', description: 'x', actions: ['tool:z'] }] };
+  const req: GateRequest = { action: 'tool:z', principal: { kind: 'stdio', owner: 'a', allow_write: false, allow_approvals: false }, project: null };
+  t.equal(authorize(req, rules).allow, true);
+  rules.rules.push({ id: 'f', effect: 'forbid', description: 'x', actions: ['tool:*'] });
+  t.same(authorize(req, rules).reasons, ['f'], 'the forbid added after the first decision applies');
+  (rules.rules[1] as { actions: string[] }).actions = ['tool:other'];
+  t.same(authorize(req, rules).reasons, ['p'], 'and stops applying once its actions no longer match');
+});

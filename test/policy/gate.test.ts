@@ -7,6 +7,7 @@ import { readAudit, verifyAudit } from '../../src/store/audit.js';
 import { openDb } from '../../src/store/db.js';
 import { ensureProfileDir } from '../../src/store/profile.js';
 import { assertTicket } from '../../src/ticket.js';
+import { registerSecretValue } from '../../src/util/secret-values.js';
 import { sandbox } from '../fixtures/env.js';
 
 function setup(t: Test) {
@@ -63,6 +64,22 @@ t.test('arguments are masked in the audit row', async (t) => {
   await enforce(env, { ...stdio({ action: 'tool:shadow_status' }), args: { api_token: 'abcdef123456', note: 'hello' } }, () => undefined);
   const [row] = readAudit(db, { limit: 1 });
   t.same((row?.body as { args: unknown }).args, { api_token: '[redacted]', note: 'hello' });
+});
+
+t.test('known secret values are scrubbed from every row decided together, in resources and arguments', async (t) => {
+  const { db, env } = setup(t);
+  const secret = `sk-${Math.random().toString(36).slice(2, 14)}`;
+  registerSecretValue(secret, 'GATE_KEY');
+  const outer = { ...stdio({ action: 'tool:shadow_status' }), resource: { kind: 'job', id: `job ${secret}`, project: '/p' }, args: { note: `outer ${secret}` } };
+  const inner = { ...stdio({ action: 'tool:shadow_status' }), args: { list: ['x', `inner ${secret}`] } };
+  const decided = admit(env, [outer, inner]);
+  t.equal(decided.length, 2);
+  const rows = readAudit(db, { kinds: ['decision'], limit: 10 }).map((r) => r.body as { resource?: unknown; args?: unknown });
+  t.equal(rows.length, 2);
+  t.same(rows[0]?.resource, { kind: 'job', id: 'job [secret:GATE_KEY]', project: '/p' });
+  t.same(rows[0]?.args, { note: 'outer [secret:GATE_KEY]' });
+  t.same(rows[1]?.args, { list: ['x', 'inner [secret:GATE_KEY]'] });
+  t.notMatch(JSON.stringify(readAudit(db, { limit: 10 })), secret, 'the value is nowhere in the log');
 });
 
 t.test('when the audit row cannot be written, the action does not run', async (t) => {

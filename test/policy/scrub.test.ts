@@ -106,6 +106,29 @@ t.test('scrubDeep walks strings and keys, and leaves other values alone', async 
   t.same(scrubDeep({ [v]: [v, 1, true, null, { inner: `x${v}x` }] }), { '[secret:DEEP]': ['[secret:DEEP]', 1, true, null, { inner: 'x[secret:DEEP]x' }] });
 });
 
+t.test('scrubDeep keeps every field and element around a secret, in order, and leaves the input untouched', async (t) => {
+  const v = unique('late-secret');
+  registerSecretValue(v, 'LATE');
+  const input = { a: 'plain', b: [1, 'two', { c: 'three' }, `in ${v}`, 'after'], [v]: 'key', z: { y: 'last' } };
+  const before = JSON.stringify(input);
+  const out = scrubDeep(input);
+  t.same(out, { a: 'plain', b: [1, 'two', { c: 'three' }, 'in [secret:LATE]', 'after'], '[secret:LATE]': 'key', z: { y: 'last' } });
+  t.same(Object.keys(out), ['a', 'b', '[secret:LATE]', 'z'], 'keys keep their order');
+  t.equal(JSON.stringify(input), before, 'the value given is not changed');
+  t.same(scrubDeep({ deep: [{ deeper: ['nothing secret here at all'] }] }), { deep: [{ deeper: ['nothing secret here at all'] }] });
+});
+
+t.test('a value exactly secrets.scrub_min_chars long is caught, alone and inside a longer text', async (t) => {
+  const min = shippedPolicy().limits.secrets.scrub_min_chars;
+  const v = Math.random().toString(36).slice(2).padEnd(min, 'q').slice(0, min);
+  t.equal(v.length, min);
+  registerSecretValue(v, 'EXACT');
+  t.equal(scrub(v), '[secret:EXACT]');
+  t.equal(scrubDeep({ k: v }).k, '[secret:EXACT]');
+  t.equal(scrub(`<${v}>`), '<[secret:EXACT]>');
+  t.equal(scrub(v.slice(1)), v.slice(1), 'one character short is not the secret');
+});
+
 t.test('a secret stored by another process is scrubbed here without ever being revealed', async (t) => {
   const sb = sandbox('scrub');
   scrubProfileSecrets(sb.profile);

@@ -25,7 +25,7 @@ const client = fc.constantFrom<ClientName>('generic', 'codex', 'claude', 'cursor
 const launchArb = fc.record({
   node: absPath,
   entry: absPath,
-  workspace: absPath,
+  project: absPath,
   profile: fc.option(fc.oneof(absPath, name), { nil: undefined }),
   allowWrite: fc.boolean(),
   allowApprovals: fc.boolean(),
@@ -39,7 +39,7 @@ function parsed(text: string, format: string, server: string): { command: string
 t.test('stdio entries round-trip the exact argv, or refuse ${ for clients that expand it', async (t) => {
   fc.assert(
     fc.property(client, name, launchArb, (c, n, l) => {
-      const launch = launchCommand(l.node, l.entry, { workspace: l.workspace, profile: l.profile, allowWrite: l.allowWrite, allowApprovals: l.allowApprovals && l.allowWrite });
+      const launch = launchCommand(l.node, l.entry, { project: l.project, profile: l.profile, allowWrite: l.allowWrite, allowApprovals: l.allowApprovals && l.allowWrite });
       const values = [launch.command, ...launch.args];
       let reg;
       try {
@@ -56,8 +56,8 @@ t.test('stdio entries round-trip the exact argv, or refuse ${ for clients that e
 });
 
 t.test('the launch command carries --profile only when given, and the flags only when asked', async (t) => {
-  t.same(launchCommand('/n', '/e', { workspace: '/w', profile: undefined, allowWrite: false, allowApprovals: false }).args, ['/e', '--workspace', '/w', 'mcp', 'serve']);
-  t.same(launchCommand('/n', '/e', { workspace: '/w', profile: 'work', allowWrite: true, allowApprovals: true }).args, ['/e', '--workspace', '/w', '--profile', 'work', 'mcp', 'serve', '--allow-write', '--allow-approvals']);
+  t.same(launchCommand('/n', '/e', { project: '/w', profile: undefined, allowWrite: false, allowApprovals: false }).args, ['/e', '--project', '/w', 'mcp', 'serve']);
+  t.same(launchCommand('/n', '/e', { project: '/w', profile: 'work', allowWrite: true, allowApprovals: true }).args, ['/e', '--project', '/w', '--profile', 'work', 'mcp', 'serve', '--allow-write', '--allow-approvals']);
 });
 
 const port = fc.integer({ min: 1, max: 65535 });

@@ -12,7 +12,7 @@ const append = (text: string) => ({ name: 'shadow_memory', arguments: { action: 
 
 t.test('a read-only server refuses writes with a tool error naming the rule', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'elevated']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'elevated']);
   const c = await connect(sb, 'v2-modern');
   t.teardown(() => c.close());
   const r = await c.callTool(append('x'));
@@ -29,7 +29,7 @@ t.test('--allow-write changes nothing in an untrusted project, or one trusted on
   t.teardown(() => c.close());
   t.match((await c.callTool(append('x'))).content[0].text, /write-needs-trust/);
   // The same server for both: trust is read on every call (the next test shows it), so this call is made in a project trusted read_only.
-  await cli(sb, ['--workspace', sb.project, 'trust', '--level', 'read_only']);
+  await cli(sb, ['--project', sb.project, 'trust', '--level', 'read_only']);
   const r = await c.callTool(append('x'));
   t.match(r.content[0].text, /denied by write-needs-workspace-level/);
   t.notMatch(r.content[0].text, /write-needs-trust/);
@@ -37,11 +37,11 @@ t.test('--allow-write changes nothing in an untrusted project, or one trusted on
 
 t.test('withdrawing trust takes effect on the next call of a running server', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const c = await connect(sb, 'v2-modern', ['--allow-write']);
   t.teardown(() => c.close());
   t.notOk((await c.callTool(append('first'))).isError);
-  await cli(sb, ['--workspace', sb.project, 'untrust']);
+  await cli(sb, ['--project', sb.project, 'untrust']);
   t.match((await c.callTool(append('second'))).content[0].text, /write-needs-trust/);
   t.equal(structured(await c.callTool({ name: 'shadow_memory', arguments: { action: 'read' } })).content, 'first');
 });
@@ -50,8 +50,8 @@ t.test("a second project's notes, goals and sessions never reach this connection
   const sb = sandbox();
   const other = join(sb.root, 'other');
   mkdirSync(other);
-  await cli(sb, ['--workspace', sb.project, 'trust']);
-  await cli(sb, ['--workspace', other, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
+  await cli(sb, ['--project', other, 'trust']);
   const o = await connect(sb, 'v1', ['--allow-write'], other);
   await o.callTool(append('secret plans of the other project'));
   const goal = structured(await o.callTool({ name: 'shadow_goal', arguments: { action: 'create', title: 'other goal' } }));

@@ -68,7 +68,7 @@ t.test('Claude Code finds each tool through ToolSearch by what people ask for it
   t.teardown(fake.close);
 
   const config = join(sb.root, 'mcp.json');
-  writeFileSync(config, JSON.stringify({ mcpServers: { [SERVER]: { type: 'stdio', command: process.execPath, args: [BIN, '--workspace', sb.project, 'mcp', 'serve'], env: { SHADOWCODE_HOME: sb.profile, XDG_CACHE_HOME: CODE_CACHE } } } }));
+  writeFileSync(config, JSON.stringify({ mcpServers: { [SERVER]: { type: 'stdio', command: process.execPath, args: [BIN, '--project', sb.project, 'mcp', 'serve'], env: { SHADOWCODE_HOME: sb.profile, XDG_CACHE_HOME: CODE_CACHE } } } }));
   const env = {
     PATH: process.env.PATH,
     HOME: sb.root,

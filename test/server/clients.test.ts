@@ -16,7 +16,7 @@ const TOOL_NAMES = [
 /** A server with --allow-write in a trusted project. */
 async function trusted(flavor: Flavor): Promise<{ sb: Sandbox; c: Peer }> {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   return { sb, c: await connect(sb, flavor, ['--allow-write']) };
 }
 

@@ -17,7 +17,7 @@ const long = (file: string) => ['sh', '-c', `sleep 60 & ${recordPid('$!', file)}
 for (const how of ['SIGKILL', 'engine stop'] as const) {
   t.test(`after ${how} of its engine a serving mcp serve settles its job, drops the pid and runs new jobs itself`, async (t) => {
     const sb = sandbox('loss');
-    await cli(sb, ['--workspace', sb.project, 'trust']);
+    await cli(sb, ['--project', sb.project, 'trust']);
     const engine = await startEngine(t, sb);
     const peer = await connect(sb, 'v2-modern', ['--allow-write', '--allow-approvals']);
     t.teardown(() => peer.close());
@@ -60,7 +60,7 @@ for (const how of ['SIGKILL', 'engine stop'] as const) {
 
 t.test("engine stop counts only its own cancelled jobs, not a job of a server's own engine", async (t) => {
   const sb = sandbox('stop-count');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   // The server starts before the engine, so its jobs run in its own process.
   const peer = await connect(sb, 'v1', ['--allow-write', '--allow-approvals']);
   t.teardown(() => peer.close());

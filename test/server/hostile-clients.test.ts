@@ -69,7 +69,7 @@ t.test('over HTTP an extra-key ping and a 100,000-deep request are answered with
 
 t.test('a client pacing 40 frames/s is not cut for flooding after the server was paused for 3 s', async (t) => {
   const sb = sandbox('paused');
-  await cli(sb, ['--workspace', sb.project, 'status']);
+  await cli(sb, ['--project', sb.project, 'status']);
   const s = raw(sb);
   t.teardown(() => void s.child.kill('SIGKILL'));
   s.child.stdin.write(line(INIT) + line({ jsonrpc: '2.0', method: 'notifications/initialized' }));

@@ -24,7 +24,7 @@ const HOSTILE: Array<{ name: string; plant: Plant; code: string }> = [
 
 async function trusted(plant: Plant): Promise<Sandbox> {
   const sb = sandbox('hostile');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'main.py'), 'print(1)\n');
   plant(sb);
   return sb;
@@ -124,7 +124,7 @@ t.test('project definitions: a FIFO, a sparse giant and a link are refused in th
     symlinkSync('/dev/zero', join(dir, 'zero.yaml'));
   });
   const before = process.memoryUsage().rss;
-  const r = await cli(sb, ['--workspace', sb.project, '--json', 'mcp']);
+  const r = await cli(sb, ['--project', sb.project, '--json', 'mcp']);
   t.equal(r.code, 0, r.stderr);
   const reasons = Object.fromEntries((JSON.parse(r.stdout).definitions as Array<{ id: string; grant: { reason: string } }>).map((d) => [d.id, d.grant.reason]));
   t.match(reasons['project:.shadowcode/mcp/fifo.yaml'], /^SC_FILE_REFUSED: .*FIFO/);
@@ -139,7 +139,7 @@ t.test('a definitions directory linked out of the project is reported, not liste
     writeFileSync(join(sb.root, 'elsewhere', 'mcp', 'evil.yaml'), 'name: evil\ncommand: ["/bin/sh"]\n');
     symlinkSync(join(sb.root, 'elsewhere'), join(sb.project, '.shadowcode'));
   });
-  const r = await cli(sb, ['--workspace', sb.project, '--json', 'mcp']);
+  const r = await cli(sb, ['--project', sb.project, '--json', 'mcp']);
   const defs = JSON.parse(r.stdout).definitions as Array<{ id: string; grant: { reason: string } }>;
   t.same(defs.map((d) => d.id), ['project:.shadowcode/mcp'], 'evil.yaml is not offered as this project\'s');
   t.match(defs[0]?.grant.reason, /^SC_DEF_REFUSED: .shadowcode\/mcp: .*leaves the project/);

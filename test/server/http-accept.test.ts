@@ -12,7 +12,7 @@ const read = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'resources/read', p
 
 async function gateway(t: any, http: Record<string, number>) {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const { Engine } = await import('../../src/engine/engine.js');
   const { shippedPolicy } = await import('../../src/policy/load.js');
   const { enforce } = await import('../../src/policy/gate.js');

@@ -20,7 +20,7 @@ const call = (gw: Gateway, name: string, args: Record<string, unknown>) => {
 
 async function setup(t: Test) {
   const sb = sandbox('sc-order');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const gw = await startGateway(sb, ['--allow-write']);
   t.teardown(() => gw.stop());
   const warm = await call(gw, 'shadow_status', {});

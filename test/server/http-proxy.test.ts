@@ -35,7 +35,7 @@ let tls: { key: string; cert: string };
 async function setup(t: any, allowed: string) {
   tls ??= certificate('mcp.example.com');
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const gw = await startGateway(sb, ['--allowed-host', allowed]);
   const proxy = createHttps(tls, (req, res) => {
     // Like an nginx location with proxy_set_header Host $host: the Host header is kept.

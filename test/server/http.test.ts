@@ -10,7 +10,7 @@ import { auth, type Gateway, httpClient, INIT_BODY, JSON_HEADERS, raw, startGate
 
 async function gateway(t: any, flags: string[] = [], token: 'env' | 'stored' = 'env') {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   if (token === 'stored') await cli(sb, ['secret', 'set', 'SHADOW_MCP_HTTP_TOKEN'], TOKEN);
   const gw = await startGateway(sb, flags, token === 'stored' ? {} : undefined);
   t.teardown(() => gw.stop());
@@ -230,7 +230,7 @@ t.test('SIGTERM stops the gateway cleanly with exit 0; end of stdin does not', a
 
 t.test('start-up refusals: non-loopback binds, bad tokens, proxy host shapes', async (t) => {
   const sb = sandbox();
-  const argv = (args: string[]) => ['--workspace', sb.project, 'mcp', 'serve', ...args];
+  const argv = (args: string[]) => ['--project', sb.project, 'mcp', 'serve', ...args];
   // Each is refused before anything listens, so the CLI in this process gives the same code, stdout
   // and stderr as a process would; one bind refusal is still a real process, as a user sees it exit.
   const binds = ['0.0.0.0:0', '[::]:0', 'localhost:0', '192.168.0.10:0'];
@@ -309,7 +309,7 @@ t.test('stderr carries only our own lines, from start to stop and on a failed st
   await c.callTool({ name: 'shadow_status', arguments: {} });
   await c.close();
   t.ok(types.length >= 2 && types.every((x) => x.startsWith('application/json')), `every modern answer is application/json (${types.join(', ')})`);
-  const busy = await spawnCli(sb, ['--workspace', sb.project, 'mcp', 'serve', '--http', `127.0.0.1:${gw.port}`, '--token-env', 'T'], '', { T: TOKEN });
+  const busy = await spawnCli(sb, ['--project', sb.project, 'mcp', 'serve', '--http', `127.0.0.1:${gw.port}`, '--token-env', 'T'], '', { T: TOKEN });
   t.equal(busy.code, 1);
   t.equal(busy.stderr, `shadowcode: cannot listen on 127.0.0.1:${gw.port}: EADDRINUSE [SC_HTTP_LISTEN_FAILED]\n`, 'a failed start prints its reason only');
   t.equal(await gw.stop(), 0);

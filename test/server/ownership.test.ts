@@ -20,7 +20,7 @@ async function submitApproved(c: any, argv: string[]): Promise<string> {
 
 t.test('SIGKILL of a stdio server: no child survives, its queued job never starts, another owner finishes', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const a = await connect(sb, 'v2-modern', ['--allow-write', '--allow-approvals']);
   const b = await connect(sb, 'v1', ['--allow-write', '--allow-approvals']);
   t.teardown(() => b.close());
@@ -53,7 +53,7 @@ t.test('SIGKILL of a stdio server: no child survives, its queued job never start
 
 t.test('end of input cancels the connection\'s running job and reaps it before exit', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const a = await connect(sb, 'v2-legacy', ['--allow-write', '--allow-approvals']);
   const job = await submitApproved(a, ['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`]);
   await until(() => pidsOf(join(sb.project, 'pids')).length === 2);

@@ -46,7 +46,7 @@ for (const flavor of FLAVORS) {
 
 t.test('over HTTP too, with the v2 (modern and legacy) and v1 clients', async (t) => {
   const sb = sandbox();
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const gw = await startGateway(sb);
   t.teardown(() => gw.stop());
   for (const flavor of ['v2-modern', 'v2-legacy', 'v1'] as const) {

@@ -30,7 +30,7 @@ async function writeDef(w: Awaited<ReturnType<typeof world>>, name: string, def:
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${name}.json`), JSON.stringify({ name, ...def }));
   const id = `project:.shadowcode/mcp/${name}.json`;
-  const view = JSON.parse((await cli(w.sb, ['--json', '--workspace', w.sb.project, 'mcp'])).stdout);
+  const view = JSON.parse((await cli(w.sb, ['--json', '--project', w.sb.project, 'mcp'])).stdout);
   return { id, hash: view.definitions.find((d: { id: string }) => d.id === id).hash };
 }
 
@@ -46,7 +46,7 @@ t.test('a canary stored as a secret, a model key and an env_refs value appears i
   // The server is given the stored secret and our environment's value, and repeats both everywhere it can.
   const marker = `canary-peer-${process.pid}`;
   const def = await writeDef(w, 'leaky', peerDef('leaky', { env_refs: { SERVER_SECRET: 'CANARY_STORED', SERVER_REF: 'CANARY_REF' } }, ['SERVER_SECRET,SERVER_REF', marker]));
-  const enabled = await cli(w.sb, ['--workspace', w.sb.project, 'mcp', 'enable', def.id, '--hash', def.hash]);
+  const enabled = await cli(w.sb, ['--project', w.sb.project, 'mcp', 'enable', def.id, '--hash', def.hash]);
   t.equal(enabled.code, 0, enabled.stderr);
   t.match(enabled.stdout, /read the catalog now and pinned it/, 'mcp enable read the catalog in front of the user');
   t.match(enabled.stdout, /leak .*Returns what it was given: SERVER_SECRET=\[secret:CANARY_STORED\]/, 'and showed its tools, scrubbed');
@@ -71,7 +71,7 @@ t.test('a canary stored as a secret, a model key and an env_refs value appears i
   for (const kind of ['command', 'mcp_call']) {
     const stop = await nextStop(c, started.job_id, 60000);
     t.equal(stop.approvals[0]?.kind, kind, `the task waits on the ${kind} approval`);
-    outputs.push((await cli(w.sb, ['--workspace', w.sb.project, 'approvals'])).stdout);
+    outputs.push((await cli(w.sb, ['--project', w.sb.project, 'approvals'])).stdout);
     await call(c, 'shadow_approve', { approval_id: stop.approvals[0].id, decision: 'approve' });
   }
   const end = await nextStop(c, started.job_id, 60000);
@@ -98,7 +98,7 @@ t.test('a canary stored as a secret, a model key and an env_refs value appears i
   const events = JSON.stringify((await call(c, 'shadow_jobs', { action: 'events', job_id: started.job_id, limit: 100 })).events);
   outputs.push(events);
   for (const argv of [['mcp', 'tools', def.id], ['--json', 'mcp', 'tools', def.id], ['mcp', 'tools', def.id, '--refresh'], ['--json', 'mcp'], ['approvals'], ['--json', 'approvals'], ['status']]) {
-    const r = await cli(w.sb, ['--workspace', w.sb.project, ...argv]);
+    const r = await cli(w.sb, ['--project', w.sb.project, ...argv]);
     t.equal(r.code, 0, `${argv.join(' ')}: ${r.stderr}`);
     outputs.push(r.stdout + r.stderr);
   }
@@ -119,12 +119,12 @@ t.test('a catalog nobody reviewed is never offered; the model is told to ask for
   const log = join(w.sb.root, 'late.log');
   // Enabled while its credential is missing, so the review at mcp enable cannot start it.
   const def = await writeDef(w, 'late', peerDef('ok', { env: { PEER_LOG: log }, env_refs: { TOKEN: 'LATE_TOKEN' } }));
-  const enabled = await cli(w.sb, ['--json', '--workspace', w.sb.project, 'mcp', 'enable', def.id, '--hash', def.hash]);
+  const enabled = await cli(w.sb, ['--json', '--project', w.sb.project, 'mcp', 'enable', def.id, '--hash', def.hash]);
   t.equal(enabled.code, 0, enabled.stderr);
   t.match(JSON.parse(enabled.stdout), { grant: { definition_id: def.id }, review: { ok: false, code: 'SC_SECRET_NOT_FOUND' } }, 'the grant is kept; the review says why it read nothing');
   t.equal((await cli(w.sb, ['secret', 'set', 'LATE_TOKEN'], `${canary('late')}\n`)).code, 0);
-  const shown = await cli(w.sb, ['--workspace', w.sb.project, 'mcp', 'tools', def.id]);
-  t.match(shown.stdout, /has been reviewed .*so tasks offer none of its tools; read and pin it with shadowcode --workspace .* mcp tools project:\.shadowcode\/mcp\/late\.json --refresh/);
+  const shown = await cli(w.sb, ['--project', w.sb.project, 'mcp', 'tools', def.id]);
+  t.match(shown.stdout, /has been reviewed .*so tasks offer none of its tools; read and pin it with shadowcode --project .* mcp tools project:\.shadowcode\/mcp\/late\.json --refresh/);
 
   const fake = await startFakeModel({
     format: 'openai',
@@ -151,7 +151,7 @@ t.test('a catalog nobody reviewed is never offered; the model is told to ask for
   t.match(JSON.stringify(fake.requests[2]?.body.messages.at(-1)), /SC_MCP_CATALOG_UNREVIEWED/, 'a call by name is refused the same way');
   t.notOk(existsSync(log), 'the task never started the server');
 
-  const refreshed = await cli(w.sb, ['--workspace', w.sb.project, 'mcp', 'tools', def.id, '--refresh']);
+  const refreshed = await cli(w.sb, ['--project', w.sb.project, 'mcp', 'tools', def.id, '--refresh']);
   t.equal(refreshed.code, 0, refreshed.stderr);
   t.match(refreshed.stdout, /read the catalog now and pinned it/);
   t.match(refreshed.stdout, /echo +- +the echo tool/, 'the tools are shown as they are pinned');

@@ -32,7 +32,7 @@ async function ended(c: Parameters<typeof call>[0], jobId: string, ms = 30000): 
 
 async function project(t: any, name: string, script: ReturnType<typeof calls>) {
   const sb = sandbox(name);
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   plant(sb.project);
   const fake = await startFakeModel({ format: 'openai', script: steps(script) });
   t.teardown(() => fake.close());
@@ -116,8 +116,8 @@ t.test('shadow_test without a task: its changes are in its events and in review 
   t.same(changed?.changed.map((f: { path: string; kind: string }) => `${f.kind} ${f.path}`), ['added Makefile', 'modified package.json', 'added sub/.claude/settings.json', 'deleted test/smoke.test.js'], 'the job events name what it changed');
   const review = await call(c, 'shadow_review', { task_id: run.job_id });
   t.same(review.files.map((f: { path: string; status: string }) => `${f.status} ${f.path}`), ['added Makefile', 'modified package.json', 'added sub/.claude/settings.json', 'deleted test/smoke.test.js'], 'review JOB shows them');
-  const cliReview = await cli(sb, ['--workspace', sb.project, 'review', run.job_id]);
+  const cliReview = await cli(sb, ['--project', sb.project, 'review', run.job_id]);
   t.match(cliReview.stdout, /modified package\.json\n--- a\/package\.json/);
   t.same((await call(c, 'shadow_rollback', { task_id: run.job_id, confirm: true })).restored.sort(), CHANGED);
-  t.equal((await cli(sb, ['--workspace', sb.project, 'jobs'])).code, 0);
+  t.equal((await cli(sb, ['--project', sb.project, 'jobs'])).code, 0);
 });

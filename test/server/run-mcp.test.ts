@@ -42,7 +42,7 @@ for (const [format, via, transport] of [['openai', 'stdio-v2', 'stdio'], ['anthr
     const [approval] = stop.approvals;
     t.equal(approval.kind, 'mcp_call');
     t.same(approval.action, { server: g.id, tool: 'echo', arguments: { message: 'hello from the task' } }, 'the server id, the tool and the complete arguments');
-    const pending = await cli(w.sb, ['--workspace', w.sb.project, 'approvals']);
+    const pending = await cli(w.sb, ['--project', w.sb.project, 'approvals']);
     t.match(pending.stdout, `call ${g.id} tool echo with {"message":"hello from the task"}`, 'shadowcode approvals shows the exact call');
     await call(c, 'shadow_approve', { approval_id: approval.id, decision: 'approve' });
     const end = await nextStop(c, started.job_id, 30000);

@@ -13,7 +13,7 @@ import { connect } from '../fixtures/mcp.js';
 
 async function setup(t: any, format: Format, script: Step[], flags: string[]) {
   const sb = sandbox('modes');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'keep.txt'), 'original\n');
   const fake = await startFakeModel({ format, script });
   t.teardown(() => fake.close());

@@ -17,7 +17,7 @@ import { connect } from '../fixtures/mcp.js';
 for (const format of ['openai', 'anthropic'] as Format[]) {
   t.test(`${format}: SIGKILL of the owner stops its command group; its queued task never reaches the model; another owner finishes`, async (t) => {
     const sb = sandbox('own');
-    await cli(sb, ['--workspace', sb.project, 'trust']);
+    await cli(sb, ['--project', sb.project, 'trust']);
     const long = JSON.stringify({ argv: ['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`] });
     const fakeA = await startFakeModel({ format, script: [{ tool_calls: [{ id: 'a1', name: 'run_command', arguments: long }], finish: 'tool_calls' }, { text: 'should never be asked' }] });
     t.teardown(() => fakeA.close());

@@ -14,7 +14,7 @@ import { connect } from '../fixtures/mcp.js';
 
 t.test('a build task runs in the shared engine; the server going away cancels it there', async (t) => {
   const sb = sandbox('shared-run');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   writeFileSync(join(sb.project, 'n.txt'), '1\n');
   const long = JSON.stringify({ argv: ['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`] });
   const fake = await startFakeModel({

@@ -52,7 +52,7 @@ const RUNS: Array<[Format, Via]> = [
 for (const [format, via] of RUNS) {
   t.test(`${format} model over ${via}: read, edit, approved command, finish, review, why, rollback`, async (t) => {
     const sb = sandbox('run');
-    await cli(sb, ['--workspace', sb.project, 'trust']);
+    await cli(sb, ['--project', sb.project, 'trust']);
     writeFileSync(join(sb.project, 'greet.txt'), 'hello\n');
     const fake = await startFakeModel({ format, script: build(5) });
     t.teardown(() => fake.close());

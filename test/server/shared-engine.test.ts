@@ -40,7 +40,7 @@ function groupOf(pid: number): number {
 let shared: { sb: Sandbox; engine: EngineProc; stdio: Peer };
 t.before(async () => {
   const sb = sandbox('shared');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const engine = await startEngine(t, sb);
   const stdio = await connect(sb, 'v2-legacy', ['--allow-write']);
   t.teardown(() => stdio.close());
@@ -49,7 +49,7 @@ t.before(async () => {
 
 t.test('two stdio servers share one engine; SIGKILL of one cancels only its work', async (t) => {
   const sb = sandbox('shared');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const engine = await startEngine(t, sb);
   const a = await connect(sb, 'v2-modern', ['--allow-write', '--allow-approvals']);
   const b = await connect(sb, 'v1', ['--allow-write', '--allow-approvals']);
@@ -97,7 +97,7 @@ t.test('two stdio servers share one engine; SIGKILL of one cancels only its work
 t.test('an approval from the CLI reaches the job through the engine at once', async (t) => {
   const { sb, stdio: c } = shared;
   const sub = (await c.callTool({ name: 'shadow_test', arguments: { command: ['sh', '-c', 'echo hi > approved-ran'] } })).structuredContent;
-  const r = await cli(sb, ['--json', '--workspace', sb.project, 'approvals', 'approve', sub.approval.id]);
+  const r = await cli(sb, ['--json', '--project', sb.project, 'approvals', 'approve', sub.approval.id]);
   t.equal(r.code, 0, r.stderr);
   t.match(JSON.parse(r.stdout), { approval: { state: 'approved' }, engine: { mode: 'shared' } });
   await until(() => existsSync(join(sb.project, 'approved-ran')));

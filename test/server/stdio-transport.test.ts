@@ -39,7 +39,7 @@ t.test('sends that find stdout full share one drain wait and all complete', asyn
 
 t.test('the server, its stdout unread for a while, answers everything with no warning on stderr', async (t) => {
   const sb = sandbox();
-  const child = spawn(process.execPath, [BIN, '--workspace', sb.project, 'mcp', 'serve'], { env: sb.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, '--project', sb.project, 'mcp', 'serve'], { env: sb.env, stdio: ['pipe', 'pipe', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d) => (err += d));
   const exit = new Promise((r) => child.on('close', r));

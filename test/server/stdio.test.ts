@@ -86,12 +86,12 @@ t.test('a connection that sends no request within 10 s is closed', async (t) => 
 
 t.test('mcp serve refuses --json, a missing workspace, and --allow-approvals alone', async (t) => {
   const sb = sandbox();
-  const json = await cli(sb, ['--json', '--workspace', sb.project, 'mcp', 'serve']);
+  const json = await cli(sb, ['--json', '--project', sb.project, 'mcp', 'serve']);
   t.equal(json.code, 2);
   t.match(JSON.parse(json.stdout).error.message, /cannot be combined with --json/);
   const ws = await cli(sb, ['mcp', 'serve']);
   t.match(ws.stderr, /\[SC_WORKSPACE_REQUIRED\]/);
-  const appr = await cli(sb, ['--workspace', sb.project, 'mcp', 'serve', '--allow-approvals']);
+  const appr = await cli(sb, ['--project', sb.project, 'mcp', 'serve', '--allow-approvals']);
   t.equal(appr.code, 2);
   t.match(appr.stderr, /--allow-approvals needs --allow-write/);
 });

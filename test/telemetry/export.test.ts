@@ -36,12 +36,12 @@ function loadedModules(stderr: string): string[] | undefined {
 
 t.test('mcp serve configured only by OTEL_* variables exports the call, its decision, the approval, the job and the audit rows, and no tool argument', async (t) => {
   const sb = sandbox('sc-otel');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const rx = await otlpReceiver();
   t.teardown(() => rx.close());
   const env = { ...withCodeCache(sb.env), OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'shadowcode-e2e' } as Record<string, string>;
   let stderr = '';
-  const transport = new StdioClientTransport({ command: process.execPath, args: ['--require', RECORDER, BIN, '--workspace', sb.project, 'mcp', 'serve', '--allow-write', '--allow-approvals'], env, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: ['--require', RECORDER, BIN, '--project', sb.project, 'mcp', 'serve', '--allow-write', '--allow-approvals'], env, stderr: 'pipe' });
   transport.stderr?.on('data', (d: Buffer) => (stderr += d));
   const client = new Client({ name: 'otel-e2e', version: '1.0.0' });
   await client.connect(transport, { timeout: 15000 });
@@ -78,7 +78,7 @@ t.test('mcp serve configured only by OTEL_* variables exports the call, its deci
   t.equal(call.resource['service.name'], 'shadowcode-e2e', 'OTEL_SERVICE_NAME names the service');
 
   // The gate's decision on that call: a guardrail span under it, with the policy hash and the rule.
-  const status = JSON.parse((await cli(sb, ['--json', '--workspace', sb.project, 'status'])).stdout) as { policy: { hash: string } };
+  const status = JSON.parse((await cli(sb, ['--json', '--project', sb.project, 'status'])).stdout) as { policy: { hash: string } };
   const decision = rx.spans.find((s) => s.name === 'run_guardrail shadowcode-policy' && s.parentSpanId === call.spanId && s.attributes['shadowcode.action'] === 'tool:shadow_test') as GotSpan;
   t.ok(decision, 'the decision on the call is a guardrail span inside it');
   t.match(decision.attributes, { 'gen_ai.operation.name': 'run_guardrail', 'gen_ai.guardrail.verdict.type': 'allow', 'gen_ai.guardrail.security.policy.id': status.policy.hash, 'gen_ai.guardrail.target.subtype': 'tool_call' });
@@ -134,7 +134,7 @@ t.test('mcp serve configured only by OTEL_* variables exports the call, its deci
 
 t.test('with no telemetry configured, mcp serve loads no OpenTelemetry module', async (t) => {
   const sb = sandbox('sc-otel-off');
-  const child = spawn(process.execPath, ['--require', RECORDER, BIN, '--workspace', sb.project, 'mcp', 'serve'], { env: withCodeCache(sb.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--require', RECORDER, BIN, '--project', sb.project, 'mcp', 'serve'], { env: withCodeCache(sb.env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   let stdout = '';
   child.stderr.on('data', (d) => (stderr += d));

@@ -31,7 +31,7 @@ import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
 import type { Db } from '../../store/db.js';
-import { getProject } from '../../store/projects.js';
+import { runnerSpawnRequest, trustOf } from '../../policy/requests.js';
 import type { SecretStore } from '../../store/secrets.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { type PathVerdict, pathVerdict } from '../../policy/protected-paths.js';
@@ -134,18 +134,10 @@ function failed(code: string, message: string): TaskOutcome {
 export async function runCli(entry: RunnerEntry, deps: RunnerDeps, ctx: TaskContext, drive: (run: Run) => Promise<Driven>): Promise<TaskOutcome> {
   const limits = deps.policy.limits.runners;
   const readOnly = ctx.mode !== 'build' || ctx.ceiling === 'read_only';
-  const p = getProject(deps.db, ctx.project);
   try {
     return await enforce(
       deps.gateEnv,
-      {
-        action: 'runner:spawn',
-        principal: { kind: 'engine', owner: ctx.owner, allow_write: !readOnly, allow_approvals: false },
-        project: { path: p.path, trusted: p.trusted, level: p.level },
-        requested_level: ctx.ceiling,
-        resource: { kind: 'runner', id: entry.id, provider: entry.provider, command: entry.command, project: ctx.project },
-        args: { job_id: ctx.jobId, mode: ctx.mode, args: [...entry.args] },
-      },
+      runnerSpawnRequest(ctx, trustOf(deps.db, ctx.project), entry, !readOnly, { job_id: ctx.jobId, mode: ctx.mode, args: [...entry.args] }),
       (ticket) => runTicketed(ticket, entry, deps, ctx, limits, readOnly, drive),
     );
   } catch (err) {

@@ -18,6 +18,7 @@ import { changeFile, createParents, readState, type WriteResult } from '../../en
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { type PathAccess, pathVerdict, protectedError } from '../../policy/protected-paths.js';
+import { fileWriteRequest } from '../../policy/requests.js';
 import { confinedPath } from '../../util/confine.js';
 import type { ToolEnv } from './types.js';
 
@@ -58,7 +59,7 @@ export async function writeProjectFile(env: ToolEnv, tool: string, path: string,
     if (v.effect === 'refuse') throw protectedError(v, path, 'write');
     if (v.effect === 'approve' && verdict.effect !== 'approve') throw new ScError('SC_WRITE_RACED', `${path} now leads to ${v.matched}, whose change needs its own approval; nothing was written`);
   };
-  const req = env.request('file:write', { resource: { kind: 'file', id: path.slice(0, 512), owner: ctx.owner, project: ctx.project }, args: { path, bytes: content.length, tool, ...(verdict.rule ? { protected_rule: verdict.rule } : {}) } });
+  const req = fileWriteRequest(ctx, env.trust(), path, { path, bytes: content.length, tool, ...(verdict.rule ? { protected_rule: verdict.rule } : {}) });
   const why = `${tool} in task ${ctx.jobId}: ${ctx.prompt.replace(/\s+/g, ' ').slice(0, 120)}`;
   const r = await enforce(env.gate, req, (ticket) => {
     const created = parents ? createParents(ticket, ctx.project, path) : [];

@@ -22,6 +22,7 @@ import { sandboxMark } from '../../engine/jobs.js';
 import { protectedCreatedEvent, runCommand } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
+import { jobRunRequest } from '../../policy/requests.js';
 import { ScrubStream } from '../../policy/scrub.js';
 import { getProject } from '../../store/projects.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
@@ -52,7 +53,7 @@ export const runCommandTool: NativeTool<Args> = {
     // What changed while the approval waited is not the command's.
     observeJob(env.gate, job, watch, betweenCause(env.db(), ctx.jobId), { emit: ctx.emit });
     const limits = env.policy.limits;
-    const req = env.request('job:run', { resource: { kind: 'job', id: ctx.jobId, owner: ctx.owner, project: ctx.project }, args: { argv: a.argv, cwd } });
+    const req = jobRunRequest(ctx, env.trust(), ctx.jobId, { argv: a.argv, cwd });
     const out = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
     let captured = 0;
     let timedOut = false;

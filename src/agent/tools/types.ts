@@ -4,12 +4,12 @@
  *   model's call ─► loop parses JSON args ─► schemas/agent-tools/<name> ─► gate 'task:tool.<name>'
  *   ─► tool.run(env, args, ticket) ─► ToolResult (an error names its code; the loop caps its size)
  *
- * A tool never decides whether it may run: the gate did, on the request built
- * by `env.request`, from the task's ceiling and the project's trust as read now.
+ * A tool never decides whether it may run: the gate did, on the request built by
+ * policy/requests.ts from the task's ceiling and the project's trust as read now (`env.trust()`).
  */
-import type { GateRequest } from '../../../gen/types/gate-request.js';
 import type { GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
+import type { Trust } from '../../policy/requests.js';
 import type { Db } from '../../store/db.js';
 import type { GateTicket } from '../../ticket.js';
 import type { TaskContext, ToolResult } from '../types.js';
@@ -21,8 +21,8 @@ export interface ToolEnv {
   readonly gate: GateEnv;
   /** The engine's environment, filtered by policy/environment.json before a command sees it. */
   readonly env: NodeJS.ProcessEnv;
-  /** A gate request on behalf of this task: the engine acting for the task's owner, at the task's ceiling. */
-  request(action: string, extra?: Partial<Pick<GateRequest, 'resource' | 'args'>>): GateRequest;
+  /** The project's trust as stored now, for the gate requests the task's tools make (policy/requests.ts). */
+  trust(): Trust;
 }
 
 export interface NativeTool<A = Record<string, unknown>> {

@@ -51,7 +51,7 @@ export const command: CommandSpec = {
     const text = jobs.length
       // A job is a task (the model's work; kind agent in --json) or a test run: the table says task.
       ? table(['JOB', 'KIND', 'STATE', 'OWNER', 'CREATED', 'ANSWER'], jobs.map((j) => [j.id, j.kind === 'agent' ? 'task' : j.kind, j.state, j.owner, j.created_at.slice(0, 19).replace('T', ' '), said(j)]), ctx.style) +
-        (page.next_cursor ? `\nmore: shadowcode --workspace ${project} jobs --cursor ${page.next_cursor}` : '')
+        (page.next_cursor ? `\nmore: shadowcode --project ${project} jobs --cursor ${page.next_cursor}` : '')
       : 'no tasks or jobs in this project';
     return { data: { jobs, next_cursor: page.next_cursor }, text };
   },

@@ -29,7 +29,7 @@ export const command: CommandSpec = {
     if (!ctx.json) for (const w of warnings) ctx.io.stderr.write(`shadowcode: warning: ${inert(w)}\n`);
     const said = r.unchanged
       ? `${r.id} is already stored with this content; nothing changed\nhash ${r.hash}`
-      : `${r.replaced ? 'replaced' : 'added'} ${r.id}\nhash ${r.hash}\nenable it for a project with: shadowcode --workspace DIR mcp enable ${r.id} --hash ${r.hash}`;
+      : `${r.replaced ? 'replaced' : 'added'} ${r.id}\nhash ${r.hash}\nenable it for a project with: shadowcode --project DIR mcp enable ${r.id} --hash ${r.hash}`;
     // Literal env values never stay in the definition: say where they went.
     const moved = r.unchanged ? [] : Object.keys(def.env).sort();
     const movedLine = moved.length ? `\nthe literal value${moved.length > 1 ? 's' : ''} of ${moved.join(', ')} moved into the profile's secret store (listed by shadowcode secret list); the stored definition keeps only the name${moved.length > 1 ? 's' : ''}` : '';

@@ -40,9 +40,9 @@ export const command: CommandSpec = {
     const project = ctx.requireWorkspace('mcp enable');
     const id = args[0] as string;
     const hash = options.hash as string | undefined;
-    if (!hash) throw new ScError('SC_USAGE', `mcp enable needs --hash; see the hash of ${id} in shadowcode --workspace ${project} mcp`);
+    if (!hash) throw new ScError('SC_USAGE', `mcp enable needs --hash; see the hash of ${id} in shadowcode --project ${project} mcp`);
     const db = ctx.db();
-    if (!getProject(db, project).trusted) throw new ScError('SC_PROJECT_UNTRUSTED', `${project} is not trusted; run shadowcode --workspace ${project} trust first`);
+    if (!getProject(db, project).trusted) throw new ScError('SC_PROJECT_UNTRUSTED', `${project} is not trusted; run shadowcode --project ${project} trust first`);
     const refused = id.startsWith('project:') ? projectDefinitions(project, ctx.policy().limits.definitions).find((p) => p.id === id && !p.ok) : undefined;
     if (refused && !refused.ok) throw new ScError('SC_DEF_REFUSED', `${id} cannot be enabled: ${refused.error.message}`);
     const current = currentHashes(db, project, ctx.policy()).get(id);
@@ -60,7 +60,7 @@ export const command: CommandSpec = {
     const missingLine = missing.length ? `\nnot there yet, so not shown to it until you create ${missing.length === 1 ? 'it' : 'them'}: ${inert(missing.join(', '))}` : '';
     // An id can be a project file's name; a read's failure can quote the server.
     const enabled = `enabled ${inert(id)} for ${inert(project)} at hash ${g.hash}${listed?.transport === 'stdio' ? `\nits sandbox: ${inert(sandboxWords(listed.sandbox))}${missingLine}` : ''}`;
-    const again = `shadowcode --workspace ${inert(project)} mcp tools ${inert(id)} --refresh`;
+    const again = `shadowcode --project ${inert(project)} mcp tools ${inert(id)} --refresh`;
     if (options['no-review'] === true) {
       return { data: { grant: g, ...sandbox, review: null }, text: `${enabled}\nits tool catalog was not read (--no-review); tasks offer none of its tools until ${again} reads and pins it` };
     }

@@ -50,12 +50,12 @@ export const command: CommandSpec = {
       reg = httpRegistration(client, name, checkGatewayUrl(url), tokenEnv, rules);
     } else {
       if (allowApprovals && !allowWrite) throw new ScError('SC_USAGE', '--allow-approvals needs --allow-write');
-      const workspace = ctx.requireWorkspace('mcp register');
+      const project = ctx.requireWorkspace('mcp register');
       const { node, entry } = installedEntry();
       checkPersistent([node, entry], ctx.io.env, rules.temporary_path_markers);
       // The client starts the server without our environment: a profile other than the default travels as --profile DIR.
       const profile = ctx.profile.dir === defaultProfileDir(ctx.io.env) ? undefined : ctx.profile.dir;
-      reg = stdioRegistration(client, name, launchCommand(node, entry, { workspace, profile, allowWrite, allowApprovals }), rules);
+      reg = stdioRegistration(client, name, launchCommand(node, entry, { project, profile, allowWrite, allowApprovals }), rules);
       if (profile !== undefined) reg = { ...reg, profile };
     }
     const host = hostCommand(reg, rules);

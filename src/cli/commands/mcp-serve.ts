@@ -16,7 +16,7 @@ export const command: CommandSpec = {
   name: 'mcp serve',
   summary: "Serve this project to your coding tool (the connected client) over stdio, or --http",
   description:
-    'Serve the selected project to one MCP client over stdio (newline-delimited JSON-RPC). Read-only unless --allow-write; writes also need a trusted project and stay within its level. Jobs run in the profile\'s shared engine when one is running (shadowcode engine start), owned by this connection; otherwise in a temporary engine that ends with this server. Stdout carries protocol only; logs go to stderr. Cannot be combined with --json.',
+    'Serve the selected project to one connected client (your coding tool, an MCP client) over stdio (newline-delimited JSON-RPC). Read-only unless --allow-write; writes also need a trusted project and stay within its trust level. Jobs run in the profile\'s shared engine when one is running (shadowcode engine start), owned by this connection; otherwise in a temporary engine that ends with this server. Stdout carries protocol only; logs go to stderr. Cannot be combined with --json.',
   options: [
     { name: 'allow-write', type: 'boolean', description: 'let this connection change a trusted project, up to its level' },
     { name: 'allow-approvals', type: 'boolean', description: 'let this connection approve its own pending actions (needs --allow-write)' },

@@ -67,7 +67,7 @@ export function pinReport(ctx: Ctx, project: string, id: string): { data: Record
   if (!pin) {
     return {
       data: { id, pinned_hash: null, last_hash: null, last_match: null, tools: [], diff: null },
-      text: `no catalog of ${id} has been reviewed for ${project}, so tasks offer none of its tools; read and pin it with shadowcode --workspace ${project} mcp tools ${id} --refresh`,
+      text: `no catalog of ${id} has been reviewed for ${project}, so tasks offer none of its tools; read and pin it with shadowcode --project ${project} mcp tools ${id} --refresh`,
     };
   }
   const match = pin.pinned_hash === pin.seen_hash;
@@ -81,7 +81,7 @@ export function pinReport(ctx: Ctx, project: string, id: string): { data: Record
       : [
           `last connection ${pin.seen_at}: ${st.bad('CHANGED')} to ${pin.seen_hash}; tasks refuse this server until you accept it`,
           ...diffText(diff as CatalogDiff, st),
-          `to accept exactly this catalog: shadowcode --workspace ${project} mcp tools ${id} --accept ${pin.seen_hash}`,
+          `to accept exactly this catalog: shadowcode --project ${project} mcp tools ${id} --accept ${pin.seen_hash}`,
         ]),
   ].join('\n');
   return { data: { id, pinned_hash: pin.pinned_hash, pinned_at: pin.pinned_at, last_hash: pin.seen_hash, last_seen_at: pin.seen_at, last_match: match, tools: pin.pinned, ...(match ? { diff: null } : { diff, seen_tools: pin.seen }) }, text };
@@ -106,7 +106,7 @@ export const command: CommandSpec = {
     const db = ctx.db();
     const accept = options.accept as string | undefined;
     if (accept !== undefined) {
-      if (!/^[0-9a-f]{64}$/.test(accept)) throw new ScError('SC_BAD_VALUE', `--accept takes the full 64-character catalog hash that shadowcode --workspace ${project} mcp tools ${id} shows`);
+      if (!/^[0-9a-f]{64}$/.test(accept)) throw new ScError('SC_BAD_VALUE', `--accept takes the full 64-character catalog hash that shadowcode --project ${project} mcp tools ${id} shows`);
       const r = await enforce(ctx.gate(), ctx.request('cli:mcp.tools.accept', { resource: { kind: 'catalog', id, hash: accept }, args: { id, hash: accept } }), (t) => acceptCatalog(t, db, project, id, accept));
       const changed = r.previous_hash !== r.pinned_hash;
       return {

@@ -70,7 +70,7 @@ export const command: CommandSpec = {
     // A default endpoint is a public service for openai-compatible and anthropic: say which, so it is not a surprise.
     if (options['base-url'] === undefined && !ep.loopback) lines.push(`no --base-url given: using the ${m.provider} default, ${ep.url.toString()}; pass --base-url for another server`);
     if (keyName) lines.push(`key from ${m.api_key_env ? 'environment variable' : 'secret'} ${keyName}${present ? '' : ' (not set yet)'}`);
-    if (!ep.loopback) lines.push('a remote model is reached only from a project with network permission: shadowcode --workspace DIR trust --network');
+    if (!ep.loopback) lines.push('a remote model is reached only from a project with network permission: shadowcode --project DIR trust --network');
     return { data: { model: m, endpoint: ep.loopback ? 'loopback' : 'remote', default: saved.default_model === id, credential: keyName ? (present ? 'present' : 'missing') : 'not_needed' }, text: lines.join('\n') };
   },
 };

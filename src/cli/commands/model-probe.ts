@@ -15,10 +15,10 @@ import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
   name: 'model probe',
-  summary: "Check that a model's endpoint answers and accepts its key",
+  summary: "Check that a model's endpoint answers and accepts its key, or that a runner's executable runs",
   description: "Send one request for the endpoint's model list, with the configured key, within models.probe_ms. Redirects are refused. Exits 1 when the endpoint does not answer or refuses the key. For a coding CLI runner, run only `COMMAND --version` (within runners.version_deadline_ms) and exit 1 when it is missing or fails.",
   options: [],
-  args: [{ name: 'ID', required: true, description: 'the model to probe' }],
+  args: [{ name: 'ID', required: true, description: 'the model or runner to probe' }],
   examples: ['shadowcode model probe local', 'shadowcode --json model probe claude', 'shadowcode model probe cc'],
   workspace: 'ignored',
   async run(ctx, { args }) {

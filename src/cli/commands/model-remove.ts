@@ -7,9 +7,9 @@ import { didYouMean } from '../../util/suggest.js';
 
 export const command: CommandSpec = {
   name: 'model remove',
-  summary: 'Remove a configured model',
+  summary: 'Remove a configured model or runner',
   options: [],
-  args: [{ name: 'ID', required: true, description: 'the model to remove' }],
+  args: [{ name: 'ID', required: true, description: 'the model or runner to remove' }],
   examples: ['shadowcode model remove local'],
   workspace: 'ignored',
   async run(ctx, { args }) {

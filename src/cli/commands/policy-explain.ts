@@ -12,12 +12,12 @@
  */
 import { NATIVE_TOOLS } from '../../agent/tools/index.js';
 import { ScError } from '../../errors.js';
-import { type ActionExplanation, type Asker, type DecisionExplanation, explainAction, explainDecision } from '../../ops/explain.js';
+import { type ActionExplanation, type Asker, type DecisionExplanation, explainAction, explainDecision, netQuery } from '../../ops/explain.js';
 import { isKnownAction, knownActions } from '../../policy/actions.js';
 import { type PathAccess, pathVerdict } from '../../policy/protected-paths.js';
 import { sandboxAccess } from '../../policy/protected-scan.js';
+import { trustOf } from '../../policy/requests.js';
 import { nearest } from '../../util/suggest.js';
-import { getProject } from '../../store/projects.js';
 import type { Level } from '../../ticket.js';
 import type { Ctx } from '../context.js';
 import type { CommandSpec, Input } from '../spec.js';
@@ -67,7 +67,8 @@ async function byDecision(ctx: Ctx, id: string): Promise<{ data: unknown; text: 
 
 function asked(ctx: Ctx, action: string, options: Input['options']) {
   const path = ctx.workspace;
-  const project = path === undefined ? null : (({ trusted, level, network }) => ({ path, trusted, level, network }))(getProject(ctx.db(), path));
+  const project = path === undefined ? null : trustOf(ctx.db(), path);
+  if (typeof options.host === 'string' && action !== 'net:connect') throw new ScError('SC_USAGE', '--host is for net:connect');
   return {
     action,
     project,
@@ -80,6 +81,7 @@ function asked(ctx: Ctx, action: string, options: Input['options']) {
     otherProject: options['other-project'] === true,
     cliOwner: ctx.owner,
     homes: ctx.homes(),
+    ...(typeof options.host === 'string' ? { net: netQuery(ctx.policy(), ctx.profile.dir, path ?? null, ctx.io.env.HOME, options.host) } : {}),
   };
 }
 
@@ -87,15 +89,16 @@ export const command: CommandSpec = {
   name: 'policy explain',
   summary: 'Show which policy rules decide an action, or why a recorded decision was made',
   description:
-    "Evaluate one action against the policy without doing it, built the way the operation that makes it builds its request (who asks, the project's trust, the level, the record it names), and print the verdict, the rules that decided and what was assumed. --as says who asks: a stdio or http connection (the default for tool:, resource: and prompt: actions) or you at the command line (the default for cli: actions); the engine asks for what it does for a task (job:run, file:write, task:tool.…, model:request, mcp:call), at --level (default workspace). file:write:PATH and file:read:PATH show what decides a task's write or read of that project path, the protected-path rule included, and what an approved command may do with it in the sandbox. --decision ID shows a recorded decision instead: its request, the rules that decided and the policy hash, and says when the policy in force now differs. A refusal's error line names its decision id.",
+    "Evaluate one action against the policy without doing it, built the way the operation that makes it builds its request (who asks, the project's trust, the level, the record it names), and print the verdict, the rules that decided and what was assumed. Each request is built by the same code the real operation uses to ask the gate. --as says who asks: a stdio connection (the default for tool:, resource: and prompt: actions), the HTTP gateway (http, the default for http: actions) or you at the command line (cli, the default for cli: actions and engine:connect); the engine asks for what it does for a task (job:run, job:observe, file:write, background:start|stop, runner:spawn, task:tool.…, model:request, mcp:connect, mcp:call, net:connect), at --level (default workspace); mcp:connect --as cli is your review of a server's tools. net:connect --host HOST[:PORT] says whether this project's sandbox grants name that host, found as the proxy finds them. file:write:PATH and file:read:PATH show what decides a task's write or read of that project path, the protected-path rule included, and what an approved command may do with it in the sandbox. --decision ID shows a recorded decision instead: its request, the rules that decided and the policy hash, and says when the policy in force now differs. A refusal's error line names its decision id.",
   options: [
-    { name: 'as', type: 'string', value: 'KIND', choices: ['stdio', 'http', 'cli'], description: 'who asks: a stdio or http connection, or you at the command line (default: cli for cli: actions, else stdio)' },
+    { name: 'as', type: 'string', value: 'KIND', choices: ['stdio', 'http', 'cli'], description: 'who asks: a stdio connection, the HTTP gateway, or you at the command line (default: cli for cli: actions and engine:connect, http for http: actions, else stdio)' },
     { name: 'allow-write', type: 'boolean', description: 'as if the connection was started with --allow-write' },
     { name: 'allow-approvals', type: 'boolean', description: 'as if the connection was started with --allow-approvals' },
     { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], description: "the task's level (shadow_run's permission_level); default workspace for a job or the engine's work, read_only for shadow_run" },
     { name: 'remote', type: 'boolean', description: 'the model or external server is not on loopback (model:request, mcp:connect, mcp:call)' },
     { name: 'not-own', type: 'boolean', description: 'the job, task, approval or goal belongs to another owner' },
     { name: 'other-project', type: 'boolean', description: 'the record, or the submitted job, is in another project' },
+    { name: 'host', type: 'string', value: 'HOST[:PORT]', description: 'net:connect: the host a sandboxed command asks for (port 443 when not given); whether a sandbox grant names it is read from this profile' },
     { name: 'decision', type: 'string', value: 'ID', description: "explain a recorded decision (the id a refusal's error line names)" },
     { name: 'list', type: 'boolean', description: 'list the actions the policy names, and the families it covers by pattern' },
   ],
@@ -104,6 +107,7 @@ export const command: CommandSpec = {
     'shadowcode --project ~/src/app policy explain tool:shadow_memory.append --allow-write',
     'shadowcode --project ~/src/app policy explain engine:submit',
     'shadowcode --project ~/src/app policy explain file:write:.git/config',
+    'shadowcode --project ~/src/app policy explain net:connect --host api.example.com',
     'shadowcode policy explain --decision 0e803d4c-e30b-4454-b1ad-6e121258c7b9',
     'shadowcode policy explain --list',
   ],

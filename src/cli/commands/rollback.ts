@@ -30,7 +30,7 @@ export const command: CommandSpec = {
     const db = ctx.db();
     const request = ctx.request('cli:rollback', { resource: { kind: 'task', id, project }, args: { task_id: id } });
     if (options.yes !== true) {
-      if (!ctx.io.stdin.isTTY) throw new ScError('SC_USAGE', `rollback asks for confirmation at a terminal; without one, add --yes (shadowcode --workspace ${project} rollback --yes ${id})`);
+      if (!ctx.io.stdin.isTTY) throw new ScError('SC_USAGE', `rollback asks for confirmation at a terminal; without one, add --yes (shadowcode --project ${project} rollback --yes ${id})`);
       const review = reviewTask(db, project, id, l.review_bytes, l.checkpoint_bytes) as { files: Array<{ path: string; status: string }> };
       if (review.files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${id} changed no files`);
       const list = review.files.map((f) => `  ${f.status} ${inert(f.path)}`).join('\n');

@@ -43,12 +43,12 @@ const REFUSED = /^SC_(POLICY_DENIED|APPROVAL_DENIED)\b/;
 
 export const command: CommandSpec = {
   name: 'run',
-  summary: 'Start a task for the model and follow it live',
+  summary: 'Start a task for a model or runner and follow it live',
   description:
-    'Start a task for a configured model in the selected project and follow it: the step, the current tool, tokens and elapsed time, and a y/N prompt for each command it wants to run, showing the exact argv and directory. --level defaults to read_only, so a build task that should change files or run commands needs --level workspace in a project trusted at that level. --json prints each job event as one JSON line. Ctrl-C cancels the task and waits for its cleanup. Without a terminal, approve from another shell with shadowcode approvals approve ID.',
+    'Start a task for a configured model or runner in the selected project and follow it: the step, the current tool, tokens and elapsed time, and a y/N prompt for each command it wants to run, showing the exact argv and directory. --level defaults to read_only, so a build task that should change files or run commands needs --level workspace in a project trusted at that level. --json prints each job event as one JSON line. Ctrl-C cancels the task and waits for its cleanup. Without a terminal, approve from another shell with shadowcode approvals approve ID.',
   options: [
     { name: 'mode', type: 'string', value: 'MODE', choices: ['plan', 'review', 'build'], default: 'build', description: 'plan: read and record a plan; review: read and report; build: change and verify' },
-    { name: 'model', type: 'string', value: 'ID', description: 'a configured model (shadowcode model list); default the default model' },
+    { name: 'model', type: 'string', value: 'ID', description: 'a configured model or runner (shadowcode model list); default the default one' },
     { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], default: 'read_only', description: "the level this task asks for; its ceiling, what it may really do, is the lower of this and the project's trust level" },
     { name: 'detach', type: 'boolean', description: 'hand the task to the shared engine (shadowcode engine start) and return at once; it outlives this command' },
   ],
@@ -63,7 +63,7 @@ export const command: CommandSpec = {
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('run');
     const prompt = args.join(' ').trim();
-    if (!prompt) throw new ScError('SC_USAGE', 'run needs a PROMPT, e.g. shadowcode --workspace . run "fix the failing test"');
+    if (!prompt) throw new ScError('SC_USAGE', 'run needs a PROMPT, e.g. shadowcode --project . run "fix the failing test"');
     const mode = (options.mode as 'plan' | 'review' | 'build' | undefined) ?? 'build';
     const level = (options.level as Level | undefined) ?? 'read_only';
     // The shared engine's queue when one runs; this invocation owns the task either way, so ^C cancels it.
@@ -124,7 +124,8 @@ export const command: CommandSpec = {
             view.tool = body.name;
             line(`step ${body.step}: ${inert(body.name)}`);
           } else if (e.kind === 'checkpoint') line(`  changed ${inert(body.path)} (checkpoint ${body.checkpoint_id})`);
-          else if (e.kind === 'runner.state_changed' || e.kind === 'protected_created') line(`WARNING: ${inert(body.notice)}`);
+          else if (e.kind === 'runner.state_changed' || e.kind === 'protected_created' || e.kind === 'background_unwatched') line(`WARNING: ${inert(body.notice)}`);
+          else if (e.kind === 'changes_limited' || e.kind === 'changes_unobserved') line(`${body.incomplete || e.kind === 'changes_unobserved' ? 'WARNING' : 'note'}: not every change of this task is recorded: ${inert(body.reason)}`);
           else if (e.kind === 'approval_requested') {
             // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
             const stored = getApproval(engine.db(), body.approval_id);
@@ -146,7 +147,7 @@ export const command: CommandSpec = {
                 if (!(err instanceof ScError && err.code === 'SC_APPROVAL_NOT_PENDING')) throw err;
               }
               await engine.notifyDecision(body.approval_id, owner.label);
-            } else line(`The task asks to ${what}${change ? (details ? change : `; the change:${change}`) : ''}; approve with: shadowcode --workspace ${project} approvals approve ${body.approval_id} (or deny)`);
+            } else line(`The task asks to ${what}${change ? (details ? change : `; the change:${change}`) : ''}; approve with: shadowcode --project ${project} approvals approve ${body.approval_id} (or deny)`);
           }
           status();
         }
@@ -162,9 +163,9 @@ export const command: CommandSpec = {
           // The model's answer keeps its lines; a reason is one line.
           const text = typeof answer.summary === 'string' ? inertBlock(answer.summary) : answer.reason ? `${cur.state}: ${inert(answer.reason.message)} [${answer.reason.code}]` : cur.state;
           const changed = [...new Set(jobEvents(engine.db(), id, { limit: 10000 }).items.filter((e) => e.kind === 'checkpoint').map((e) => (e.body as { path: string }).path))];
-          const sc = `shadowcode --workspace ${project}`;
+          const sc = `shadowcode --project ${project}`;
           const after2 = changed.length ? `; changed ${changed.map(inert).join(', ')}\n  the diff: ${sc} review ${id}\n  undo it:  ${sc} rollback ${id}\n  a file's history: ${sc} why PATH` : '';
-          const denied = refused ? `; ${refused} action${refused === 1 ? ' was' : 's were'} refused${job.ceiling === 'read_only' && mode === 'build' ? ' at level read_only' : ''}` : '';
+          const denied = refused ? `; ${refused} action${refused === 1 ? ' was' : 's were'} refused${job.ceiling === 'read_only' && mode === 'build' ? ' at ceiling read_only' : ''}` : '';
           return { data: { job: cur, answer, changed, refused }, text: `${text}\n(${cur.state}, task ${id}${denied}${after2})`, exitCode: cur.state === 'succeeded' ? 0 : cur.state === 'cancelled' ? 130 : 1, streamed: true };
         }
         await new Promise((r) => setTimeout(r, 50));
@@ -187,7 +188,7 @@ async function detached(ctx: Ctx, engine: Engine, project: string, prompt: strin
     return {
       data: { job, engine: { pid: engine.sharedPid } },
       text: `task ${job.id} (${mode}, model ${entry.id}, ceiling ${job.ceiling}) handed to the shared engine (pid ${engine.sharedPid}); it runs after this command exits.
-follow it: shadowcode --workspace ${project} jobs; its approvals: shadowcode --workspace ${project} approvals`,
+follow it: shadowcode --project ${project} jobs; its approvals: shadowcode --project ${project} approvals`,
     };
   } finally {
     await engine.shutdown();

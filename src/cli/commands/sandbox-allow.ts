@@ -32,7 +32,7 @@ export const command: CommandSpec = {
     { name: 'all-projects', type: 'boolean', description: 'for every project, not only the selected one' },
   ],
   args: [{ name: 'PATH', required: false, description: 'an existing folder or file (stored as its real path)' }],
-  examples: ['shadowcode --workspace ~/src/app sandbox allow ~/src/shared', 'shadowcode --workspace ~/src/app sandbox allow ~/.cache/app-data --write', 'shadowcode --workspace ~/src/app sandbox allow --net registry.example.com:443', 'shadowcode sandbox allow --all-projects /opt/datasets'],
+  examples: ['shadowcode --project ~/src/app sandbox allow ~/src/shared', 'shadowcode --project ~/src/app sandbox allow ~/.cache/app-data --write', 'shadowcode --project ~/src/app sandbox allow --net registry.example.com:443', 'shadowcode sandbox allow --all-projects /opt/datasets'],
   workspace: 'optional',
   async run(ctx, { args, options }) {
     const net = options.net as string | undefined;
@@ -44,7 +44,7 @@ export const command: CommandSpec = {
     const r = await allow(opsEnv(ctx), scope, net !== undefined ? { host: net, private: options.private === true } : { path: path as string, write: options.write === true, secret: options.secret === true }, ctx.io.cwd);
     const how = 'host' in r.grant ? "through shadowcode's proxy, each connection recorded" : 'at the same path';
     const text = r.changed
-      ? `granted ${grantWords(r.grant)} to ${scopeWords(r)}, ${how}\nsee it with: shadowcode${r.project ? ` --workspace ${r.project}` : ''} sandbox show`
+      ? `granted ${grantWords(r.grant)} to ${scopeWords(r)}, ${how}\nsee it with: shadowcode${r.project ? ` --project ${r.project}` : ''} sandbox show`
       : `already granted: ${grantWords(r.grant)} to ${scopeWords(r)}; nothing changed`;
     return { data: r, text };
   },

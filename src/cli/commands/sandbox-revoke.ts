@@ -14,7 +14,7 @@ export const command: CommandSpec = {
     { name: 'all-projects', type: 'boolean', description: 'from the grants for every project' },
   ],
   args: [{ name: 'PATH', required: false, description: 'the path as granted (a path that is gone is matched as written)' }],
-  examples: ['shadowcode --workspace ~/src/app sandbox revoke ~/src/shared', 'shadowcode --workspace ~/src/app sandbox revoke --net registry.example.com:443'],
+  examples: ['shadowcode --project ~/src/app sandbox revoke ~/src/shared', 'shadowcode --project ~/src/app sandbox revoke --net registry.example.com:443'],
   workspace: 'optional',
   async run(ctx, { args, options }) {
     const net = options.net as string | undefined;

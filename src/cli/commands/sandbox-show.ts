@@ -39,7 +39,7 @@ export const command: CommandSpec = {
     'Show the effective boundary of a sandboxed command in the selected project, built the way the next start would build it: what it sees read-write and read-only, what is private to it (the home and /tmp, empty and discarded), what stays hidden (the profile, the secret paths of policy/sandbox.json), its network (none, all, or only granted hosts through the proxy), and the grants that make it (sandbox allow), including any that are not applied now and why. After -- name a command to see what it needs to start, and its exact bwrap command line (the placeholders for missing protected paths and the proxy\'s folder are made at the start itself).',
   options: [],
   args: [{ name: 'COMMAND', required: false, variadic: true, description: 'the literal argv, after --' }],
-  examples: ['shadowcode --workspace ~/src/app sandbox show', 'shadowcode --workspace ~/src/app --json sandbox show -- npm test'],
+  examples: ['shadowcode --project ~/src/app sandbox show', 'shadowcode --project ~/src/app --json sandbox show -- npm test'],
   workspace: 'required',
   async run(ctx, { args }) {
     const project = ctx.requireWorkspace('sandbox show');

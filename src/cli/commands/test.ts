@@ -95,7 +95,7 @@ export const command: CommandSpec = {
       // A refusal, at submission or when the job is about to run, says which rule and what to do about it.
       const refused = (message: string, detail: Record<string, unknown> | undefined): ScError => {
         const trusted = getProject(engine.db(), project).trusted;
-        return new ScError('SC_POLICY_DENIED', `${JSON.stringify(argv)} did not run: ${message}${trusted ? '' : `; trust the project first: shadowcode --workspace ${project} trust`}`, detail);
+        return new ScError('SC_POLICY_DENIED', `${JSON.stringify(argv)} did not run: ${message}${trusted ? '' : `; trust the project first: shadowcode --project ${project} trust`}`, detail);
       };
       const { job, approval } = await enforce({ policy: engine.policy, db: () => engine.db(), homes: ctx.homes() }, ctx.request('cli:test', { requested_level: 'workspace', args: { argv } }), (t) =>
         engine.submitJob(owner, { kind: 'test', argv, ceiling: t.ceiling === 'read_only' ? 'workspace' : t.ceiling, task_id: null }),

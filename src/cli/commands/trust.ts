@@ -16,9 +16,9 @@ import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'trust',
-  summary: 'Trust the selected project at a permission level',
+  summary: 'Trust the selected project at a trust level',
   description:
-    "Trust the selected project. Only trusted projects can be changed through a connection started with --allow-write, and never beyond this level. --network lets its tasks reach models and MCP servers that are not on loopback; --no-network withdraws that (loopback models keep working); with neither, the network permission stays as it was, and the output says which it is. Without --level, a new trust is at workspace and a network change keeps the current level. A project that is /, your home folder or a folder holding it is refused (SC_PROJECT_HOLDS_HOME): trust the project's own folder.",
+    "Trust the selected project. Only trusted projects can be changed through a connection started with --allow-write, and never beyond this level. --network lets its tasks reach models and external servers that are not on loopback; --no-network withdraws that (loopback models keep working); with neither, the network permission stays as it was, and the output says which it is. Without --level, a new trust is at workspace and a network change keeps the current level. A project that is /, your home folder or a folder holding it is refused (SC_PROJECT_HOLDS_HOME): trust the project's own folder.",
   options: [
     { name: 'level', type: 'string', value: 'LEVEL', choices: ['read_only', 'workspace', 'elevated'], description: 'the most any connection or task may do here (default workspace)' },
     { name: 'network', type: 'boolean', description: 'allow tasks to reach remote (non-loopback) models and servers' },
@@ -41,7 +41,7 @@ export const command: CommandSpec = {
       if (e.code !== 'SC_PROJECT_HOLDS_HOME') throw e;
       const home = ctx.homes().find((h) => h === path || h.startsWith(path === '/' ? '/' : `${path}/`));
       const what = path === '/' ? 'the root folder' : home === path ? 'your home folder' : `a folder holding your home folder ${home ?? ''}`.trimEnd();
-      throw new ScError('SC_PROJECT_HOLDS_HOME', `${path} is ${what}: a task trusted there could change your shell start-up files, git and SSH configuration and read your keys, so it is not trusted. Trust the project's own folder instead (shadowcode --workspace DIR trust) [rule project-holds-home]`, { ...e.detail, project: path });
+      throw new ScError('SC_PROJECT_HOLDS_HOME', `${path} is ${what}: a task trusted there could change your shell start-up files, git and SSH configuration and read your keys, so it is not trusted. Trust the project's own folder instead (shadowcode --project DIR trust) [rule project-holds-home]`, { ...e.detail, project: path });
     }
     const kept = network === undefined && current.trusted;
     const state = rec.network ? 'network allowed' : 'network off';

@@ -141,7 +141,7 @@ function jobRow(project: string, j: Json): HTMLElement {
 function renderProjects(): void {
   const root = $('projects');
   root.replaceChildren();
-  if (!state.projects.length) root.append(el('p', { class: 'muted' }, 'No trusted project in this profile yet (shadowcode --workspace DIR trust).'));
+  if (!state.projects.length) root.append(el('p', { class: 'muted' }, 'No trusted project in this profile yet (shadowcode --project DIR trust).'));
   for (const p of state.projects) {
     root.append(
       el(
@@ -175,7 +175,8 @@ function stepView(e: Json): HTMLElement {
   else if (e.kind === 'answer') text = `${b.state ?? ''}: ${b.summary ?? (b.reason ? `${b.reason.code}: ${b.reason.message}` : '')}`;
   else if (e.kind === 'output' || e.kind === 'runner.output') text = show(b.text ?? b.chunk ?? b);
   else if (e.kind === 'runner.state_changed') text = `WARNING: ${b.notice ?? ''}\n${show(b.changed ?? [])}`;
-  else if (e.kind === 'protected_created') text = `WARNING: ${b.notice ?? ''}`;
+  else if (e.kind === 'protected_created' || e.kind === 'background_unwatched') text = `WARNING: ${b.notice ?? ''}`;
+  else if (e.kind === 'changes_limited' || e.kind === 'changes_unobserved') text = `${b.incomplete || e.kind === 'changes_unobserved' ? 'WARNING' : 'note'}: not every change of this task is recorded: ${b.reason ?? ''}`;
   else text = JSON.stringify(b);
   return el('div', { class: 'step', 'data-testid': 'step', 'data-kind': e.kind }, el('span', { class: 'kind' }, `${e.seq} ${e.kind}`), el('pre', {}, text));
 }

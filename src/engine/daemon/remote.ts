@@ -12,21 +12,19 @@
 import { existsSync } from 'node:fs';
 import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
+import { type Asker, engineConnectRequest } from '../../policy/requests.js';
 import type { JobRow } from '../job-events.js';
 import type { JobSpec, OwnerSpec, Submitted } from '../engine-submit.js';
 import { type EngineInfo, EngineLink, type OwnerHello } from './client.js';
 import { type EngineFiles, engineFiles } from './files.js';
 
-export interface Asker {
-  readonly kind: 'cli' | 'stdio' | 'http';
-  readonly owner: string;
-}
+export type { Asker };
 
 /** Opens a socket to the engine through the gate (action engine:connect). */
 export function openLink(gate: GateEnv, files: EngineFiles, role: 'control' | 'owner', who: Asker, owner?: OwnerHello): Promise<EngineLink> {
   return enforce(
     gate,
-    { action: 'engine:connect', principal: { kind: who.kind, owner: who.owner, allow_write: false, allow_approvals: false }, project: null, resource: { kind: 'engine', id: files.sock }, args: { role } },
+    engineConnectRequest(who, files.sock, role),
     (t) => EngineLink.open(t, files, gate.policy.limits, role, owner),
   );
 }

@@ -22,7 +22,7 @@ import { isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import type { DeclaredSandbox } from '../../catalog/definition.js';
 import { ScError } from '../../errors.js';
-import { type HostPort, parseHostPort } from '../../policy/net.js';
+import { type HostPort, isIpLiteral, parseHostPort } from '../../policy/net.js';
 import { type HostGrant, readSandboxGrants, scopeOf } from '../../store/sandbox-grants.js';
 import { expandHome, within } from './state-paths.js';
 
@@ -50,6 +50,16 @@ export interface Boundary {
 }
 
 export const NO_GRANTS: Boundary = Object.freeze({ paths: [], hosts: [], skipped: [] });
+
+/** The grant that names `target`: its host exactly (never a resolved address), and its port unless the grant names none. */
+export function grantFor(hosts: readonly ActiveHost[], target: { host: string; port: number }): ActiveHost | undefined {
+  return hosts.find((h) => h.host === target.host && (h.port === null || h.port === target.port));
+}
+
+/** The grant names the address itself (an address, localhost), or says the name may point inward (--private). */
+export function mayPointInward(grant: ActiveHost, host: string): boolean {
+  return isIpLiteral(host) || host === 'localhost' || grant.private;
+}
 
 /** The hidden list of policy/sandbox.json as absolute paths (those under ~/ only when the home is known). */
 export function hiddenPaths(policy: SandboxPolicy, home: string | undefined): string[] {

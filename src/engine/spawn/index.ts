@@ -40,6 +40,7 @@ import { assertTicket, type GateTicket } from '../../ticket.js';
 import { packageRoot } from '../../util/paths.js';
 import { type ProtectedLayout, protectedLayout } from '../../policy/protected-scan.js';
 import { type GateEnv } from '../../policy/gate.js';
+import { trustOf } from '../../policy/requests.js';
 import { hostPortText } from '../../policy/net.js';
 import { getProject } from '../../store/projects.js';
 import { describeBound, processBound, SHELL, startBound } from './bounds.js';
@@ -308,7 +309,7 @@ function proxyGate(req: SpawnRequest): GateEnv {
   return {
     policy: req.policy,
     db: () => req.db,
-    project: (db) => (project ? (({ trusted, level, network }) => ({ path: project, trusted, level, network }))(getProject(db, project)) : null),
+    project: (db) => (project ? trustOf(db, project) : null),
   };
 }
 

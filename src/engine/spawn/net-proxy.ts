@@ -24,10 +24,11 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Limits } from '../../../gen/types/limits.js';
 import { asScError } from '../../errors.js';
-import { enforce, type GateEnv, type PendingRequest } from '../../policy/gate.js';
+import { enforce, type GateEnv } from '../../policy/gate.js';
+import { netConnectRequest } from '../../policy/requests.js';
 import { type HostPort, hostPortText, isIpLiteral, isNonPublicAddress, parseHostPort } from '../../policy/net.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
-import type { ActiveHost } from './grants.js';
+import { type ActiveHost, grantFor, mayPointInward } from './grants.js';
 
 export interface ProxySpec {
   readonly hosts: readonly ActiveHost[];
@@ -97,13 +98,12 @@ export function startNetProxy(ticket: GateTicket, spec: ProxySpec): NetProxy {
   };
 
   const resolve = spec.lookup ?? ((host: string) => lookup(host, { all: true, verbatim: true }));
-  const fix = (target: HostPort) => `shadowcode${spec.project ? ` --workspace ${spec.project}` : ''} sandbox allow --net ${hostPortText(target)}`;
+  const fix = (target: HostPort) => `shadowcode${spec.project ? ` --project ${spec.project}` : ''} sandbox allow --net ${hostPortText(target)}`;
 
   /** Decides one connection through the gate and, if allowed, opens it. */
   async function decide(target: HostPort & { port: number }, method: string): Promise<{ ok: true; upstream: Socket } | { ok: false; status: number; title: string; text: string }> {
-    const grant = spec.hosts.find((h) => h.host === target.host && (h.port === null || h.port === target.port));
-    // The grant names the address itself (an address, localhost), or says the name may point inward (--private).
-    const named = grant !== undefined && (isIpLiteral(target.host) || target.host === 'localhost' || grant.private);
+    const grant = grantFor(spec.hosts, target);
+    const named = grant !== undefined && mayPointInward(grant, target.host);
     let addresses: Resolved[] = [];
     let lookupError: string | null = null;
     // A host no grant names is never looked up: the refusal needs no answer, and the lookup itself would leak the name.
@@ -118,12 +118,11 @@ export function startNetProxy(ticket: GateTicket, spec: ProxySpec): NetProxy {
       }
     }
     const inward = !named && addresses.some((a) => isNonPublicAddress(a.address));
-    const request: PendingRequest = {
-      action: 'net:connect',
-      principal: { kind: 'engine', owner: spec.owner, allow_write: false, allow_approvals: false },
-      resource: { kind: 'net_host', id: hostPortText(target), host: target.host, port: target.port, granted: grant !== undefined, private_address: inward },
-      args: { method, spawn_decision: ticket.decisionId, ...(grant ? { grant: grant.scope } : {}), addresses: addresses.map((a) => a.address).slice(0, 16) },
-    };
+    const request = netConnectRequest(
+      spec.owner,
+      { id: hostPortText(target), host: target.host, port: target.port, granted: grant !== undefined, inward },
+      { method, spawn_decision: ticket.decisionId, ...(grant ? { grant: grant.scope } : {}), addresses: addresses.map((a) => a.address).slice(0, 16) },
+    );
     try {
       const upstream = await enforce(spec.gate, request, async (t) => {
         if (lookupError || addresses.length === 0) throw Object.assign(new Error(`cannot resolve ${target.host}: ${lookupError ?? 'no address'}`), { code: 'ENOTFOUND' });

@@ -5,7 +5,7 @@
  *   sandboxArgv(plan) ─► bwrap --die-with-parent --new-session --unshare-all [--share-net]
  *                          --cap-drop ALL --unshare-user --disable-userns (no capabilities, also
  *                          for root, and no user namespace inside to get them back)
- *                          system dirs read-only, fresh /proc /dev, private /tmp and home
+ *                          system dirs read-only, fresh /proc (its sys read-only) and /dev, private /tmp and home
  *                          (tmpfs of limits.sandbox size), what the executable needs to start
  *                          read-only, a toolchain's own state read-write, what in it
  *                          configures what runs outside later and the executable's own
@@ -303,7 +303,11 @@ function systemPart(dirs: readonly string[]): { args: readonly string[]; bound: 
       bound.push(dir);
     }
   }
-  args.push('--proc', '/proc', '--dev', '/dev');
+  // /proc/sys read-only on top of the fresh /proc: bwrap covers it only where its folder is
+  // writable, and it is not (0555), while its files check only the uid. Root inside is the
+  // host's uid 0 (with no capability), so it would write the host's sysctls:
+  // kernel.core_pattern = "|/project/x" runs x as root on the host at the next crash.
+  args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
   systemParts.set(dirs, (part = { args, bound }));
   return part;
 }

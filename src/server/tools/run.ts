@@ -42,7 +42,7 @@ export const shadowRun: ToolDef<Args> = {
       mode: a.mode,
       ceiling,
       model: entry.id,
-      next: `The task runs in the background. Follow it with shadow_jobs {"action":"events","job_id":"${job.id}"}; a command it wants to run appears under shadow_jobs {"action":"approvals"} and runs only after shadow_approve (or: shadowcode --workspace ${conn.project} approvals approve ID).`,
+      next: `The task runs in the background. Follow it with shadow_jobs {"action":"events","job_id":"${job.id}"}; a command it wants to run appears under shadow_jobs {"action":"approvals"} and runs only after shadow_approve (or: shadowcode --project ${conn.project} approvals approve ID).`,
     };
   },
 };

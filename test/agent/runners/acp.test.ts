@@ -39,7 +39,7 @@ t.test('speaks ACP over stdio: initialize, session/new with the shared servers, 
     const file = join(s.sb.root, `${name}.yaml`);
     writeFileSync(file, text);
     const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
-    t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
+    t.equal((await cli(s.sb, ['--project', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
   }
   const { ctx, events, approvals, jobId } = s.task({ mode: 'build', ceiling: 'workspace' });
   const out = await s.runner.run(ctx);
@@ -78,7 +78,7 @@ t.test('a read-only task rejects permission requests without asking and passes n
   const file = join(s.sb.root, 'tools.yaml');
   writeFileSync(file, 'name: tools\ncommand: ["/opt/t/bin/srv"]\n');
   const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
-  await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
+  await cli(s.sb, ['--project', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
   const { ctx, approvals } = s.task({ mode: 'review', ceiling: 'workspace' });
   t.equal((await s.runner.run(ctx)).state, 'succeeded');
   t.same(approvals, []);

@@ -179,7 +179,7 @@ t.test('hands the CLI only our relay for each usable server, never a command, UR
     const file = join(s.sb.root, `${name}.yaml`);
     writeFileSync(file, text);
     const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
-    const en = await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
+    const en = await cli(s.sb, ['--project', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
     t.equal(en.code, 0, en.stderr);
   }
   const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace' });
@@ -210,7 +210,7 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
   const file = join(s.sb.root, 'shifty.yaml');
   writeFileSync(file, `name: shifty\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "catalog-file", ${JSON.stringify(catalog)}]\n`);
   const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
-  t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
+  t.equal((await cli(s.sb, ['--project', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
   const first = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner().run(first.ctx)).state, 'succeeded');
   t.ok(JSON.parse(s.recorded().config).mcpServers.shifty, 'the catalog pinned at mcp enable matches, so the server is passed');
@@ -222,8 +222,8 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
   t.same(JSON.parse(s.recorded().config), { mcpServers: {} }, 'the changed server is withheld');
   t.matchOnly(fields((second.events.find((e) => e.kind === 'runner.servers')!.body as { withheld: unknown[] }).withheld, ['definition', 'reason']), [{ definition: add.id, reason: new RegExp(`catalog changed since it was pinned .*shadowcode mcp tools ${add.id}`) }]);
 
-  const seen = JSON.parse((await cli(s.sb, ['--json', '--workspace', s.sb.project, 'mcp', 'tools', add.id])).stdout);
-  t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'tools', add.id, '--accept', seen.last_hash])).code, 0);
+  const seen = JSON.parse((await cli(s.sb, ['--json', '--project', s.sb.project, 'mcp', 'tools', add.id])).stdout);
+  t.equal((await cli(s.sb, ['--project', s.sb.project, 'mcp', 'tools', add.id, '--accept', seen.last_hash])).code, 0);
   const third = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner().run(third.ctx)).state, 'succeeded');
   t.ok(JSON.parse(s.recorded().config).mcpServers.shifty, 'after --accept it is passed again');
@@ -232,12 +232,12 @@ t.test('a server whose tool catalog changed since its pin is not passed until th
 t.test('a SIGKILLed owner leaves no CLI process behind', async (t) => {
   // The owner is the built CLI running one task on the stand-in, which waits on an approval.
   const sb = sandbox('runner-owner');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   mkdirSync(join(sb.root, '.claude'));
   const record = join(sb.root, '.claude', 'claude-record.json');
   const added = await cli(sb, ['model', 'add', 'cc', '--provider', 'claude-code', '--command', CLAUDE, ...['--fake-scenario', 'hang', '--fake-record', record].flatMap((a) => ['--arg', a])]);
   t.equal(added.code, 0, added.stderr);
-  const owner = spawn(process.execPath, [BIN, '--workspace', sb.project, 'run', '--level', 'workspace', 'wait for me'], { cwd: sb.root, env: sb.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const owner = spawn(process.execPath, [BIN, '--project', sb.project, 'run', '--level', 'workspace', 'wait for me'], { cwd: sb.root, env: sb.env, stdio: ['ignore', 'ignore', 'pipe'] });
   t.teardown(() => owner.kill('SIGKILL'));
   let err = '';
   await new Promise<void>((resolve, reject) => {
@@ -316,7 +316,7 @@ t.test("a Bash command's approval names the grants the CLI's sandbox runs with",
   writeFileSync(join(s.sb.project, 'package.json'), '{"scripts":{"test":"node --test"}}\n');
   const shared = join(s.sb.root, 'shared');
   mkdirSync(shared);
-  t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'sandbox', 'allow', shared])).code, 0);
+  t.equal((await cli(s.sb, ['--project', s.sb.project, 'sandbox', 'allow', shared])).code, 0);
   const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace', prompt: '{"scripts":{"test":"node --test"}}\n' });
   t.equal((await s.runner().run(ctx)).state, 'succeeded');
   const cmd = approvals.find((a) => a.kind === 'command')!.action;

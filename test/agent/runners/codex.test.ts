@@ -71,7 +71,7 @@ t.test('passes our relay as -c mcp_servers overrides, never a granted server com
     const file = join(s.sb.root, `${name}.yaml`);
     writeFileSync(file, text);
     const add = JSON.parse((await cli(s.sb, ['--json', 'mcp', 'add', file])).stdout);
-    t.equal((await cli(s.sb, ['--workspace', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
+    t.equal((await cli(s.sb, ['--project', s.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
   }
   const { ctx, events } = s.task({ mode: 'build', ceiling: 'workspace' });
   t.equal((await s.runner.run(ctx)).state, 'succeeded');

@@ -37,7 +37,7 @@ async function build() {
   const file = join(h.sb.root, 'tools.yaml');
   writeFileSync(file, `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\nenv:\n  PEER_LOG: ${JSON.stringify(peerLog)}\nenv_refs:\n  API_TOKEN: TOOLS_KEY\n`);
   const add = JSON.parse((await cli(h.sb, ['--json', 'mcp', 'add', file])).stdout);
-  const en = await cli(h.sb, ['--workspace', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
+  const en = await cli(h.sb, ['--project', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash]);
   if (en.code !== 0) throw new Error(`mcp enable failed: ${en.stderr}`);
   // The CLIs run sandboxed: each can write only the project and its own state folder (policy tool_state ~/.claude, ~/.codex).
   for (const which of Object.keys(CLIS)) mkdirSync(join(h.sb.root, `.${which}`));
@@ -160,7 +160,7 @@ t.test('codex: an HTTP server (server-everything) is reached through the relay t
   const file = join(h.sb.root, 'everything.yaml');
   writeFileSync(file, `name: everything\nurl: ${url}\ntimeout_sec: 30\n`);
   const add = JSON.parse((await cli(h.sb, ['--json', 'mcp', 'add', file])).stdout);
-  t.equal((await cli(h.sb, ['--workspace', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
+  t.equal((await cli(h.sb, ['--project', h.sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
   mkdirSync(join(h.sb.root, '.codex'));
   const record = join(h.sb.root, '.codex', 'codex-record.json');
   const runner = createRunner(
@@ -177,18 +177,18 @@ t.test('codex: an HTTP server (server-everything) is reached through the relay t
 
 t.test('shadowcode run on codex (the built CLI and engine): the relayed call waits for `approvals approve`, then reaches the server', async (t) => {
   const sb = sandbox('relay-e2e');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const peerLog = join(sb.project, 'peer.log'); // inside the project: the one place the sandboxed server may write
   mkdirSync(join(sb.root, '.codex'));
   const record = join(sb.root, '.codex', 'codex-record.json');
   const file = join(sb.root, 'tools.yaml');
   writeFileSync(file, `name: tools\ncommand: [${JSON.stringify(process.execPath)}, ${JSON.stringify(PEER)}, "ok"]\nenv:\n  PEER_LOG: ${JSON.stringify(peerLog)}\n`);
   const add = JSON.parse((await cli(sb, ['--json', 'mcp', 'add', file])).stdout);
-  t.equal((await cli(sb, ['--workspace', sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
+  t.equal((await cli(sb, ['--project', sb.project, 'mcp', 'enable', add.id, '--hash', add.hash])).code, 0);
   const fixed = ['--fake-scenario', 'mcp', '--fake-record', record, '--fake-mcp', 'tools/echo', '--fake-mcp-args', '{"text":"from the engine"}'];
   const m = await cli(sb, ['model', 'add', 'cx', '--provider', 'codex', '--command', CLIS.codex.command, ...fixed.flatMap((a) => ['--arg', a])]);
   t.equal(m.code, 0, m.stderr);
-  const child = spawn(process.execPath, [BIN, '--workspace', sb.project, '--json', 'run', '--level', 'workspace', 'call the echo tool'], { cwd: sb.root, env: sb.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, '--project', sb.project, '--json', 'run', '--level', 'workspace', 'call the echo tool'], { cwd: sb.root, env: sb.env, stdio: ['pipe', 'pipe', 'pipe'] });
   t.teardown(() => child.kill('SIGKILL'));
   let out = '';
   let err = '';
@@ -201,7 +201,7 @@ t.test('shadowcode run on codex (the built CLI and engine): the relayed call wai
   t.match(req.body, { kind: 'mcp_call', action: { server: add.id, tool: 'echo', arguments: { text: 'from the engine' } } });
   const lines = () => (existsSync(peerLog) ? readFileSync(peerLog, 'utf8') : '');
   t.notMatch(lines(), /tools\/call/, 'nothing reached the server before the approval');
-  const ok = await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', req.body.approval_id]);
+  const ok = await cli(sb, ['--project', sb.project, 'approvals', 'approve', req.body.approval_id]);
   t.equal(ok.code, 0, ok.stderr);
   t.equal(await exit, 0, err);
   t.match(lines(), /tools\/call echo/);

@@ -24,18 +24,18 @@ const stateOf = (sb: Sandbox, id: string) => {
 
 t.test('an approved job waiting for a run slot is queued, in the approve reply and in engine status', async (t) => {
   const sb = sandbox('dec-q');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   await startEngine(t, sb);
   const owner = await rawPeer(sb, 'owner', { label: label(), transport: 'stdio', project: sb.project });
   t.teardown(() => owner.sock.destroy());
   for (const n of [1, 2].slice(0, policy.limits.jobs.concurrent_running)) {
     const r = await owner.request({ type: 'submit', project: sb.project, job: testJob(long(`pids-${n}`)) });
-    t.equal((await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', r.data.approval.id])).code, 0);
+    t.equal((await cli(sb, ['--project', sb.project, 'approvals', 'approve', r.data.approval.id])).code, 0);
   }
   await until(() => pidsOf(join(sb.project, 'pids-1')).length === 2 && pidsOf(join(sb.project, 'pids-2')).length === 2, 30000);
   const third = await owner.request({ type: 'submit', project: sb.project, job: testJob(['sh', '-c', 'echo ran > third.txt']) });
   t.equal(third.data.job.state, 'waiting_approval', 'before its decision it waits for approval');
-  const approved = await cli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', third.data.approval.id]);
+  const approved = await cli(sb, ['--project', sb.project, '--json', 'approvals', 'approve', third.data.approval.id]);
   t.equal(approved.code, 0, approved.stderr);
   t.match(JSON.parse(approved.stdout), { approval: { state: 'approved' }, job: { id: third.data.job.id, state: 'queued' }, engine: { mode: 'shared', delivered: true } }, 'the approve reply says queued');
   const status = JSON.parse((await cli(sb, ['--json', 'engine', 'status'])).stdout);
@@ -50,7 +50,7 @@ t.test('an approved job waiting for a run slot is queued, in the approve reply a
 
 t.test('an approval made while the engine has no free socket is kept and delivered when one frees', async (t) => {
   const sb = sandbox('dec-busy');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   await startEngine(t, sb);
   const owner = await rawPeer(sb, 'owner', { label: label(), transport: 'stdio', project: sb.project });
   const sub = await owner.request({ type: 'submit', project: sb.project, job: testJob(['sh', '-c', 'echo ran > ran.txt']) });
@@ -68,10 +68,10 @@ t.test('an approval made while the engine has no free socket is kept and deliver
     if (held.length > policy.limits.engine.connections) throw new Error('the engine never refused a socket');
   }
 
-  const r = await cli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', sub.data.approval.id]);
+  const r = await cli(sb, ['--project', sb.project, '--json', 'approvals', 'approve', sub.data.approval.id]);
   t.equal(r.code, 0, `the decision is reported as made, not as a failure: ${r.stderr}`);
   t.match(JSON.parse(r.stdout), { approval: { id: sub.data.approval.id, state: 'approved' }, engine: { mode: 'shared', delivered: false, reason: 'SC_ENGINE_BUSY' } });
-  const again = await cli(sb, ['--workspace', sb.project, '--json', 'approvals', 'approve', sub.data.approval.id]);
+  const again = await cli(sb, ['--project', sb.project, '--json', 'approvals', 'approve', sub.data.approval.id]);
   t.equal(JSON.parse(again.stdout).error.code, 'SC_APPROVAL_NOT_PENDING', 'it is recorded: a second approve is refused');
   t.equal(stateOf(sb, sub.data.job.id), 'queued', 'the store already says queued');
   t.notOk(existsSync(join(sb.project, 'ran.txt')), 'the engine has not heard of it yet');

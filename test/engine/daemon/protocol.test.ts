@@ -22,13 +22,13 @@ const long = (file: string) => ['sh', '-c', `sleep 60 & ${recordPid('$!', file)}
 
 async function trusted(t: Test) {
   const sb = sandbox('eng');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const engine = await startEngine(t, sb);
   return { sb, engine };
 }
 
 async function approve(sb: Sandbox, approvalId: string) {
-  const r = await cli(sb, ['--workspace', sb.project, 'approvals', 'approve', approvalId]);
+  const r = await cli(sb, ['--project', sb.project, 'approvals', 'approve', approvalId]);
   if (r.code !== 0) throw new Error(r.stderr);
 }
 
@@ -64,10 +64,10 @@ t.test('a refused submission is answered and the ownership socket stays usable',
   t.match(refused, { type: 'error', code: 'SC_POLICY_DENIED', message: /engine-writing-work-needs-trust/, decision_id: /^[0-9a-f-]{36}$/ }, 'the refusal names its decision');
   t.notOk(refused.fatal, 'not fatal');
   // The CLI through the shared engine: the decision id crosses the socket into the error line.
-  const viaCli = await cli(sb, ['--workspace', sb.project, 'test', '--yes', '--', 'true']);
+  const viaCli = await cli(sb, ['--project', sb.project, 'test', '--yes', '--', 'true']);
   t.match(viaCli.stderr, /engine-writing-work-needs-trust.*why: shadowcode policy explain --decision [0-9a-f-]{36} \[SC_POLICY_DENIED\]/);
   t.notOk(p.isClosed(), 'the socket is still open');
-  await cli(sb, ['--workspace', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const ok = await p.request({ type: 'submit', project: sb.project, job: testJob(['true']) });
   t.match(ok, { type: 'reply', data: { job: { state: 'waiting_approval', project: sb.project }, approval: { kind: 'command' } } });
   const s = await p.request({ type: 'status' });
@@ -154,7 +154,7 @@ t.test('an ownership socket stays in its project', async (t) => {
   const { sb } = await trusted(t);
   const other = join(sb.root, 'other');
   mkdirSync(other);
-  await cli(sb, ['--workspace', other, 'trust']);
+  await cli(sb, ['--project', other, 'trust']);
   const victim = await rawPeer(sb, 'owner', { label: label(), transport: 'stdio', project: other });
   const theirs = await victim.request({ type: 'submit', project: other, job: testJob(['true']) });
 

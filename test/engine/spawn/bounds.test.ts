@@ -1,6 +1,6 @@
 // What bounds a sandboxed process, with a real bwrap and real processes: no capabilities
 // (also as root, which bwrap would otherwise leave with a full set), so remount, umount and
-// writes to system folders fail; a private /tmp and home of limits.sandbox size; at most
+// writes to system folders and to the host's sysctls fail; a private /tmp and home of limits.sandbox size; at most
 // limits.sandbox.processes processes, while the host goes on forking.
 //
 // Each runs as the user running the suite (root in CI; an ordinary user on a laptop and in
@@ -42,6 +42,10 @@ const undoScript = (project: string, profile: string) =>
     `(touch /usr/${canary}) 2>/dev/null && echo "@ WROTE /usr" || echo "@ /usr read-only"`,
     `(touch /etc/${canary}) 2>/dev/null && echo "@ WROTE /etc" || echo "@ /etc read-only"`,
     'unshare -U true 2>/dev/null && echo "@ NEW USER NAMESPACE" || echo "@ no new user namespace"',
+    // The host's sysctls: root inside is the host's uid 0, and /proc/sys checks only the uid (a
+    // core_pattern "|/project/x" would run x as root on the host). The same value is written back,
+    // so a hole found changes nothing.
+    '(c=$(cat /proc/sys/kernel/core_pattern) && printf "%s\\n" "$c" > /proc/sys/kernel/core_pattern) 2>/dev/null && echo "@ WROTE /proc/sys" || echo "@ /proc/sys read-only"',
   ].join('; ');
 
 const UNDONE_NOTHING = [
@@ -57,6 +61,7 @@ const UNDONE_NOTHING = [
   '/usr read-only',
   '/etc read-only',
   'no new user namespace',
+  '/proc/sys read-only',
 ];
 
 function hostUntouched(t: any, project: string) {

@@ -36,7 +36,7 @@ function withFd200(sb: Sandbox, argv: string[], env: NodeJS.ProcessEnv = {}): Pr
 
 async function trusted(t: any): Promise<Sandbox> {
   const sb = sandbox('fds');
-  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  t.equal((await cli(sb, ['--project', sb.project, 'trust'])).code, 0);
   // In the project: an approved command sees the project, not the checkout.
   copyFileSync(REPORT, join(sb.project, 'fd-report.mjs'));
   return sb;
@@ -44,7 +44,7 @@ async function trusted(t: any): Promise<Sandbox> {
 
 t.test('an approved command gets fds 0-2 only: neither what shadowcode inherited nor the supervisor\'s lifeline', async (t) => {
   const sb = await trusted(t);
-  const r = await withFd200(sb, [process.execPath, BIN, '--workspace', sb.project, '--json', 'test', '--yes', '--', 'node', 'fd-report.mjs']);
+  const r = await withFd200(sb, [process.execPath, BIN, '--project', sb.project, '--json', 'test', '--yes', '--', 'node', 'fd-report.mjs']);
   t.equal(r.code, 0, r.err);
   t.strictSame(JSON.parse(JSON.parse(r.out).output_tail), NOTHING, r.out);
   t.equal(r.landed, '', 'nothing reached the file');
@@ -69,7 +69,7 @@ t.test("a task's background process, started by an engine that inherited fd 200,
 
 t.test('unsandboxed (no bwrap on PATH), an inherited descriptor is /dev/null in the command: what it writes there lands nowhere', async (t) => {
   const sb = await trusted(t);
-  const r = await withFd200(sb, [process.execPath, BIN, '--workspace', sb.project, '--json', 'test', '--yes', '--', process.execPath, 'fd-report.mjs'], { PATH: '/nonexistent-bin' });
+  const r = await withFd200(sb, [process.execPath, BIN, '--project', sb.project, '--json', 'test', '--yes', '--', process.execPath, 'fd-report.mjs'], { PATH: '/nonexistent-bin' });
   t.equal(r.code, 0, r.err);
   const got = JSON.parse(JSON.parse(r.out).output_tail) as { inherited: number[]; fd200: string };
   t.equal(got.fd200, 'EBADF', 'fd 200 is open, on /dev/null read-only: a write fails');

@@ -25,7 +25,7 @@ const bwrap = () => {
   if (!b) throw new Error(`bwrap is needed here: ${sandboxSupport().detail}`);
   return b;
 };
-const ws = (sb: Sandbox) => ['--workspace', sb.project];
+const ws = (sb: Sandbox) => ['--project', sb.project];
 
 /** `shadowcode test --yes -- sh -c script` in the project: what it printed, and its spawn row. */
 async function run(sb: Sandbox, script: string) {

@@ -19,7 +19,7 @@ import { readAudit } from '../../../src/store/audit.js';
 import { openDb } from '../../../src/store/db.js';
 import { cli, type Sandbox, SHARED_TMP, sandbox } from '../../fixtures/env.js';
 
-const ws = (sb: Sandbox) => ['--workspace', sb.project];
+const ws = (sb: Sandbox) => ['--project', sb.project];
 
 async function httpServer(t: any): Promise<{ port: number; hits: () => string[] }> {
   const hits: string[] = [];
@@ -62,7 +62,7 @@ t.test('a sandboxed curl reaches a granted host by name through the proxy, is re
   const r = await run(sb, script);
   t.match(r.out, `hello from localhost:${srv.port}/plain`, 'plain http, by name, through the proxy');
   t.match(r.out, `hello from localhost:${srv.port}/tunnel`, 'a CONNECT tunnel, by name');
-  t.match(r.out, new RegExp(`GET 127\\.0\\.0\\.1:${other.port} refused by net-host-not-granted: no sandbox grant names 127\\.0\\.0\\.1:${other.port}; to allow it: shadowcode --workspace ${sb.project} sandbox allow --net 127\\.0\\.0\\.1:${other.port} \\[SC_NET_HOST_REFUSED\\]`));
+  t.match(r.out, new RegExp(`GET 127\\.0\\.0\\.1:${other.port} refused by net-host-not-granted: no sandbox grant names 127\\.0\\.0\\.1:${other.port}; to allow it: shadowcode --project ${sb.project} sandbox allow --net 127\\.0\\.0\\.1:${other.port} \\[SC_NET_HOST_REFUSED\\]`));
   t.match(r.out, new RegExp(`GET localhost:${other.port} refused by net-host-not-granted`), 'a grant names its port');
   t.match(r.out, /GET denied\.example\.invalid:80 refused by net-host-not-granted/);
   t.match(r.out, /CONNECT 403/, 'a refused tunnel gets its 403 too');

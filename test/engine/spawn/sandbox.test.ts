@@ -36,7 +36,7 @@ async function approvedCommand(t: any, script: (project: string, profile: string
   let model: Scripted | undefined;
   const b = await agentBench(() => model as Scripted, o.policy ? { policy: o.policy } : {});
   t.teardown(() => b.close());
-  if (o.network) await cli(b.sb, ['--workspace', b.sb.project, 'trust', '--network']);
+  if (o.network) await cli(b.sb, ['--project', b.sb.project, 'trust', '--network']);
   await o.setup?.(b);
   model = scripted([{ calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script(b.sb.project, b.sb.profile)] } }] }, { calls: [{ name: 'finish', arguments: { summary: 'ran' } }] }]);
   const job = b.submit('run it');

@@ -231,3 +231,25 @@ t.test('a private file below a linked folder, in a project that is the home: bwr
   writeFileSync(copy, '{}');
   t.match(inside(w.plan({ policy, project: w.home, copies: new Map([[join(w.home, '.config', 'app.json'), copy]]) }), 'echo started'), 'started');
 });
+
+t.test('with the shipped policy, what steers a coding CLI\'s next session outside any sandbox is read-only: Codex\'s command rules and instructions, Claude Code\'s user memory', async (t) => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-state-shipped-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  const files = {
+    codex: ['.codex/config.toml', '.codex/rules/default.rules', '.codex/policy/x.codexpolicy', '.codex/AGENTS.md', '.codex/prompts/fix.md'],
+    claude: ['.claude/settings.json', '.claude/CLAUDE.md', '.claude/rules/style.md', '.claude/output-styles/terse.md'],
+  };
+  for (const rel of [...files.codex, ...files.claude]) {
+    mkdirSync(join(home, rel, '..'), { recursive: true });
+    writeFileSync(join(home, rel), 'mine\n');
+  }
+  const policy = shippedPolicy().sandbox;
+  for (const [cli, rels] of Object.entries(files)) {
+    const plan = { argv: ['/bin/sh'], cwd: root, env: { HOME: home, PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: true, unset: [], stateLimits: L, project: null, network: false, profileDir: null, policy, stateKeys: [cli] };
+    // An allow rule in ~/.codex/rules runs that command outside Codex's sandbox without asking.
+    const out = inside(plan as unknown as Parameters<typeof inside>[0], [...rels.map((r) => tryWrite(join(home, r))), tryWrite(join(home, `.${cli}`, 'history.jsonl'))].join('; '));
+    for (const r of rels) t.match(out, `REFUSED ${join(home, r)}`, `${cli}: ${r}`);
+    t.match(out, `WROTE ${join(home, `.${cli}`, 'history.jsonl')}`, `${cli}: the rest of its state stays writable`);
+  }
+});

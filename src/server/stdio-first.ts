@@ -1,0 +1,209 @@
+/*
+ * The first answers of a stdio connection, given before the SDK is loaded.
+ *
+ *   message ─► initialize of the plain 2025 shape below ─► answered here, as the SDK's Server answers it
+ *           ─► notifications/initialized, after that    ─► kept
+ *           ─► tools/list without params, after that     ─► answered here (listing.ts: what buildServer serves)
+ *           ─► anything else                             ─► hand over, this message first in line
+ *   hand over (on such a message, or just after the first tools/list answer):
+ *     load the SDK ─► serveStdio on a relay ─► replay initialize and initialized (the SDK's answer to
+ *     the replayed initialize is dropped: the client has ours) ─► what arrived meanwhile, in order
+ *     ─► from then on every message goes straight to the SDK, which pins the era as before
+ *
+ * Loading the SDK (zod schemas for every protocol revision) is about a quarter of a cold start,
+ * and a host waits for the tool list before it shows the server ready. Only a message whose every
+ * field is known to pass the SDK's own checks is answered here (test/server/stdio-first.test.ts
+ * compares each such answer with the SDK's, byte for byte); anything else, however close, goes to
+ * the SDK. Nothing here runs a tool or decides anything: tools/call always reaches the SDK and the
+ * gate.
+ */
+import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { PROTOCOL_REVISIONS } from '../version.js';
+import { capabilities, INSTRUCTIONS, SERVER_INFO, toolList } from './listing.js';
+
+type Msg = Record<string, unknown>;
+type Id = string | number;
+
+/** The 2025-era revisions: an initialize that asks for one of them is answered with it. */
+export const LEGACY_REVISIONS: readonly string[] = PROTOCOL_REVISIONS.filter((r) => r < '2026');
+
+const isPlain = (v: unknown): v is Msg => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
+const only = (v: Msg, keys: readonly string[]) => Object.keys(v).every((k) => keys.includes(k));
+const isId = (v: unknown): v is Id => typeof v === 'string' || typeof v === 'number';
+
+/** Capabilities of the shapes real clients send: roots (listChanged), and empty sampling, elicitation, experimental. */
+function plainCapabilities(c: unknown): boolean {
+  if (!isPlain(c)) return false;
+  for (const [k, v] of Object.entries(c)) {
+    if (!isPlain(v)) return false;
+    if (k === 'roots') {
+      if (!only(v, ['listChanged']) || (v.listChanged !== undefined && typeof v.listChanged !== 'boolean')) return false;
+    } else if (k !== 'sampling' && k !== 'elicitation' && k !== 'experimental') return false;
+    else if (Object.keys(v).length) return false;
+  }
+  return true;
+}
+
+function plainInitialize(m: Msg): m is Msg & { id: Id; params: { protocolVersion: string } } {
+  const p = m.params;
+  if (!isId(m.id) || !isPlain(p) || !only(p, ['protocolVersion', 'capabilities', 'clientInfo'])) return false;
+  if (typeof p.protocolVersion !== 'string' || !LEGACY_REVISIONS.includes(p.protocolVersion)) return false;
+  const info = p.clientInfo;
+  if (!isPlain(info) || !only(info, ['name', 'version', 'title']) || typeof info.name !== 'string' || typeof info.version !== 'string') return false;
+  if (info.title !== undefined && typeof info.title !== 'string') return false;
+  return plainCapabilities(p.capabilities);
+}
+
+/**
+ * Our answer to an opening message, or undefined when the SDK must answer it.
+ * `initialized`: whether an initialize was already answered here.
+ */
+export function firstAnswer(m: Msg, initialized: boolean): JSONRPCMessage | undefined {
+  if (m.method === 'initialize' && !initialized && plainInitialize(m)) {
+    const result = { protocolVersion: m.params.protocolVersion, capabilities: capabilities(), serverInfo: { ...SERVER_INFO }, instructions: INSTRUCTIONS };
+    return { result, jsonrpc: '2.0', id: m.id } as unknown as JSONRPCMessage;
+  }
+  if (m.method === 'tools/list' && initialized && isId(m.id) && (m.params === undefined || (isPlain(m.params) && Object.keys(m.params).length === 0))) {
+    return { result: { tools: toolList() }, jsonrpc: '2.0', id: m.id } as unknown as JSONRPCMessage;
+  }
+  return undefined;
+}
+
+/** What the SDK is served on: the stdio transport, already started, and a way to replay a request unanswered. */
+class Relay implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private drop: { id: Id; done: (answer: Msg) => void } | undefined;
+
+  constructor(private readonly wire: Transport) {}
+
+  async start(): Promise<void> {}
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const m = message as unknown as Msg;
+    const d = this.drop;
+    if (d && m.method === undefined && m.id === d.id && ('result' in m || 'error' in m)) {
+      this.drop = undefined;
+      d.done(m);
+      return Promise.resolve();
+    }
+    return this.wire.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.wire.close();
+  }
+
+  /** Delivers a request whose answer the client already has; resolves with the SDK's answer, which goes nowhere. */
+  replay(m: Msg & { id: Id }, deadlineMs: number): Promise<Msg | undefined> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.drop = undefined;
+        resolve(undefined);
+      }, deadlineMs);
+      this.drop = {
+        id: m.id,
+        done: (answer) => {
+          clearTimeout(timer);
+          resolve(answer);
+        },
+      };
+      this.onmessage?.(m as unknown as JSONRPCMessage);
+    });
+  }
+}
+
+export interface Served {
+  close(): Promise<void>;
+}
+
+export class StdioOpening {
+  private phase: 'early' | 'loading' | 'through' = 'early';
+  private closed = false;
+  private initialized = false;
+  /** initialize and initialized as the client sent them, for the SDK once it is there. */
+  private readonly said: Msg[] = [];
+  /** Messages received while the SDK loads, in order. */
+  private readonly waiting: Msg[] = [];
+  private readonly relay: Relay;
+  private loading: Promise<Served | undefined> | undefined;
+
+  /**
+   * `serve` loads the SDK and serves on the transport it is given (serveStdio). `deadlineMs`
+   * bounds the wait for the SDK's answer to the replayed initialize.
+   */
+  constructor(
+    private readonly transport: Transport,
+    private readonly serve: (wire: Transport) => Promise<Served>,
+    private readonly log: (line: string) => void,
+    private readonly deadlineMs: number,
+  ) {
+    this.relay = new Relay(transport);
+    transport.onmessage = (m) => this.receive(m as unknown as Msg);
+    transport.onerror = (e) => this.relay.onerror?.(e);
+    transport.onclose = () => {
+      this.closed = true;
+      if (this.phase === 'through') this.relay.onclose?.();
+    };
+  }
+
+  private receive(m: Msg): void {
+    if (this.phase === 'through') return this.relay.onmessage?.(m as unknown as JSONRPCMessage);
+    if (this.phase === 'loading') return void this.waiting.push(m);
+    const answer = firstAnswer(m, this.initialized);
+    if (answer) {
+      if (m.method === 'initialize') {
+        this.initialized = true;
+        this.said.push(m);
+      } else {
+        // The tool list is out: load the SDK now, before the first call needs it.
+        setImmediate(() => void this.handOver());
+      }
+      void this.transport.send(answer).catch((e: Error) => this.log(`shadowcode: ${e.message}`));
+      return;
+    }
+    if (m.method === 'notifications/initialized' && this.initialized && this.said.length === 1 && m.id === undefined) return void this.said.push(m);
+    this.waiting.push(m);
+    void this.handOver();
+  }
+
+  /** Loads the SDK once, tells it what the client said, then lets everything through. */
+  private handOver(): Promise<Served | undefined> {
+    return (this.loading ??= this.load());
+  }
+
+  private async load(): Promise<Served | undefined> {
+    if (this.closed) return undefined;
+    this.phase = 'loading';
+    let served: Served;
+    try {
+      served = await this.serve(this.relay);
+    } catch (err) {
+      this.log(`shadowcode: cannot start the MCP server: ${(err as Error).message}`);
+      await this.transport.close();
+      return undefined;
+    }
+    for (const m of this.said) {
+      if (!isId(m.id)) {
+        this.relay.onmessage?.(m as unknown as JSONRPCMessage);
+        continue;
+      }
+      // Waited for, so that a later request reusing this id is never taken for the replay's answer.
+      const answer = await this.relay.replay(m as Msg & { id: Id }, this.deadlineMs);
+      if (!answer || 'error' in answer) this.log(`shadowcode: the MCP server did not accept the initialize already answered: ${JSON.stringify(answer?.error ?? 'no answer').slice(0, 200)}`);
+    }
+    this.phase = 'through';
+    // In order, and before anything newer: no message can arrive between these lines.
+    for (const m of this.waiting.splice(0)) this.relay.onmessage?.(m as unknown as JSONRPCMessage);
+    if (this.closed) this.relay.onclose?.();
+    return served;
+  }
+
+  /** After the transport is done: closes the SDK's side if it was started. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const served = await this.loading;
+    await served?.close();
+  }
+}
