@@ -90,6 +90,12 @@ export interface Telemetry {
   track(name: string, attrs: Attrs, done: Promise<Attrs>): void;
   /** Adds attributes to the active span. */
   annotate(attrs: Attrs): void;
+  /**
+   * Runs fn with another process's span as the active one, from the W3C trace context it sent
+   * (an engine frame's traceparent): what fn records joins that trace. An absent or malformed
+   * context runs fn as it is.
+   */
+  withParent<T>(context: { readonly traceparent?: string | undefined; readonly tracestate?: string | undefined }, fn: () => T): T;
   /** Puts the active span's W3C traceparent (and tracestate) into outbound headers. */
   inject(carrier: Record<string, string>): void;
   /** Text that may be exported under the content opt-in (scrubbed and capped), else undefined. */

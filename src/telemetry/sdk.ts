@@ -474,6 +474,11 @@ class Sdk implements Telemetry {
     if (span) Object.assign(span.attrs, attrs);
   }
 
+  withParent<T>(context: { readonly traceparent?: string | undefined; readonly tracestate?: string | undefined }, fn: () => T): T {
+    const parent = this.remoteSpan(context.traceparent, context.tracestate);
+    return parent ? this.als.run(parent, fn) : fn();
+  }
+
   private injectFrom(span: SpanRec | undefined, carrier: Record<string, string>): void {
     if (!span) return;
     carrier.traceparent = traceparentOf(span);
