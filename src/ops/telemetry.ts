@@ -24,6 +24,7 @@ import { enforce, type GateEnv, type GateRequest } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { isLoopbackHost } from '../policy/net.js';
 import { scrubDeep } from '../policy/scrub.js';
+import type { CommittedAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { checkSecretName } from '../store/secrets.js';
 import { check } from '../schema/validate.js';
@@ -353,7 +354,7 @@ export function telemetryShow(deps: Pick<TelemetryDeps, 'profileDir' | 'env' | '
  * loads nothing and returns null; when it cannot start, it says why in one line and the
  * process goes on without it.
  */
-export async function startTelemetryExport(deps: TelemetryDeps, role: string, log: (line: string) => void): Promise<(() => Promise<{ readonly abandoned: boolean }>) | null> {
+export async function startTelemetryExport(deps: TelemetryDeps, role: string, log: (line: string) => void, only?: { readonly signals: readonly Signal[] }): Promise<(() => Promise<{ readonly abandoned: boolean }>) | null> {
   if (tel()) return null;
   let r: Resolved;
   try {
@@ -366,7 +367,8 @@ export async function startTelemetryExport(deps: TelemetryDeps, role: string, lo
   }
   if (r.state === 'invalid') log(`shadowcode: telemetry is off: ${r.why}`);
   if (r.state !== 'on') return null;
-  const config = r.config;
+  const config: ExportConfig = only ? { ...r.config, targets: Object.fromEntries(Object.entries(r.config.targets).filter(([s]) => only.signals.includes(s as Signal))) } : r.config;
+  if (!Object.keys(config.targets).length) return null;
   const urls = Object.values(config.targets).map((t) => new URL(t.url));
   const remote = urls.find((u) => !isLoopback(u));
   try {
@@ -383,4 +385,18 @@ export async function startTelemetryExport(deps: TelemetryDeps, role: string, lo
     log(`shadowcode: telemetry is off: it could not start (${(err as ScError).code ?? 'error'}: ${(err as Error).message.split('\n')[0]?.slice(0, 200)})`);
     return null;
   }
+}
+
+/**
+ * Audit rows a short CLI command committed, exported as log records before it exits (the
+ * export starts only now, logs only, and stops within limits.telemetry.shutdown_ms). Nothing
+ * happens when telemetry is not configured, or is already running in this process. True when
+ * a send was still under way at the deadline.
+ */
+export async function exportCommittedRows(deps: TelemetryDeps, rows: readonly CommittedAudit[], log: (line: string) => void): Promise<boolean> {
+  if (!rows.length || tel()) return false;
+  const stop = await startTelemetryExport(deps, 'cli', log, { signals: ['logs'] });
+  if (!stop) return false;
+  tel()?.audited(rows);
+  return (await stop()).abandoned;
 }
