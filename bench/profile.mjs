@@ -7,6 +7,8 @@
 //                                                CPU per paced shadow_status call, CPU to the first tools/list
 //   node bench/profile.mjs --calls 1500          more calls (default 600)
 //   node bench/profile.mjs --only stdio|http|start
+//   node bench/profile.mjs --only http --concurrent 16   CPU per HTTP request from 16 callers at once (the throughput
+//                                                case), ours and bare up together, in alternating rounds (--rounds 5)
 //   node bench/profile.mjs --root DIR            measure the build in another checkout (say, of an earlier commit)
 //   node bench/profile.mjs --cpu-prof DIR        also write V8 CPU profiles of our server (one per transport)
 //                                                and print its top functions by self time
@@ -43,6 +45,7 @@ const ONLY = opt('--only', undefined);
 const PROF = opt('--cpu-prof', undefined);
 const WARM = CALLGRIND ? 300 : 200;
 const STRACE = argv.includes('--strace');
+const CONCURRENT = Number(opt('--concurrent', 1));
 
 const work = mkdtempSync(join(tmpdir(), 'sc-profile-'));
 mkdirSync(join(work, 'project'));
@@ -328,7 +331,46 @@ if (!ONLY || ONLY === 'stdio') {
   report(`stdio shadow_status (${UNIT} per call, ${CALLS} paced calls): shadowcode ${a.per.toFixed(3)}, bare ${b.per.toFixed(3)}, ratio ${(a.per / b.per).toFixed(2)}`);
   if (PROF) summarize(newestProfile(join(PROF, 'stdio')), 'stdio profile (whole process)');
 }
-if (!ONLY || ONLY === 'http') {
+if ((!ONLY || ONLY === 'http') && CONCURRENT > 1) {
+  // Both up at once, measured in alternating rounds: the machine's load drifts, so a ratio is taken within a round.
+  const profFlags = (dir) => (PROF ? [`--cpu-prof`, `--cpu-prof-dir=${join(PROF, dir)}`, '--cpu-prof-interval=100'] : []);
+  const a = await startHttp(ours(['--http', '127.0.0.1:0', '--token-env', 'T']), /gateway ready at http:\/\/127\.0\.0\.1:(\d+)/, profFlags('http'));
+  const b = await startHttp(bareHttp(), /bare ready at http:\/\/127\.0\.0\.1:(\d+)/, profFlags('http-bare'));
+  const servers = { shadowcode: a, bare: b };
+  const lat = { shadowcode: [], bare: [] };
+  const burst = async ({ port }, n, into = []) => {
+    let next = 0;
+    await Promise.all(Array.from({ length: CONCURRENT }, async () => {
+      while (next++ < n) {
+        const t = performance.now();
+        await httpCall(port);
+        into.push(performance.now() - t);
+      }
+    }));
+  };
+  for (const s of Object.values(servers)) await burst(s, WARM);
+  if (STRACE) for (const [name, s] of Object.entries(servers)) await measure(s.child.pid, () => burst(s, CALLS), `HTTP ${name}, ${CONCURRENT} callers`);
+  const ROUNDS = Number(opt('--rounds', 5));
+  const per = { shadowcode: [], bare: [] };
+  const ratios = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const cpu = {};
+    for (const name of round % 2 ? ['bare', 'shadowcode'] : ['shadowcode', 'bare']) {
+      const pid = servers[name].child.pid;
+      const c0 = cpuMs(pid);
+      await burst(servers[name], CALLS, lat[name]);
+      cpu[name] = (cpuMs(pid) - c0) / CALLS;
+      per[name].push(cpu[name]);
+    }
+    ratios.push(cpu.shadowcode / cpu.bare);
+  }
+  for (const { child } of Object.values(servers)) await new Promise((r) => (child.on('close', r), child.kill('SIGTERM')));
+  const f = (xs) => `${median(xs).toFixed(3)} (${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)})`;
+  const q = (xs, p) => [...xs].sort((x, y) => x - y)[Math.floor(p * (xs.length - 1))].toFixed(2);
+  for (const name of Object.keys(lat)) report(`  ${name}: wall ms per request (noisy on a busy machine) p50 ${q(lat[name], 0.5)}, p90 ${q(lat[name], 0.9)}, p99 ${q(lat[name], 0.99)}, max ${q(lat[name], 1)}`);
+  if (PROF) for (const [dir, label] of [['http', 'ours'], ['http-bare', 'bare']]) summarize(newestProfile(join(PROF, dir)), `HTTP profile, ${label} (whole process)`);
+  report(`HTTP shadow_status, ${CONCURRENT} concurrent callers (CPU ms per request, ${CALLS} a round, ${ROUNDS} rounds): shadowcode ${f(per.shadowcode)}, bare ${f(per.bare)}, ratio ${f(ratios)}; throughput ratio ≈ 1/ratio`);
+} else if (!ONLY || ONLY === 'http') {
   const flags = PROF ? [`--cpu-prof`, `--cpu-prof-dir=${join(PROF, 'http')}`, '--cpu-prof-interval=50'] : [];
   const a = await httpCalls('shadowcode', ours(['--http', '127.0.0.1:0', '--token-env', 'T']), /gateway ready at http:\/\/127\.0\.0\.1:(\d+)/, flags);
   const b = await httpCalls('bare', bareHttp(), /bare ready at http:\/\/127\.0\.0\.1:(\d+)/, PROF ? [`--cpu-prof`, `--cpu-prof-dir=${join(PROF, 'http-bare')}`, '--cpu-prof-interval=50'] : []);

@@ -5,6 +5,9 @@
  *   enforce(env, request, run)           one request
  *   admit(env, [outer, inner…])          several that arrive together (an HTTP request and the
  *                                        tool call it carries), decided in one transaction
+ *   admit(env, {groups: [[…], […]]})     independent lists decided in one transaction (group commit:
+ *                                        the HTTP requests of one event-loop turn); each stops at its
+ *                                        own denial, and no ticket of any exists before the commit
  *     ─► BEGIN IMMEDIATE (the audit write lock)
  *     ─► project trust read here, when the caller left it to the gate
  *     ─► validate request (schemas/gate-request.schema.json), add project.holds_home
@@ -136,43 +139,85 @@ function ticketResource(req: GateRequest): { resource?: { kind: string; id: stri
   return r?.kind !== undefined && r.id !== undefined ? { resource: { kind: r.kind, id: r.id } } : {};
 }
 
+/** Independent lists of requests decided in one transaction (group commit): each list stops at its own first denial. */
+export interface Groups {
+  readonly groups: readonly (readonly PendingRequest[])[];
+}
+
+/** What one list of a group commit got: its admissions, or the error that kept the whole list undecided (no row, no ticket). */
+export type GroupResult = Admission[] | ScError;
+
 /**
  * Decides `requests` in order and records every decision in one audit
  * transaction. The list stops at the first denial: what follows a denied
  * request is never decided. Returns one admission per decided request; tickets
  * are minted only after the commit.
+ *
+ * Given `{ groups }`, it decides several independent lists in that one
+ * transaction (the HTTP gateway's group commit: requests that arrived together).
+ * A list that fails validation is left out whole, with its error, and the
+ * others are still decided; a failed commit fails them all. No ticket of any
+ * list exists before every row of the transaction is committed.
  */
-export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admission[] {
+export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admission[];
+export function admit(env: GateEnv, requests: Groups): GroupResult[];
+export function admit(env: GateEnv, requests: readonly PendingRequest[] | Groups): Admission[] | GroupResult[] {
+  const single = Array.isArray(requests);
+  const lists = single ? [requests as readonly PendingRequest[]] : (requests as Groups).groups;
   // Requests that carry their project are checked before the store opens; the rest once trust is read.
-  const early = requests.map((r) => (r.project !== undefined || !env.project ? validated(r, env.homes) : undefined));
-  const decided: Decided[] = [];
+  const failed: (ScError | undefined)[] = lists.map(() => undefined);
+  const early = lists.map((list, g) => {
+    try {
+      return list.map((r) => (r.project !== undefined || !env.project ? validated(r, env.homes) : undefined));
+    } catch (err) {
+      // One list alone: its error is the caller's, as it always was.
+      if (single || !(err instanceof ScError)) throw err;
+      failed[g] = err;
+      return [];
+    }
+  });
+  const decided: Decided[][] = lists.map(() => []);
   const t = tel();
   const started = t ? Date.now() : 0;
   try {
     const db = env.db();
     appendAuditRows(db, () => {
-      decided.length = 0;
       const rows: AuditRow[] = [];
       const clean = lazyScrubber();
       // Read once per transaction: the requests decided together see the same trust, under the same lock.
       let project: GateRequest['project'] | undefined;
-      for (const [i, r] of requests.entries()) {
-        const request = early[i] ?? validated({ ...r, project: (project ??= env.project!(db)) }, env.homes);
-        const decision = authorize(request, env.policy.permissions);
-        const decisionId = randomUUID();
-        decided.push({ request, decision, decisionId });
-        rows.push(decisionRow(env.policy, request, decision, decisionId, clean));
-        if (!decision.allow) break;
+      for (const [g, list] of lists.entries()) {
+        decided[g] = [];
+        if (failed[g] && !single) continue;
+        // A list's rows join the transaction only once the whole list is decided: a bad request leaves none of its list.
+        const mine: Decided[] = [];
+        const theirs: AuditRow[] = [];
+        try {
+          for (const [i, r] of list.entries()) {
+            const request = early[g]?.[i] ?? validated({ ...r, project: (project ??= env.project!(db)) }, env.homes);
+            const decision = authorize(request, env.policy.permissions);
+            const decisionId = randomUUID();
+            mine.push({ request, decision, decisionId });
+            theirs.push(decisionRow(env.policy, request, decision, decisionId, clean));
+            if (!decision.allow) break;
+          }
+        } catch (err) {
+          if (single || !(err instanceof ScError) || err.code !== 'SC_POLICY_REQUEST_INVALID') throw err;
+          failed[g] = err;
+          continue;
+        }
+        decided[g] = mine;
+        rows.push(...theirs);
       }
       return rows;
     });
   } catch (err) {
     if (err instanceof ScError) throw err;
-    const action = requests.map((r) => r.action).join(', ');
+    const action = lists.flat().map((r) => r.action).join(', ');
     throw new ScError('SC_STORE_FAILED', `cannot record the decision for ${action}: ${(err as Error).message}`);
   }
-  if (t) t.decided(decided.map(({ request: r, decision: d, decisionId }) => ({ action: r.action, principal: r.principal.kind, allow: d.allow, reasons: d.reasons, decisionId, ceiling: d.ceiling, args: r.args })), env.policy.hash, started);
-  return decided.map(({ request, decision: d, decisionId }) => {
+  if (t) t.decided(decided.flat().map(({ request: r, decision: d, decisionId }) => ({ action: r.action, principal: r.principal.kind, allow: d.allow, reasons: d.reasons, decisionId, ceiling: d.ceiling, args: r.args })), env.policy.hash, started);
+  const out = decided.map((list, g): GroupResult => failed[g] ?? list.map(({ request, decision: d, decisionId }) => {
     if (d.allow) return { decisionId, request, ticket: mintTicket({ decisionId, action: request.action, ceiling: d.ceiling, owner: request.principal.owner, ...ticketResource(request) }) };
     const why = rulesOf(env.policy, d).map((r) => `${r.id} (${r.description})`).join('; ');
     const denied = new ScError(denialCode(env.policy, d), `${request.action} denied by ${why}`, {
@@ -182,7 +227,8 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[]): Admiss
       ceiling: d.ceiling,
     });
     return { decisionId, request, denied };
-  });
+  }));
+  return single ? (out[0] as Admission[]) : out;
 }
 
 /** Decides one request, records it, and runs `run` with its ticket only if allowed. */

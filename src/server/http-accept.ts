@@ -27,6 +27,8 @@ export interface Front {
   listen(port: number, host: string): Promise<AddressInfo>;
   /** True for the first request on its connection. A later one is left unread and gets no answer. */
   claim(req: IncomingMessage): boolean;
+  /** How many connections are open with no request read from them yet (the group commit waits for these). */
+  unclaimed(): number;
   /** Stops accepting, drops connections with no request yet, and gives the rest `graceMs`. */
   close(graceMs: number): Promise<void>;
 }
@@ -74,6 +76,11 @@ export function acceptConnections(ticket: GateTicket, http: HttpServer, L: Front
           resolve(tcp.address() as AddressInfo);
         });
       }),
+    unclaimed() {
+      let n = 0;
+      for (const waiting of open.values()) if (waiting !== undefined) n++;
+      return n;
+    },
     claim(req) {
       const socket = req.socket;
       if (!open.has(socket) || open.get(socket) === undefined) {

@@ -5,14 +5,16 @@
  *   (429) ─► guards: Host, Origin, query, path, bearer token, method, duplicated
  *   headers ─► body ≤ 1 MiB in 5 s, nesting ≤ body_depth, one message (a batch is 400)
  *   ─► parsed once; a tools/call is checked and prepared
- *   ─► gate.admit([http:request, tool:…]): both decisions in one committed transaction
+ *   ─► gate.admit([http:request, tool:…]): both decisions in one committed transaction,
+ *      shared with the other requests read in the same event-loop turn (group commit)
  *   ─► credentials stripped ─► SDK createMcpHandler (stateless; 2026-07-28 and
  *   legacy; the parsed body and the tool's admission handed in) ─► response ≤ 8 MiB
  *   within 60 s ─► outcome row deferred: written with the next commit, or within
  *   audit.deferred_flush_ms / audit.deferred_rows
  *   (with telemetry on, from the decisions to the answer: the request's MCP SERVER span)
  *
- * No response byte is written and no tool runs before the decision rows commit.
+ * No response byte is written and no tool runs before the decision rows commit;
+ * a request in a group commit waits for the whole transaction.
  *
  * One gateway is one owner shared by every caller holding the token. Each
  * connection carries one request.
@@ -21,7 +23,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { Engine } from '../engine/engine.js';
 import { ScError } from '../errors.js';
-import { type Admission, admit, enforce } from '../policy/gate.js';
+import { type Admission, admit, enforce, type GroupResult, type PendingRequest } from '../policy/gate.js';
 import { httpRefusal, httpRequest } from '../policy/requests.js';
 import { deferAudit, flushAudit } from '../store/audit.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
@@ -123,6 +125,46 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
   const A = o.engine.policy.limits.audit;
   const deferBound = { flush_ms: A.deferred_flush_ms, rows: A.deferred_rows };
 
+  // Group commit. A request's decisions wait, at most http_server.group_commit_ms, for those of the other
+  // open connections (accepted with no request read yet, or a body still coming), and all are decided in
+  // one transaction: at the end of the event-loop turn in which the last of them arrives (setImmediate runs
+  // after the I/O that read them), or when the wait runs out. With no other connection open (one caller)
+  // nothing waits. Each request waits for that commit before anything of it happens: its tool, its answer.
+  // At most one request per open connection waits, so a batch is bounded by the front's connection cap.
+  let waiting: { list: PendingRequest[]; settle: (r: GroupResult | Error) => void }[] = [];
+  const commitWaiting = (): void => {
+    const batch = waiting;
+    waiting = [];
+    let results: GroupResult[] | undefined;
+    let failure: Error | undefined;
+    try {
+      results = admit(gate, { groups: batch.map((b) => b.list) });
+    } catch (err) {
+      // Nothing committed: every request of the batch fails, none has a ticket.
+      failure = err as Error;
+    }
+    batch.forEach((b, i) => b.settle(failure ?? (results?.[i] as GroupResult)));
+  };
+  /** Requests whose body is still being read: their decisions are coming. */
+  let reading = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let soon = false;
+  const commitNow = (): void => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    soon = false;
+    if (waiting.length) commitWaiting();
+  };
+  const decide = (list: PendingRequest[]): Promise<Admission[]> =>
+    // With telemetry on, each request decides alone, so its guardrail spans stay under its own MCP SERVER span.
+    tel() ? Promise.resolve().then(() => admit(gate, list)) : new Promise((resolve, reject) => {
+      waiting.push({ list, settle: (r) => (Array.isArray(r) ? resolve(r) : reject(r)) });
+      if (reading + front.unclaimed() === 0) {
+        if (!soon) setImmediate(commitNow);
+        soon = true;
+      } else timer ??= setTimeout(commitNow, L.group_commit_ms);
+    });
+
   /** The tools/call a body carries, checked and ready for the gate; anything else is decided by the SDK path. */
   const toolCallOf = (msg: unknown): PreparedCall | undefined => {
     if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return undefined;
@@ -156,7 +198,8 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
     const outer = httpRequest(conn.principal, mcpMethod);
     // The body is read before the decision so that the request and the tool call it carries are decided,
     // and recorded, in one transaction; nothing is answered before that commit.
-    const body = await readBody(req, L.body_bytes, L.body_deadline_ms);
+    reading++;
+    const body = await readBody(req, L.body_bytes, L.body_deadline_ms).finally(() => reading--);
     let parsed: unknown;
     let call: PreparedCall | undefined;
     let early: (() => void) | undefined;
@@ -179,7 +222,7 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
     return answer();
 
     async function answer(): Promise<void> {
-      const [request, tool] = admit(gate, call ? [outer, call.request] : [outer]) as [Admission, Admission | undefined];
+      const [request, tool] = (await decide(call ? [outer, call.request] : [outer])) as [Admission, Admission | undefined];
       if (request.denied) throw request.denied;
       const t = request.ticket;
       if (early) {

@@ -156,6 +156,65 @@ t.test('admit stops at the first denial: what the denied request carries is neve
   t.same(readAudit(db, { kinds: ['decision'], limit: 10 }).map((r) => (r.body as { action: string }).action), ['http:request']);
 });
 
+t.test('a group commit decides independent lists in one transaction, each stopping at its own denial', async (t) => {
+  const { db, env } = setup(t);
+  const http = (action: string, owner: string): GateRequest => ({ ...stdio({ action }), principal: { kind: 'http', owner, allow_write: false, allow_approvals: false } });
+  const stranger = { kind: 'stdio' as const, owner: 'conn-1', allow_write: false, allow_approvals: false };
+  const [a, b, c] = admit(env, { groups: [[http('http:request', 'a'), http('tool:shadow_status', 'a')], [stdio({ action: 'http:request', principal: stranger }), stdio({ action: 'tool:shadow_status' })], [http('http:request', 'c')]] });
+  t.ok(Array.isArray(a) && a.length === 2 && a.every((x) => x.ticket), 'the first list: both allowed');
+  t.ok(Array.isArray(b) && b.length === 1 && b[0]?.denied?.code === 'SC_POLICY_DENIED' && !b[0].ticket, 'the second stops at its denial: what it carries is never decided');
+  t.ok(Array.isArray(c) && c.length === 1 && c[0]?.ticket, 'the third is decided after a denied one');
+  const rows = readAudit(db, { kinds: ['decision'], limit: 10 });
+  t.same(rows.map((r) => (r.body as { action: string }).action), ['http:request', 'tool:shadow_status', 'http:request', 'http:request'], 'one row per decided request, each list in order');
+  t.equal(new Set(rows.map((r) => r.at)).size, 1, 'one commit');
+  const ids = [a, b, c].flatMap((g) => (Array.isArray(g) ? g.map((x) => x.decisionId) : []));
+  t.same(rows.map((r) => (r.body as { decision_id: string }).decision_id), ids, 'each admission is its own row');
+  t.equal(new Set(ids).size, 4);
+  t.ok(verifyAudit(db).ok, 'the chain verifies');
+});
+
+t.test('in a group commit a list with a malformed request is left out whole; the others are decided', async (t) => {
+  const { db, env } = setup(t);
+  const { project: _omit, ...pending } = stdio({ action: 'tool:shadow_status' });
+  const project = () => ({ path: '/p', trusted: true, level: 'workspace' as const });
+  const bad = { ...pending, principal: { kind: 'nobody' } } as unknown as typeof pending;
+  const [good, broken, late] = admit({ ...env, project }, { groups: [[pending], [pending, bad], [{ ...pending, action: 'tool:shadow_doctor' }]] });
+  t.ok(Array.isArray(good) && good[0]?.ticket);
+  t.ok(broken instanceof ScError && broken.code === 'SC_POLICY_REQUEST_INVALID', 'the list gets its error');
+  t.ok(Array.isArray(late) && late[0]?.ticket);
+  t.same(readAudit(db, { kinds: ['decision'], limit: 10 }).map((r) => (r.body as { action: string }).action), ['tool:shadow_status', 'tool:shadow_doctor'], 'no row of the malformed list, not even of its valid first request');
+  t.ok(verifyAudit(db).ok);
+});
+
+t.test('a group commit that fails mid-transaction leaves no row and no ticket for any list', async (t) => {
+  const { db, env } = setup(t);
+  const { project: _omit, ...pending } = stdio({ action: 'tool:shadow_status' });
+  // The first list carries its project; the second needs trust read, and the read fails after the first list's rows were built.
+  const project = () => {
+    throw new Error('disk gone');
+  };
+  const err = (() => {
+    try {
+      admit({ ...env, project }, { groups: [[stdio({ action: 'tool:shadow_status' })], [pending]] });
+    } catch (e) {
+      return e as ScError;
+    }
+    return undefined;
+  })();
+  t.equal(err?.code, 'SC_STORE_FAILED', 'every list fails');
+  t.same(readAudit(db, { limit: 10 }), [], 'nothing was committed');
+  db.close();
+  const closed = (() => {
+    try {
+      admit(env, { groups: [[stdio({ action: 'tool:shadow_status' })]] });
+    } catch (e) {
+      return e as ScError;
+    }
+    return undefined;
+  })();
+  t.equal(closed?.code, 'SC_STORE_FAILED', 'a store that cannot be written denies the whole group');
+});
+
 t.test('trust left to the gate is read inside the transaction that records the decision', async (t) => {
   const { db, env } = setup(t);
   let reads = 0;

@@ -110,3 +110,77 @@ t.test('with every client era, a tool call is decided once, in the same commit a
     t.equal(req?.at, tools[0]!.at, `${flavor}: in one commit`);
   }
 });
+
+// Group commit: requests that arrive together are decided in one transaction. Each still waits for that
+// commit before its tool runs or any byte of its answer is sent.
+const memoryCount = (holder: Database.Database) => (holder.prepare('SELECT count(*) AS n FROM memory').get() as { n: number }).n;
+
+t.test('requests arriving together each get their own decision rows, and none runs or answers before the shared commit', async (t) => {
+  const { sb, gw, holder, rows } = await setup(t);
+  const before = rows().length;
+  const answered: number[] = [];
+  holder.exec('BEGIN IMMEDIATE');
+  const texts = Array.from({ length: 8 }, (_, i) => `note ${i}`);
+  const pending = texts.map((text, i) => call(gw, 'shadow_memory', { action: 'append', text }).then((r) => (answered.push(i), r)));
+  await sleep(400);
+  t.same(answered, [], 'no answer while the decisions could not commit');
+  t.equal(memoryCount(holder), 0, 'and no tool ran');
+  holder.exec('ROLLBACK');
+  const results = await Promise.all(pending);
+  t.ok(results.every((r) => r.status === 200 && !/"isError":true/.test(r.body)), 'every request is served');
+  const content = (holder.prepare('SELECT content FROM memory').all() as Array<{ content: string }>).map((r) => r.content).join('\n');
+  for (const text of texts) t.equal(content.split(text).length - 1, 1, `${text} appended once`);
+  const decisions = rows().slice(before).filter((row) => row.kind === 'decision');
+  const tools = decisions.filter((d) => JSON.parse(d.body).action === 'tool:shadow_memory.append');
+  t.equal(tools.length, 8, 'one decision per call');
+  t.equal(new Set(tools.map((d) => JSON.parse(d.body).decision_id)).size, 8, 'each its own');
+  for (const tool of tools) t.equal(JSON.parse(decisions.find((d) => d.seq === tool.seq - 1)!.body).action, 'http:request', 'right after its own request');
+  t.ok(new Set(tools.map((d) => d.at)).size < tools.length, 'some of them shared a commit');
+  const v = await cli(sb, ['audit', 'verify', '--json']);
+  t.equal(JSON.parse(v.stdout).ok, true, 'the chain verifies');
+});
+
+t.test('a refused call decided in a shared commit has no effect; the others in it run', async (t) => {
+  const sb = sandbox('sc-order-ro');
+  await cli(sb, ['--project', sb.project, 'trust']);
+  // Without --allow-write: a memory append is refused by policy, a status read is not.
+  const gw = await startGateway(sb);
+  t.teardown(() => gw.stop());
+  const holder = new Database(join(sb.profile, 'state.db'));
+  t.teardown(() => {
+    if (holder.inTransaction) holder.exec('ROLLBACK');
+    holder.close();
+  });
+  t.equal((await call(gw, 'shadow_status', {})).status, 200);
+  holder.exec('BEGIN IMMEDIATE');
+  const pending = [call(gw, 'shadow_status', {}), call(gw, 'shadow_memory', { action: 'append', text: 'refused' }), call(gw, 'shadow_status', {}), call(gw, 'shadow_memory', { action: 'append', text: 'refused too' })];
+  await sleep(300);
+  holder.exec('ROLLBACK');
+  const [s1, m1, s2, m2] = await Promise.all(pending);
+  t.match(s1!.body, /"structuredContent"/);
+  t.match(s2!.body, /"structuredContent"/);
+  for (const m of [m1!, m2!]) t.match(m.body, /SC_POLICY_DENIED|denied/, 'the append is refused');
+  t.equal(memoryCount(holder), 0, 'nothing was appended');
+  const appends = (holder.prepare("SELECT body FROM audit WHERE kind = 'decision'").all() as Array<{ body: string }>).map((r) => JSON.parse(r.body)).filter((b) => b.action === 'tool:shadow_memory.append');
+  t.equal(appends.length, 2, 'each refusal has its row');
+  t.ok(appends.every((b) => b.allow === false));
+  const v = await cli(sb, ['audit', 'verify', '--json']);
+  t.equal(JSON.parse(v.stdout).ok, true);
+});
+
+t.test('a gateway killed while its requests wait for their commit leaves no effect and no row', async (t) => {
+  const { sb, gw, holder, rows } = await setup(t);
+  const before = rows().length;
+  holder.exec('BEGIN IMMEDIATE');
+  const pending = Array.from({ length: 4 }, (_, i) => call(gw, 'shadow_memory', { action: 'append', text: `lost ${i}` }).catch((e: Error) => e));
+  await sleep(400);
+  gw.child.kill('SIGKILL');
+  await gw.exit;
+  holder.exec('ROLLBACK');
+  const results = await Promise.all(pending);
+  t.ok(results.every((r) => r instanceof Error || r.status !== 200), 'no request was served');
+  t.equal(memoryCount(holder), 0, 'nothing was appended');
+  t.notOk(rows().slice(before).some((row) => row.kind === 'decision' && JSON.parse(row.body).action === 'tool:shadow_memory.append'), 'and no decision row claims it');
+  const v = await cli(sb, ['audit', 'verify', '--json']);
+  t.equal(JSON.parse(v.stdout).ok, true);
+});
