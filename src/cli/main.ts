@@ -94,7 +94,7 @@ export async function main(argv: readonly string[], rawIo: Io): Promise<number> 
     const role = spec.telemetry?.(input) ?? null;
     // Loaded only for the few commands that can export, or a short one that committed audit rows: the rest never parse a line of it.
     let out: Awaited<ReturnType<typeof spec.run>>;
-    if (role === null) {
+    if (role === null && spec.exportsAuditRows !== false) {
       const committed: CommittedAudit[] = [];
       // Kept up to the export queue's cap: a long-running command (console) must not grow without bound.
       onAuditCommitted((rows) => {
@@ -108,7 +108,8 @@ export async function main(argv: readonly string[], rawIo: Io): Promise<number> 
       }
       // Its audit rows go to the collector (when telemetry is configured) before the command ends.
       if (committed.length) await (await import('./telemetry.js')).exportCommandRows(ctx, committed);
-    } else out = await (await import('./telemetry.js')).withTelemetry(ctx, role, () => spec.run(ctx as Ctx, input));
+    } else if (role === null) out = await spec.run(ctx, input);
+    else out = await (await import('./telemetry.js')).withTelemetry(ctx, role, () => spec.run(ctx as Ctx, input));
     renderOutput(out, json, io.stdout);
     return out.exitCode ?? EXIT.ok;
   } catch (err) {

@@ -354,7 +354,7 @@ export function telemetryShow(deps: Pick<TelemetryDeps, 'profileDir' | 'env' | '
  * loads nothing and returns null; when it cannot start, it says why in one line and the
  * process goes on without it.
  */
-export async function startTelemetryExport(deps: TelemetryDeps, role: string, log: (line: string) => void, only?: { readonly signals: readonly Signal[] }): Promise<(() => Promise<{ readonly abandoned: boolean }>) | null> {
+export async function startTelemetryExport(deps: TelemetryDeps, role: string, log: (line: string) => void, only?: { readonly signals: readonly Signal[]; readonly countsOnLossOnly?: boolean }): Promise<(() => Promise<{ readonly abandoned: boolean }>) | null> {
   if (tel()) return null;
   let r: Resolved;
   try {
@@ -378,7 +378,7 @@ export async function startTelemetryExport(deps: TelemetryDeps, role: string, lo
     });
     const t = await enforce(deps.gate, request, async (ticket) => {
       const { startSdk } = await import('../telemetry/sdk.js');
-      return startSdk(ticket, { config, profileDir: deps.profileDir, version: VERSION, role, scrub: scrubDeep });
+      return startSdk(ticket, { config, profileDir: deps.profileDir, version: VERSION, role, scrub: scrubDeep, countsOnLossOnly: only?.countsOnLossOnly });
     });
     return () => t.shutdown();
   } catch (err) {
@@ -395,7 +395,8 @@ export async function startTelemetryExport(deps: TelemetryDeps, role: string, lo
  */
 export async function exportCommittedRows(deps: TelemetryDeps, rows: readonly CommittedAudit[], log: (line: string) => void): Promise<boolean> {
   if (!rows.length || tel()) return false;
-  const stop = await startTelemetryExport(deps, 'cli', log, { signals: ['logs'] });
+  // One of many short processes: its counts are kept only when it lost something, for status to say so.
+  const stop = await startTelemetryExport(deps, 'cli', log, { signals: ['logs'], countsOnLossOnly: true });
   if (!stop) return false;
   tel()?.audited(rows);
   return (await stop()).abandoned;

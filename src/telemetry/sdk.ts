@@ -43,6 +43,8 @@ export interface StartOptions {
   readonly role: string;
   /** The secret scrubber (src/policy/scrub.ts): content passes it before it leaves. */
   readonly scrub: (value: unknown) => unknown;
+  /** Record the counts (telemetry/PID.json) only if something was lost: a short CLI command's export, one of many. */
+  readonly countsOnLossOnly?: boolean;
 }
 
 // The GenAI / MCP / guardrail convention names, written out: they live in the GenAI
@@ -516,6 +518,7 @@ class Sdk implements Telemetry {
   }
 
   private writeStats(done?: () => void): void {
+    if (this.o.countsOnLossOnly && this.traces.dropped + this.traces.failed + this.logs.dropped + this.logs.failed + this.metrics.dropped + this.metrics.failed === 0) return done?.();
     const sum = (c: SignalCounts) => c.exported + c.dropped + c.failed;
     const v = sum(this.traces) + sum(this.logs) + sum(this.metrics);
     if (v === this.written && !done) return;

@@ -46,6 +46,20 @@ t.test("a short command's audit rows reach the collector before it exits", async
     t.equal(log?.resource['shadowcode.role'], 'cli', 'from a process of role cli');
   }
   t.notOk(rx.requests.some((q) => q.path !== '/v1/logs'), 'logs only: no span or metric request from a short command');
+  const show = await spawnCli(sb, ['--json', 'telemetry', 'show'], '', { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url });
+  t.same((JSON.parse(show.stdout) as { processes: unknown[] }).processes, [], 'a short command that lost nothing leaves no counts behind (one file per command would pile up)');
+});
+
+t.test('telemetry set does not send its own decision to the endpoint it has just named', async (t) => {
+  const sb = sandbox('sc-otel-cli-set');
+  const rx = await otlpReceiver();
+  t.teardown(() => rx.close());
+  const r = await spawnCli(sb, ['telemetry', 'set', '--endpoint', rx.url]);
+  t.equal(r.code, 0, r.stderr);
+  t.equal(rx.requests.length, 0, 'nothing was sent');
+  // The next short command that commits a row does export, to the profile's endpoint.
+  t.equal((await spawnCli(sb, ['--project', sb.project, 'trust'])).code, 0);
+  t.ok(rx.logs.some((l) => String(l.attributes['shadowcode.action']).startsWith('cli:trust')), 'trust, configured by the profile alone, sent its row');
 });
 
 t.test('with the collector down, a short command still answers, and what it could not send is counted', async (t) => {
