@@ -9,6 +9,7 @@
  */
 import { asScError, EXIT, ScError } from '../errors.js';
 import { type CommittedAudit, onAuditCommitted } from '../store/audit.js';
+import { tel } from '../telemetry/hooks.js';
 import { VERSION } from '../version.js';
 import { group, lookup } from './commands/index.js';
 import { Ctx, type Io } from './context.js';
@@ -94,7 +95,8 @@ export async function main(argv: readonly string[], rawIo: Io): Promise<number> 
     const role = spec.telemetry?.(input) ?? null;
     // Loaded only for the few commands that can export, or a short one that committed audit rows: the rest never parse a line of it.
     let out: Awaited<ReturnType<typeof spec.run>>;
-    if (role === null && spec.exportsAuditRows !== false) {
+    // Not where an export already runs in this process (a host calling main()): its listener stays.
+    if (role === null && spec.exportsAuditRows !== false && !tel()) {
       const committed: CommittedAudit[] = [];
       // Kept up to the export queue's cap: a long-running command (console) must not grow without bound.
       onAuditCommitted((rows) => {
