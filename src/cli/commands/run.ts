@@ -126,6 +126,9 @@ export const command: CommandSpec = {
           } else if (e.kind === 'checkpoint') line(`  changed ${inert(body.path)} (checkpoint ${body.checkpoint_id})`);
           else if (e.kind === 'runner.state_changed' || e.kind === 'protected_created' || e.kind === 'background_unwatched') line(`WARNING: ${inert(body.notice)}`);
           else if (e.kind === 'changes_limited' || e.kind === 'changes_unobserved') line(`${body.incomplete || e.kind === 'changes_unobserved' ? 'WARNING' : 'note'}: not every change of this task is recorded: ${inert(body.reason)}`);
+          else if (e.kind === 'sandbox_blocked') line(inert(body.notice));
+          else if (e.kind === 'sandbox_discarded' || e.kind === 'mcp.discarded') line(`note: ${inert(body.notice)}`);
+          else if (e.kind === 'mcp.stderr' && Array.isArray(body.lines)) line(`server ${inert(String(body.definition))} failed (${inert(String(body.code))}); its stderr, last lines (secrets scrubbed):\n${body.lines.map((l: unknown) => `  ${inert(String(l))}`).join('\n')}${body.hint ? `\nhint: ${inert(String(body.hint))}` : ''}`);
           else if (e.kind === 'approval_requested') {
             // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
             const stored = getApproval(engine.db(), body.approval_id);
