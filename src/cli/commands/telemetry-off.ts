@@ -5,6 +5,7 @@ import { telemetryText } from './telemetry-view.js';
 
 export const command: CommandSpec = {
   name: 'telemetry off',
+  exportsAuditRows: false,
   summary: 'Turn OpenTelemetry export off for this profile, whatever OTEL_* variables say',
   description:
     "Turn the profile's OpenTelemetry export off: servers, engines and runs started afterwards export nothing and load nothing of OpenTelemetry, even where OTEL_EXPORTER_OTLP_ENDPOINT is set, until the next telemetry set. Processes already running keep exporting until they end. The change is a policy decision, recorded in the audit log.",
