@@ -1,8 +1,10 @@
 // OpenTelemetry's cost on `mcp serve` (stdio), over BENCH_ROUNDS rounds whose order alternates:
 //   cold start (spawn → initialize → tools/list answered) and the shadow_status round trip for
 //   off             nothing configured (what every user without a collector runs)
-//   before          BENCH_BEFORE=DIR: another checkout's built server, e.g. this branch's base
-//                   (git archive BASE | tar -x -C DIR, link node_modules, node scripts/build.mjs)
+//   before, before port closed
+//                   BENCH_BEFORE=DIR: another checkout's built server, e.g. this branch's base
+//                   (git archive BASE | tar -x -C DIR, link node_modules, node scripts/build.mjs),
+//                   off and with the collector's port closed
 //   port closed     OTEL_EXPORTER_OTLP_ENDPOINT at a loopback port nothing listens on
 //   never answers   a collector that accepts every request and never answers
 //   live            a collector that answers every export at once
@@ -47,7 +49,10 @@ const variants = {
   'never answers': { args: serve(ours), env: { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: hung.url } },
   live: { args: serve(ours), env: { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: live.url } },
 };
-if (process.env.BENCH_BEFORE) variants.before = { args: serve(join(process.env.BENCH_BEFORE, 'bin', 'shadowcode.js')), env: base };
+if (process.env.BENCH_BEFORE) {
+  variants.before = { args: serve(join(process.env.BENCH_BEFORE, 'bin', 'shadowcode.js')), env: base };
+  variants['before port closed'] = { args: serve(join(process.env.BENCH_BEFORE, 'bin', 'shadowcode.js')), env: { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: closedPort } };
+}
 
 function start({ args, env }) {
   const child = spawn(process.execPath, args, { cwd: work, env, stdio: ['pipe', 'pipe', 'ignore'] });
@@ -134,6 +139,6 @@ for (const [name, r] of Object.entries(rounds)) {
   summary.call_ms[name] = spread(r.call);
 }
 console.log(`mcp serve, ms, median (min–max) of ${ROUNDS} round medians:`);
-for (const name of Object.keys(rounds)) console.log(`  ${name.padEnd(14)} cold start ${fs(summary.start_ms[name])}   shadow_status round trip ${fs(summary.call_ms[name])}`);
+for (const name of Object.keys(rounds)) console.log(`  ${name.padEnd(20)} cold start ${fs(summary.start_ms[name])}   shadow_status round trip ${fs(summary.call_ms[name])}`);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', 'telemetry.json'), `${JSON.stringify(summary, null, 2)}\n`);

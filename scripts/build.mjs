@@ -13,15 +13,19 @@
 //                      dist/mcp-relay.js (ESM; coding CLIs' configs name this path), all started as processes
 //   src/console/page ─► dist/console/{index.html, app.js, style.css, icon.svg}: the console's page, for the browser
 //
+//   src/telemetry/otel-packages.ts ─► dist/otel.cjs   the OpenTelemetry packages, required only when an export starts
+//
 // better-sqlite3 stays external (a native addon) and is required only when a
-// database first opens. The OpenTelemetry packages stay external too (runtime
-// dependencies): src/telemetry/sdk.ts, which requires them, is reached only through a
-// dynamic import, so its code runs, and they load, only when telemetry is configured.
+// database first opens. The OpenTelemetry packages go into a file of their own,
+// dist/otel.cjs, never into cli.cjs or lib.cjs: the one import of that module
+// (src/telemetry/encode.ts) becomes a require of ./otel.cjs, and encode.ts is reached only
+// through sdk.ts's dynamic import, so they load only when an export starts.
 //
 // A build that would write what dist/ already holds is skipped (`npm test` builds first, and
 // `npm ci` has just built): see build-stamp.mjs. `--force` builds regardless.
 import { createHash } from 'node:crypto';
 import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { build as esbuild } from 'esbuild';
 import { clearStamp, isCurrent, writeStamp } from './build-stamp.mjs';
 
@@ -53,6 +57,13 @@ async function buildDist() {
     if (typeof validate === 'function' && validate(JSON.parse(bytes.toString('utf8')))) verifiedPolicy[file] = createHash('sha256').update(bytes).digest('hex');
   }
 
+  // encode.ts's import of the packages, in the bundles that carry it: a require of dist/otel.cjs, beside them.
+  const otelOutside = {
+    name: 'otel-outside',
+    setup(b) {
+      b.onResolve({ filter: /\/otel-packages\.js$/ }, (args) => (args.importer.endsWith(join('src', 'telemetry', 'encode.ts')) ? { path: './otel.cjs', external: true } : undefined));
+    },
+  };
   const common = {
     bundle: true,
     platform: 'node',
@@ -62,6 +73,7 @@ async function buildDist() {
     legalComments: 'none',
     sourcemap: false,
     logLevel: 'warning',
+    plugins: [otelOutside],
   };
 
   await build({ ...common, entryPoints: { 'sqlite-child': 'src/engine/sqlite-child.ts', supervisor: 'src/engine/spawn/supervisor.ts', 'net-bridge': 'src/engine/spawn/net-bridge.ts' }, outdir: 'dist', outExtension: { '.js': '.cjs' }, format: 'cjs' });
@@ -102,7 +114,7 @@ async function buildDist() {
     define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
     banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   };
-  await build({ ...common, ...script, entryPoints: { vendor: 'src/vendor.ts' }, outfile: 'dist/vendor.cjs', plugins: [esmBuilds] });
+  await build({ ...common, ...script, entryPoints: { vendor: 'src/vendor.ts' }, outfile: 'dist/vendor.cjs', plugins: [otelOutside, esmBuilds] });
   await build({
     ...common,
     ...script,
@@ -112,19 +124,22 @@ async function buildDist() {
   });
   for (const f of ['cli.cjs', 'vendor.cjs']) if (readFileSync(new URL(`../dist/${f}`, import.meta.url)).some((b) => b > 0x7f)) throw new Error(`dist/${f} is not ASCII`);
   // Whatever dist/cli.cjs requires at run time is a built-in, one of the package's own runtime
-  // dependencies (the SQLite driver; OpenTelemetry, loaded only when configured), or served by dist/vendor.cjs.
+  // dependencies (the SQLite driver), served by dist/vendor.cjs, or dist/otel.cjs (OpenTelemetry, loaded only when configured).
   const { builtinModules } = await import('node:module');
   const runtime = Object.keys(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).dependencies ?? {});
   const cliText = readFileSync(new URL('../dist/cli.cjs', import.meta.url), 'latin1');
   // (A require( right after a quote or backtick is text, such as ajv keeps for its standalone output.)
   for (const [, id] of cliText.matchAll(/(?<![`'"\w.$])require\("([^"]+)"\)/g)) {
     const builtin = id.startsWith('node:') || builtinModules.includes(id);
-    if (!builtin && !runtime.includes(id) && !vendorIds.includes(id)) throw new Error(`dist/cli.cjs requires ${id}, which neither it, dist/vendor.cjs nor a runtime dependency holds`);
+    if (!builtin && !runtime.includes(id) && !vendorIds.includes(id) && id !== './otel.cjs') throw new Error(`dist/cli.cjs requires ${id}, which neither it, dist/vendor.cjs nor a runtime dependency holds`);
   }
   // A dynamic import() of a package would bypass boot's require and look for it in node_modules: import a module of ours that imports it.
   for (const [, id] of cliText.matchAll(/(?<![`'"\w.$])import\("([^"]+)"\)/g)) {
     if (!id.startsWith('node:')) throw new Error(`dist/cli.cjs imports ${id} at run time; only built-ins may be imported so`);
   }
+
+  // The OpenTelemetry packages, on their own: required (by encode.ts) only when an export starts.
+  await build({ ...common, external: [], plugins: [], entryPoints: { otel: 'src/telemetry/otel-packages.ts' }, outfile: 'dist/otel.cjs', format: 'cjs', minifyWhitespace: true, minifySyntax: true });
 
   // The library: the same code as the CLI, bundled on its own so that a host loads no command parser.
   await build({
@@ -143,6 +158,10 @@ async function buildDist() {
     new URL('../dist/lib.mjs', import.meta.url),
     `// The ESM face of dist/lib.cjs: the same module instance, so both forms share one state.\nimport lib from './lib.cjs';\nexport const { ${names.join(', ')} } = lib;\nexport default lib;\n`,
   );
+
+  for (const f of ['cli.cjs', 'vendor.cjs', 'lib.cjs', 'mcp-relay.js']) {
+    if (/require\("@opentelemetry\/|from ?"@opentelemetry\//.test(readFileSync(new URL(`../dist/${f}`, import.meta.url), 'utf8'))) throw new Error(`dist/${f} requires an OpenTelemetry package: import them only through src/telemetry/otel-packages.ts`);
+  }
 
   const hashOf = (f) => createHash('sha256').update(readFileSync(new URL(`../dist/${f}`, import.meta.url))).digest('hex').slice(0, 16);
   await build({

@@ -8,6 +8,8 @@
  * model, file, command or server wrote reaches the terminal raw.
  */
 import { asScError, EXIT, ScError } from '../errors.js';
+import { type CommittedAudit, onAuditCommitted } from '../store/audit.js';
+import { tel } from '../telemetry/hooks.js';
 import { VERSION } from '../version.js';
 import { group, lookup } from './commands/index.js';
 import { Ctx, type Io } from './context.js';
@@ -91,8 +93,25 @@ export async function main(argv: readonly string[], rawIo: Io): Promise<number> 
     ctx = new Ctx(io, globals);
     if (spec.workspace === 'required') ctx.requireWorkspace(spec.name);
     const role = spec.telemetry?.(input) ?? null;
-    // Loaded only for the few commands that can export: the rest never parse a line of it.
-    const out = role === null ? await spec.run(ctx, input) : await (await import('./telemetry.js')).withTelemetry(ctx, role, () => spec.run(ctx as Ctx, input));
+    // Loaded only for the few commands that can export, or a short one that committed audit rows: the rest never parse a line of it.
+    let out: Awaited<ReturnType<typeof spec.run>>;
+    // Not where an export already runs in this process (a host calling main()): its listener stays.
+    if (role === null && spec.exportsAuditRows !== false && !tel()) {
+      const committed: CommittedAudit[] = [];
+      // Kept up to the export queue's cap: a long-running command (console) must not grow without bound.
+      onAuditCommitted((rows) => {
+        const room = (ctx as Ctx).policy().limits.telemetry.queue_items - committed.length;
+        if (room > 0) committed.push(...rows.slice(0, room));
+      });
+      try {
+        out = await spec.run(ctx, input);
+      } finally {
+        onAuditCommitted(undefined);
+      }
+      // Its audit rows go to the collector (when telemetry is configured) before the command ends.
+      if (committed.length) await (await import('./telemetry.js')).exportCommandRows(ctx, committed);
+    } else if (role === null) out = await spec.run(ctx, input);
+    else out = await (await import('./telemetry.js')).withTelemetry(ctx, role, () => spec.run(ctx as Ctx, input));
     renderOutput(out, json, io.stdout);
     return out.exitCode ?? EXIT.ok;
   } catch (err) {

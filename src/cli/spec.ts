@@ -54,5 +54,11 @@ export interface CommandSpec {
    * exports as (shadowcode.role), or null for this invocation (a launcher that only starts another).
    */
   readonly telemetry?: (input: Input) => string | null;
+  /**
+   * False for the commands that configure telemetry itself (telemetry set, off): a short command
+   * otherwise sends the audit rows it committed when telemetry is configured, and a change of
+   * the endpoint is not sent to the endpoint it names.
+   */
+  readonly exportsAuditRows?: false;
   run(ctx: Ctx, input: Input): Promise<Output>;
 }

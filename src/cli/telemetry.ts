@@ -5,8 +5,13 @@
  *   startTelemetryExport (ops) ─► the command ─► stop: queued items sent within
  *   limits.telemetry.shutdown_ms ─► an export still waiting on a collector that does not
  *   answer would hold the process up to its own timeout: this command's process exits instead
+ *
+ * A short command (approvals approve, trust, …) exports only its audit rows, after it ran and
+ * only if it committed any: exportCommandRows ─► configured? start the log export ─► the rows
+ * ─► stop, within the same deadline, before the command's answer is printed.
  */
-import { startTelemetryExport, telemetryDepsOf } from '../ops/telemetry.js';
+import { exportCommittedRows, startTelemetryExport, telemetryDepsOf } from '../ops/telemetry.js';
+import type { CommittedAudit } from '../store/audit.js';
 import type { Ctx } from './context.js';
 
 export async function withTelemetry<T>(ctx: Ctx, role: string, fn: () => Promise<T>): Promise<T> {
@@ -21,4 +26,10 @@ export async function withTelemetry<T>(ctx: Ctx, role: string, fn: () => Promise
       if (abandoned) setTimeout(() => process.exit(), 100).unref();
     }
   }
+}
+
+/** The audit rows a short command committed, as log records, sent before it exits; nothing when telemetry is not configured. */
+export async function exportCommandRows(ctx: Ctx, rows: readonly CommittedAudit[]): Promise<void> {
+  const abandoned = await exportCommittedRows(telemetryDepsOf(ctx), rows, (line) => ctx.io.stderr.write(`${line}\n`));
+  if (abandoned) setTimeout(() => process.exit(), 100).unref();
 }

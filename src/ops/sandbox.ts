@@ -33,19 +33,9 @@ import { type HostPort, hostPortText, parseHostPort } from '../policy/net.js';
 import type { Db } from '../store/db.js';
 import { getProject } from '../store/projects.js';
 import { type GrantScope, type SandboxGrants, scopeOf, updateSandboxGrants } from '../store/sandbox-grants.js';
+import type { OpsEnv } from './context.js';
 
 export type { SandboxView };
-
-export interface OpsEnv {
-  readonly gate: GateEnv;
-  readonly db: () => Db;
-  readonly policy: Policy;
-  readonly profileDir: string;
-  /** The caller's environment: HOME for ~/, PATH for the command show looks at. */
-  readonly env: NodeJS.ProcessEnv;
-  /** The caller's request, as the gate sees it: principal and the selected project. */
-  readonly request: (action: string, extra?: Partial<Omit<GateRequest, 'action' | 'principal' | 'project'>>) => GateRequest;
-}
 
 /** Whose grant: one project (its canonical real path), or every project. */
 export type Scope = { readonly project: string } | { readonly all_projects: true };

@@ -24,6 +24,7 @@ import { enforce, type GateEnv, type GateRequest } from '../policy/gate.js';
 import type { Policy } from '../policy/load.js';
 import { isLoopbackHost } from '../policy/net.js';
 import { scrubDeep } from '../policy/scrub.js';
+import type { CommittedAudit } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { checkSecretName } from '../store/secrets.js';
 import { check } from '../schema/validate.js';
@@ -157,6 +158,9 @@ function common(env: NodeJS.ProcessEnv, profile: ProfileTelemetry | undefined, l
     metricTimeoutMs: intVar(env, ['OTEL_METRIC_EXPORT_TIMEOUT'], 100, metricIntervalMs, Math.min(l.export_timeout_ms, metricIntervalMs)),
     shutdownMs: l.shutdown_ms,
     statsWriteMs: l.stats_write_ms,
+    backoffMinMs: l.backoff_min_ms,
+    backoffMaxMs: Math.max(l.backoff_min_ms, l.backoff_max_ms),
+    batchRetries: l.batch_retries,
   };
 }
 
@@ -350,7 +354,7 @@ export function telemetryShow(deps: Pick<TelemetryDeps, 'profileDir' | 'env' | '
  * loads nothing and returns null; when it cannot start, it says why in one line and the
  * process goes on without it.
  */
-export async function startTelemetryExport(deps: TelemetryDeps, role: string, log: (line: string) => void): Promise<(() => Promise<{ readonly abandoned: boolean }>) | null> {
+export async function startTelemetryExport(deps: TelemetryDeps, role: string, log: (line: string) => void, only?: { readonly signals: readonly Signal[]; readonly countsOnLossOnly?: boolean }): Promise<(() => Promise<{ readonly abandoned: boolean }>) | null> {
   if (tel()) return null;
   let r: Resolved;
   try {
@@ -363,7 +367,8 @@ export async function startTelemetryExport(deps: TelemetryDeps, role: string, lo
   }
   if (r.state === 'invalid') log(`shadowcode: telemetry is off: ${r.why}`);
   if (r.state !== 'on') return null;
-  const config = r.config;
+  const config: ExportConfig = only ? { ...r.config, targets: Object.fromEntries(Object.entries(r.config.targets).filter(([s]) => only.signals.includes(s as Signal))) } : r.config;
+  if (!Object.keys(config.targets).length) return null;
   const urls = Object.values(config.targets).map((t) => new URL(t.url));
   const remote = urls.find((u) => !isLoopback(u));
   try {
@@ -373,11 +378,26 @@ export async function startTelemetryExport(deps: TelemetryDeps, role: string, lo
     });
     const t = await enforce(deps.gate, request, async (ticket) => {
       const { startSdk } = await import('../telemetry/sdk.js');
-      return startSdk(ticket, { config, profileDir: deps.profileDir, version: VERSION, role, scrub: scrubDeep });
+      return startSdk(ticket, { config, profileDir: deps.profileDir, version: VERSION, role, scrub: scrubDeep, countsOnLossOnly: only?.countsOnLossOnly });
     });
     return () => t.shutdown();
   } catch (err) {
     log(`shadowcode: telemetry is off: it could not start (${(err as ScError).code ?? 'error'}: ${(err as Error).message.split('\n')[0]?.slice(0, 200)})`);
     return null;
   }
+}
+
+/**
+ * Audit rows a short CLI command committed, exported as log records before it exits (the
+ * export starts only now, logs only, and stops within limits.telemetry.shutdown_ms). Nothing
+ * happens when telemetry is not configured, or is already running in this process. True when
+ * a send was still under way at the deadline.
+ */
+export async function exportCommittedRows(deps: TelemetryDeps, rows: readonly CommittedAudit[], log: (line: string) => void): Promise<boolean> {
+  if (!rows.length || tel()) return false;
+  // One of many short processes: its counts are kept only when it lost something, for status to say so.
+  const stop = await startTelemetryExport(deps, 'cli', log, { signals: ['logs'], countsOnLossOnly: true });
+  if (!stop) return false;
+  tel()?.audited(rows);
+  return (await stop()).abandoned;
 }

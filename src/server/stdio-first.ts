@@ -16,8 +16,13 @@
  * compares each such answer with the SDK's, byte for byte); anything else, however close, goes to
  * the SDK. Nothing here runs a tool or decides anything: tools/call always reaches the SDK and the
  * gate.
+ *
+ * With telemetry on, a tools/list answered here is still a SERVER span, as the SDK's handler
+ * would record it (build.ts, traced); initialize never is, here or in the SDK (its protocol layer
+ * answers it, not a handler of ours).
  */
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { tel } from '../telemetry/hooks.js';
 import { PROTOCOL_REVISIONS } from '../version.js';
 import { capabilities, INSTRUCTIONS, SERVER_INFO, toolList } from './listing.js';
 
@@ -160,7 +165,10 @@ export class StdioOpening {
         // The tool list is out: load the SDK now, before the first call needs it.
         setImmediate(() => void this.handOver());
       }
-      void this.transport.send(answer).catch((e: Error) => this.log(`shadowcode: ${e.message}`));
+      const sent = () => this.transport.send(answer);
+      const t = m.method === 'tools/list' ? tel() : undefined;
+      const protocolVersion = (this.said[0]?.params as { protocolVersion?: string } | undefined)?.protocolVersion;
+      void (t ? t.mcpRequest({ method: 'tools/list', id: m.id as Id, protocolVersion, transport: 'pipe' }, sent) : sent()).catch((e: Error) => this.log(`shadowcode: ${e.message}`));
       return;
     }
     if (m.method === 'notifications/initialized' && this.initialized && this.said.length === 1 && m.id === undefined) return void this.said.push(m);

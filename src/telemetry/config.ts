@@ -40,4 +40,9 @@ export interface ExportConfig {
   readonly metricTimeoutMs: number;
   readonly shutdownMs: number;
   readonly statsWriteMs: number;
+  /** After a failed send the collector is left alone for a back-off that doubles from min to max. */
+  readonly backoffMinMs: number;
+  readonly backoffMaxMs: number;
+  /** How many times a batch the collector could not take is sent again. */
+  readonly batchRetries: number;
 }

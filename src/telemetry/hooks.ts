@@ -10,6 +10,8 @@
  * collector only fills a capped queue (what overflows is dropped and counted).
  */
 
+import type { CommittedAudit } from '../store/audit.js';
+
 /** Attribute values as OpenTelemetry takes them; undefined ones are left out. */
 export type Attrs = Record<string, string | number | boolean | string[] | undefined>;
 
@@ -74,6 +76,8 @@ export interface Telemetry {
   mcpClient<T>(info: McpRequestInfo, fn: (meta: Record<string, string>) => Promise<T>): Promise<T>;
   /** Guardrail spans (children of the active span) and the decision counter, for decisions just committed. */
   decided(list: readonly GateDecided[], policyHash: string, startedMs: number): void;
+  /** Audit rows committed in this process, each to become a log record (the store's listener calls it; a short CLI command hands over its rows). */
+  audited(rows: readonly CommittedAudit[]): void;
   /** A job (a test command or an agent task), from its submission to its end; its parent is the active span. */
   jobOpened(id: string, kind: 'test' | 'agent', attrs: Attrs): void;
   jobAnnotate(id: string, attrs: Attrs): void;
@@ -90,6 +94,12 @@ export interface Telemetry {
   track(name: string, attrs: Attrs, done: Promise<Attrs>): void;
   /** Adds attributes to the active span. */
   annotate(attrs: Attrs): void;
+  /**
+   * Runs fn with another process's span as the active one, from the W3C trace context it sent
+   * (an engine frame's traceparent): what fn records joins that trace. An absent or malformed
+   * context runs fn as it is.
+   */
+  withParent<T>(context: { readonly traceparent?: string | undefined; readonly tracestate?: string | undefined }, fn: () => T): T;
   /** Puts the active span's W3C traceparent (and tracestate) into outbound headers. */
   inject(carrier: Record<string, string>): void;
   /** Text that may be exported under the content opt-in (scrubbed and capped), else undefined. */

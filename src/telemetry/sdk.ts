@@ -1,49 +1,50 @@
 /*
  * The OpenTelemetry export of one process. Loaded only when telemetry is configured
- * (ops/telemetry.ts imports it dynamically; the bundle keeps every @opentelemetry
- * package external and out of the start-up path).
+ * (ops/telemetry.ts imports it dynamically); it imports nothing of OpenTelemetry itself.
  *
- *   startSdk(ticket cli:telemetry.export, config)
- *     ─► context manager (AsyncLocalStorage): a span opened around a call is the parent of
- *        everything the call does (gate decisions, jobs, model requests, spawns)
- *     ─► traces:  TracerProvider ─► BoundedBatch ─► OTLP exporter (protobuf or JSON over HTTP)
- *     ─► logs:    the audit store's listener ─► LoggerProvider ─► BoundedBatch ─► OTLP exporter
- *                 (one record per audit row, as committed)
- *     ─► metrics: MeterProvider ─► periodic reader ─► OTLP exporter (durations, waits, decisions)
- *     ─► installTelemetry(this): the hooks in every layer start reporting
+ *   startSdk(ticket cli:telemetry.export, config) ─► installTelemetry(this): the hooks report
+ *
+ *   on a call's path (what a call pays, and all it pays):
+ *     a span    ─► a SpanRec: ids from a pool of random bytes, the attributes at hand, times;
+ *                  the context (AsyncLocalStorage) makes it the parent of what the call does
+ *                  (gate decisions, jobs, model requests, spawns); at its end, pushed to a queue
+ *     an audit row committed ─► a LogRec (the row and the active span) pushed to a queue
+ *     a measurement          ─► a MetricRec pushed to a list
+ *   off the call's path (an unreferenced timer, schedule_ms after the first item, or at once for a
+ *   full batch):
+ *     encode.ts (loaded with the export, the packages from dist/otel.cjs) ─► records to OTLP
+ *     requests, measurements to the meters ─► otlp-http.ts ─► the collector, one batch at a time,
+ *     leaving a collector that failed alone for a growing back-off
  *   shutdown() ─► queued items sent within limits.telemetry.shutdown_ms, the rest dropped and counted
  *
  * Names follow the OpenTelemetry GenAI and MCP semantic conventions (docs/telemetry.md lists
  * every span and attribute). Nothing sensitive leaves by default: tool arguments and results,
  * prompts and model text only under the profile's content opt-in, and then scrubbed of
- * secrets. A W3C traceparent in a request's params._meta makes the caller's span the parent.
+ * secrets (when the span is sent). A W3C traceparent in a request's params._meta makes the
+ * caller's span the parent.
  */
-import { type Attributes, type Context, context, type Counter, createContextKey, defaultTextMapGetter, defaultTextMapSetter, type Histogram, INVALID_SPAN_CONTEXT, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, TraceFlags, type Tracer } from '@opentelemetry/api';
-import { type Logger, SeverityNumber } from '@opentelemetry/api-logs';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { LoggerProvider, type LogRecordProcessor, type ReadableLogRecord, type SdkLogRecord } from '@opentelemetry/sdk-logs';
-import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { type ReadableSpan, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { ATTR_ERROR_TYPE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { createHash, randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomFillSync, randomUUID } from 'node:crypto';
 import { type CommittedAudit, onAuditCommitted } from '../store/audit.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
-import { BoundedBatch, type ItemExporter } from './batch.js';
-import type { ExportConfig, Signal, SignalTarget } from './config.js';
+import { BoundedBatch, type SendOutcome } from './batch.js';
+import type { ExportConfig, SignalTarget } from './config.js';
+import type { Encoder } from './encode.js';
 import { type Attrs, type GateDecided, installTelemetry, type McpRequestInfo, type SignalCounts, type SpanHandle, type Telemetry, type TelemetryCounts } from './hooks.js';
+import { type Collector, type CollectorOf, openCollectors } from './otlp-http.js';
+import { KIND, type Kind, type LogRec, METER, type Meter, type MetricRec, parseTraceparent, type SpanRec, traceparentOf, tracestate } from './records.js';
 import { writeCounts } from './stats.js';
 
 export interface StartOptions {
   readonly config: ExportConfig;
   readonly profileDir: string;
   readonly version: string;
-  /** What this process is (mcp-serve, engine, run, library), as shadowcode.role on the resource. */
+  /** What this process is (mcp-serve, engine, run, library, cli), as shadowcode.role on the resource. */
   readonly role: string;
   /** The secret scrubber (src/policy/scrub.ts): content passes it before it leaves. */
   readonly scrub: (value: unknown) => unknown;
+  /** Record the counts (telemetry/PID.json) only if something was lost: a short CLI command's export, one of many. */
+  readonly countsOnLossOnly?: boolean;
 }
 
 // The GenAI / MCP / guardrail convention names, written out: they live in the GenAI
@@ -58,11 +59,7 @@ const A = {
   toolArgs: 'gen_ai.tool.call.arguments',
   toolResult: 'gen_ai.tool.call.result',
   promptName: 'gen_ai.prompt.name',
-  provider: 'gen_ai.provider.name',
-  requestModel: 'gen_ai.request.model',
   agentName: 'gen_ai.agent.name',
-  inputTokens: 'gen_ai.usage.input_tokens',
-  outputTokens: 'gen_ai.usage.output_tokens',
   component: 'gen_ai.guardrail.component.name',
   targetType: 'gen_ai.guardrail.target.type',
   targetSubtype: 'gen_ai.guardrail.target.subtype',
@@ -73,20 +70,13 @@ const A = {
   policyId: 'gen_ai.guardrail.security.policy.id',
   ruleId: 'gen_ai.guardrail.security.policy.rule.id',
   contentIn: 'gen_ai.guardrail.security.content.input.value',
+  // The stable ones (@opentelemetry/semantic-conventions), spelled here so that recording loads no package.
+  errorType: 'error.type',
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
 } as const;
 
-/** The conventions' bucket boundaries for MCP operation durations, in seconds. */
-const MCP_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
-/** Approvals wait for a person: seconds to an hour. */
-const WAIT_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 const GATE = 'shadowcode-policy';
-const MCP_REQUEST = createContextKey('shadowcode mcp request span');
-
-function clean(attrs: Attrs): Attributes {
-  const out: Attributes = {};
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined) out[k] = v;
-  return out;
-}
 
 function errorType(err: unknown): string {
   const e = err as { code?: unknown; name?: unknown };
@@ -94,129 +84,161 @@ function errorType(err: unknown): string {
   return typeof e?.name === 'string' && e.name ? e.name : '_OTHER';
 }
 
-/** Which signal a record belongs to, for the counters. */
-class Signals {
-  readonly traces: SignalCounts = { exported: 0, dropped: 0, failed: 0 };
-  readonly logs: SignalCounts = { exported: 0, dropped: 0, failed: 0 };
-  readonly metrics: SignalCounts = { exported: 0, dropped: 0, failed: 0 };
-  lastError: string | null = null;
-  version = 0;
-  touch(): void {
-    this.version++;
+/** Epoch milliseconds, fractional, as OpenTelemetry's SDK reads its clock. */
+const now = () => performance.timeOrigin + performance.now();
+
+// Span and trace ids from a pool of random bytes refilled 4 KiB at a time: one crypto call per
+// ~300 spans instead of one per id.
+const pool = Buffer.allocUnsafe(4096);
+let poolAt = pool.length;
+const ZERO = { 8: '0'.repeat(16), 16: '0'.repeat(32) };
+function hexId(bytes: 8 | 16): string {
+  if (poolAt + bytes > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
   }
-}
-
-// Only the exporters of the configured protocol load, through require: the bundle is one
-// CommonJS script, and an import() there would need the loader's dynamic-import hook.
-const load = createRequire(import.meta.url);
-
-function exporterFor(signal: Signal, t: SignalTarget): unknown {
-  const opts = { url: t.url, headers: { ...t.headers }, timeoutMillis: t.timeoutMs, concurrencyLimit: 2 };
-  const json = t.protocol === 'http/json';
-  switch (signal) {
-    case 'traces': {
-      const m = load(json ? '@opentelemetry/exporter-trace-otlp-http' : '@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto');
-      return new m.OTLPTraceExporter(opts);
-    }
-    case 'logs': {
-      const m = load(json ? '@opentelemetry/exporter-logs-otlp-http' : '@opentelemetry/exporter-logs-otlp-proto') as typeof import('@opentelemetry/exporter-logs-otlp-proto');
-      return new m.OTLPLogExporter(opts);
-    }
-    case 'metrics': {
-      const m = load(json ? '@opentelemetry/exporter-metrics-otlp-http' : '@opentelemetry/exporter-metrics-otlp-proto') as typeof import('@opentelemetry/exporter-metrics-otlp-proto');
-      return new m.OTLPMetricExporter(opts);
-    }
-  }
-}
-
-/** Spans into a bounded batch; only sampled ones (a caller's traceparent may say not to record). */
-class SpanQueue implements SpanProcessor {
-  constructor(private readonly batch: BoundedBatch<ReadableSpan>) {}
-  onStart(): void {}
-  onEnd(span: ReadableSpan): void {
-    if (span.spanContext().traceFlags & TraceFlags.SAMPLED) this.batch.push(span);
-  }
-  async forceFlush(): Promise<void> {}
-  async shutdown(): Promise<void> {}
-}
-
-class LogQueue implements LogRecordProcessor {
-  constructor(private readonly batch: BoundedBatch<ReadableLogRecord>) {}
-  onEmit(record: SdkLogRecord): void {
-    this.batch.push(record as unknown as ReadableLogRecord);
-  }
-  async forceFlush(): Promise<void> {}
-  async shutdown(): Promise<void> {}
-}
-
-/** A metric exporter that counts what it sent and what failed. */
-function countingMetrics(inner: PushMetricExporter, counts: SignalCounts, onError: (e: Error) => void): PushMetricExporter {
-  return {
-    export(metrics: ResourceMetrics, done) {
-      inner.export(metrics, (r) => {
-        if (r.code === 0) counts.exported++;
-        else {
-          counts.failed++;
-          if (r.error) onError(r.error);
-        }
-        done(r);
-      });
-    },
-    forceFlush: () => inner.forceFlush(),
-    shutdown: () => inner.shutdown(),
-    ...(inner.selectAggregationTemporality ? { selectAggregationTemporality: inner.selectAggregationTemporality.bind(inner) } : {}),
-    ...(inner.selectAggregation ? { selectAggregation: inner.selectAggregation.bind(inner) } : {}),
-  };
+  const id = pool.toString('hex', poolAt, (poolAt += bytes));
+  return id === ZERO[bytes] ? hexId(bytes) : id;
 }
 
 interface OpenJob {
-  readonly span: Span;
-  readonly ctx: Context;
+  readonly span: SpanRec;
   readonly approvals: Set<string>;
 }
 
 interface OpenApproval {
-  readonly span: Span;
+  readonly span: SpanRec;
   readonly jobId: string;
   readonly kind: string;
   readonly createdMs: number;
 }
 
 class Sdk implements Telemetry {
-  private readonly propagator = new W3CTraceContextPropagator();
+  private readonly als = new AsyncLocalStorage<SpanRec>();
   private readonly jobs = new Map<string, OpenJob>();
   private readonly approvals = new Map<string, OpenApproval>();
   private readonly started = new Date().toISOString();
+  private readonly traces = { exported: 0, dropped: 0, failed: 0 };
+  private readonly logs = { exported: 0, dropped: 0, failed: 0 };
+  private readonly metrics = { exported: 0, dropped: 0, failed: 0 };
+  private lastError: string | null = null;
+  private readonly spanBatch: BoundedBatch<SpanRec> | undefined;
+  private readonly logBatch: BoundedBatch<LogRec> | undefined;
+  private readonly collectorOf: CollectorOf;
+  private measures: MetricRec[] = [];
+  private measureTimer: NodeJS.Timeout | undefined;
+  private encoder: Promise<Encoder> | undefined;
+  private readonly instance = randomUUID();
   private statsTimer: NodeJS.Timeout | undefined;
   private written = -1;
   private down: Promise<{ abandoned: boolean }> | undefined;
 
   constructor(
     private readonly o: StartOptions,
-    private readonly tracer: Tracer | undefined,
-    private readonly logger: Logger | undefined,
-    private readonly parts: {
-      readonly tracerProvider?: TracerProvider;
-      readonly loggerProvider?: LoggerProvider;
-      readonly meterProvider?: MeterProvider;
-      readonly spanBatch?: BoundedBatch<ReadableSpan>;
-      readonly logBatch?: BoundedBatch<ReadableLogRecord>;
-      readonly ownsContext: boolean;
-    },
-    private readonly signals: Signals,
-    private readonly meters: {
-      readonly server?: Histogram;
-      readonly client?: Histogram;
-      readonly wait?: Histogram;
-      readonly decisions?: Counter;
-    },
+    collectorOf: CollectorOf,
   ) {
-    this.statsTimer = setInterval(() => this.writeStats(), o.config.statsWriteMs);
+    const c = o.config;
+    this.collectorOf = collectorOf;
+    const onError = (message: string) => {
+      this.lastError = message.replace(/\s+/g, ' ').slice(0, 200);
+    };
+    const traces = c.targets.traces;
+    if (traces) {
+      const collector = this.collectorOf(traces);
+      this.spanBatch = new BoundedBatch<SpanRec>((items, last) => this.send(traces, collector, items, last, (e) => e.spans(items, traces.protocol)), { ...c.spans, retries: c.batchRetries }, this.traces, onError, () => collector.waiting());
+    }
+    const logs = c.targets.logs;
+    if (logs) {
+      const collector = this.collectorOf(logs);
+      this.logBatch = new BoundedBatch<LogRec>((items, last) => this.send(logs, collector, items, last, (e) => e.logs(items, logs.protocol)), { ...c.logs, retries: c.batchRetries }, this.logs, onError, () => collector.waiting());
+    }
+  }
+
+  /** Loads the OpenTelemetry side, then starts recording the counters (startSdk waits for it; a failure leaves nothing running). */
+  async ready(): Promise<void> {
+    await this.encode();
+    this.statsTimer = setInterval(() => this.writeStats(), this.o.config.statsWriteMs);
     this.statsTimer.unref();
   }
 
-  private start(name: string, kind: SpanKind, attrs: Attrs, parent: Context = context.active(), startTime?: number): Span | undefined {
-    return this.tracer?.startSpan(name, { kind, attributes: clean(attrs), ...(startTime !== undefined ? { startTime } : {}) }, parent);
+  /** The OpenTelemetry side: encode.ts and the packages (dist/otel.cjs). */
+  private encode(): Promise<Encoder> {
+    this.encoder ??= import('./encode.js').then(
+      (m) =>
+        new m.Encoder({
+          config: this.o.config,
+          version: this.o.version,
+          resource: { 'service.name': this.o.config.serviceName, 'service.version': this.o.version, 'service.instance.id': this.instance, 'process.pid': process.pid, 'shadowcode.role': this.o.role },
+          collector: this.collectorOf,
+          metricCounts: this.metrics,
+          onError: (message) => {
+            this.lastError = message.replace(/\s+/g, ' ').slice(0, 200);
+          },
+        }),
+    );
+    return this.encoder;
+  }
+
+  /** Encoded batches a collector could not take yet, kept for their next attempt (the batch holds them, by identity). */
+  private readonly encoded = new WeakMap<object, Uint8Array>();
+
+  private async send(target: SignalTarget, collector: Collector, items: object, last: boolean, encode: (e: Encoder) => Uint8Array | undefined): Promise<SendOutcome> {
+    let body = this.encoded.get(items);
+    if (!body) {
+      body = encode(await this.encode());
+      if (!body) return { ok: false, retry: false, error: 'the batch could not be encoded' };
+    }
+    const r = await collector.post(target, body, last);
+    if (!r.ok && r.retry) this.encoded.set(items, body);
+    return r;
+  }
+
+  // ─── recording: what a call pays ─────────────────────────────────────────────────────────
+
+  private open(name: string, kind: Kind, attrs: Attrs, parent: SpanRec | undefined, start = now(), mcp = false): SpanRec {
+    return { name, kind, traceId: parent?.traceId ?? hexId(16), spanId: hexId(8), parentId: parent?.spanId, remoteParent: parent?.remote ?? false, sampled: parent?.sampled ?? true, traceState: parent?.traceState, start, end: 0, attrs, more: undefined, error: undefined, mcp, remote: false };
+  }
+
+  /** Another process's span from its W3C trace context, to parent ours; undefined when the context is not one. */
+  private remoteSpan(traceparent: unknown, tracestate: unknown): SpanRec | undefined {
+    const p = typeof traceparent === 'string' ? parseTraceparent(traceparent) : undefined;
+    if (!p) return undefined;
+    return { name: '', kind: KIND.internal, traceId: p.traceId, spanId: p.spanId, parentId: undefined, remoteParent: false, sampled: p.sampled, traceState: typeof tracestate === 'string' ? tracestate : undefined, start: 0, end: 0, attrs: {}, more: undefined, error: undefined, mcp: false, remote: true };
+  }
+
+  private close(s: SpanRec, end = now()): void {
+    s.end = end;
+    if (s.sampled) this.spanBatch?.push(s);
+  }
+
+  private measure(meter: Meter, value: number, attrs: Attrs): void {
+    if (!this.o.config.targets.metrics) return;
+    if (this.measures.length >= this.o.config.spans.queueItems) {
+      this.metrics.dropped++;
+      return;
+    }
+    this.measures.push({ meter, value, attrs });
+    if (!this.measureTimer) {
+      this.measureTimer = setTimeout(() => this.applyMeasures(), this.o.config.spans.scheduleMs);
+      this.measureTimer.unref();
+    }
+  }
+
+  private applyMeasures(): Promise<void> {
+    this.measureTimer = undefined;
+    return this.encode().then(
+      (e) => e.measure(this.measures.splice(0)),
+      (err: Error) => {
+        this.metrics.failed += this.measures.splice(0).length;
+        this.lastError = String(err?.message ?? err).slice(0, 200);
+      },
+    );
+  }
+
+  /** Attributes added only when the span is sent (content, which the scrubber reads then). */
+  private later(s: SpanRec, f: () => Attrs): void {
+    const prev = s.more;
+    s.more = prev ? () => ({ ...prev(), ...f() }) : f;
   }
 
   private mcpAttrs(info: McpRequestInfo): Attrs {
@@ -228,178 +250,149 @@ class Sdk implements Telemetry {
       [A.rpcId]: info.id === undefined ? undefined : String(info.id),
       [A.mcpProtocol]: info.protocolVersion,
       [A.transport]: info.transport,
-      [ATTR_SERVER_ADDRESS]: info.server?.address,
-      [ATTR_SERVER_PORT]: info.server?.port,
-      [A.toolArgs]: tool ? this.content(info.args) : undefined,
+      [A.serverAddress]: info.server?.address,
+      [A.serverPort]: info.server?.port,
     };
   }
 
+  private argsLater(s: SpanRec, info: McpRequestInfo): void {
+    if (this.o.config.content && info.method === 'tools/call' && info.args !== undefined) this.later(s, () => ({ [A.toolArgs]: this.content(info.args) }));
+  }
+
   /** error.type and the result's content, from what an MCP handler returned. */
-  private resultAttrs(span: Span, r: unknown): string | undefined {
+  private resultAttrs(span: SpanRec, r: unknown): string | undefined {
     const res = r as { isError?: unknown; structuredContent?: { error?: { code?: unknown } } } | undefined;
     if (res && typeof res === 'object' && res.isError === true) {
       const code = res.structuredContent?.error?.code;
-      span.setAttributes(clean({ [ATTR_ERROR_TYPE]: 'tool_error', 'shadowcode.error.code': typeof code === 'string' ? code : undefined }));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: typeof code === 'string' ? code : 'tool_error' });
+      span.attrs[A.errorType] = 'tool_error';
+      if (typeof code === 'string') span.attrs['shadowcode.error.code'] = code;
+      span.error = typeof code === 'string' ? code : 'tool_error';
       return 'tool_error';
     }
-    const out = this.content((r as { structuredContent?: unknown } | undefined)?.structuredContent);
-    if (out !== undefined) span.setAttribute(A.toolResult, out);
+    if (this.o.config.content) {
+      const out = (r as { structuredContent?: unknown } | undefined)?.structuredContent;
+      if (out !== undefined) this.later(span, () => ({ [A.toolResult]: this.content(out) }));
+    }
     return undefined;
   }
 
-  private failed(span: Span | undefined, err: unknown): string {
+  private failed(span: SpanRec, err: unknown): string {
     const type = errorType(err);
     // The type only: an error's message can hold a path or an argument.
-    span?.setAttribute(ATTR_ERROR_TYPE, type);
-    span?.setStatus({ code: SpanStatusCode.ERROR, message: type });
+    span.attrs[A.errorType] = type;
+    span.error = type;
     return type;
   }
 
-  private parentFromMeta(meta: unknown): Context {
-    const m = meta as Record<string, unknown> | undefined;
-    if (m && typeof m === 'object' && typeof m.traceparent === 'string') {
-      const carrier: Record<string, string> = { traceparent: m.traceparent };
-      if (typeof m.tracestate === 'string') carrier.tracestate = m.tracestate;
-      const ctx = this.propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
-      if (trace.getSpanContext(ctx)) return ctx;
-    }
-    return context.active();
+  private metricAttrs(info: McpRequestInfo, error: string | undefined): Attrs {
+    const tool = info.method === 'tools/call';
+    return { [A.mcpMethod]: info.method, [A.toolName]: tool ? info.target : undefined, [A.operation]: tool ? 'execute_tool' : undefined, [A.transport]: info.transport, [A.mcpProtocol]: info.protocolVersion, [A.errorType]: error };
   }
 
   async mcpRequest<T>(info: McpRequestInfo, fn: () => Promise<T>): Promise<T> {
-    const open = context.active().getValue(MCP_REQUEST) as Span | undefined;
-    if (open) {
+    const active = this.als.getStore();
+    if (active?.mcp && active.end === 0) {
       // Opened by the HTTP gateway for this request: the handler adds what only it knows.
-      open.setAttributes(clean({ [A.mcpProtocol]: info.protocolVersion, [A.toolArgs]: info.method === 'tools/call' ? this.content(info.args) : undefined }));
+      if (info.protocolVersion !== undefined) active.attrs[A.mcpProtocol] = info.protocolVersion;
+      this.argsLater(active, info);
       try {
         const r = await fn();
-        this.resultAttrs(open, r);
+        this.resultAttrs(active, r);
         return r;
       } catch (err) {
-        this.failed(open, err);
+        this.failed(active, err);
         throw err;
       }
     }
-    const parent = this.parentFromMeta(info.meta);
-    const attrs = this.mcpAttrs(info);
-    const span = this.start(info.target ? `${info.method} ${info.target}` : info.method, SpanKind.SERVER, attrs, parent);
+    const m = info.meta as Record<string, unknown> | undefined;
+    // The caller's span (params._meta.traceparent) is the parent, else whatever is active.
+    const parent = (m && typeof m === 'object' ? this.remoteSpan(m.traceparent, m.tracestate) : undefined) ?? active;
+    const span = this.open(info.target ? `${info.method} ${info.target}` : info.method, KIND.server, this.mcpAttrs(info), parent, now(), true);
+    this.argsLater(span, info);
     const t0 = performance.now();
     let error: string | undefined;
     try {
-      const ctx = span ? trace.setSpan(parent, span).setValue(MCP_REQUEST, span) : parent.setValue(MCP_REQUEST, trace.getSpan(parent) ?? trace.wrapSpanContext(INVALID_SPAN_CONTEXT));
-      const r = await context.with(ctx, fn);
-      if (span) error = this.resultAttrs(span, r);
+      const r = await this.als.run(span, fn);
+      error = this.resultAttrs(span, r);
       return r;
     } catch (err) {
       error = this.failed(span, err);
       throw err;
     } finally {
-      span?.end();
-      this.meters.server?.record((performance.now() - t0) / 1000, clean({ [A.mcpMethod]: info.method, [A.toolName]: attrs[A.toolName] as string | undefined, [A.operation]: attrs[A.operation] as string | undefined, [A.transport]: info.transport, [A.mcpProtocol]: info.protocolVersion, [ATTR_ERROR_TYPE]: error }));
+      this.close(span);
+      this.measure(METER.server, (performance.now() - t0) / 1000, this.metricAttrs(info, error));
     }
   }
 
   async mcpClient<T>(info: McpRequestInfo, fn: (meta: Record<string, string>) => Promise<T>): Promise<T> {
-    const attrs = this.mcpAttrs(info);
-    const parent = context.active();
-    const span = this.start(info.target ? `${info.method} ${info.target}` : info.method, SpanKind.CLIENT, attrs, parent);
-    const ctx = span ? trace.setSpan(parent, span) : parent;
+    const span = this.open(info.target ? `${info.method} ${info.target}` : info.method, KIND.client, this.mcpAttrs(info), this.als.getStore());
+    this.argsLater(span, info);
     const meta: Record<string, string> = {};
-    this.propagator.inject(ctx, meta, defaultTextMapSetter);
+    this.injectFrom(span, meta);
     const t0 = performance.now();
     let error: string | undefined;
     try {
-      const r = await context.with(ctx, () => fn(meta));
-      if (span) error = this.resultAttrs(span, r);
+      const r = await this.als.run(span, () => fn(meta));
+      error = this.resultAttrs(span, r);
       return r;
     } catch (err) {
       error = this.failed(span, err);
       throw err;
     } finally {
-      span?.end();
-      this.meters.client?.record((performance.now() - t0) / 1000, clean({ [A.mcpMethod]: info.method, [A.toolName]: attrs[A.toolName] as string | undefined, [A.operation]: attrs[A.operation] as string | undefined, [A.transport]: info.transport, [A.mcpProtocol]: info.protocolVersion, [ATTR_ERROR_TYPE]: error }));
+      this.close(span);
+      this.measure(METER.client, (performance.now() - t0) / 1000, this.metricAttrs(info, error));
     }
   }
 
-  private guardrail(parent: Context, startMs: number, endMs: number, attrs: Attrs): void {
-    const span = this.start(`run_guardrail ${GATE}`, SpanKind.INTERNAL, { [A.operation]: 'run_guardrail', [A.component]: GATE, [A.targetType]: 'input', ...attrs }, parent, startMs);
-    span?.end(endMs);
-    this.meters.decisions?.add(1, clean({ [A.verdict]: attrs[A.verdict] as string, 'shadowcode.action': attrs['shadowcode.action'] as string }));
+  /** A guardrail span of one verdict, its attributes built when it is sent. */
+  private guardrail(parent: SpanRec | undefined, startMs: number, endMs: number, verdict: string, action: string, attrs: () => Attrs): void {
+    const s = this.open(`run_guardrail ${GATE}`, KIND.internal, {}, parent, startMs);
+    s.more = () => ({ [A.operation]: 'run_guardrail', [A.component]: GATE, [A.targetType]: 'input', [A.verdict]: verdict, 'shadowcode.action': action, ...attrs() });
+    this.close(s, endMs);
+    this.measure(METER.decisions, 1, { [A.verdict]: verdict, 'shadowcode.action': action });
   }
 
   decided(list: readonly GateDecided[], policyHash: string, startedMs: number): void {
-    const now = Date.now();
-    const parent = context.active();
+    const end = Date.now();
+    const parent = this.als.getStore();
     for (const d of list) {
-      const family = d.action.split(':')[0] ?? d.action;
-      this.guardrail(parent, startedMs, now, {
-        [A.targetSubtype]: family === 'tool' || d.action === 'mcp:call' ? 'tool_call' : d.action === 'model:request' ? 'llm' : family,
-        [A.targetId]: d.decisionId,
-        [A.verdict]: d.allow ? 'allow' : 'deny',
-        [A.actionType]: d.allow ? 'allow' : 'block',
-        [A.verdictReason]: d.allow ? undefined : `denied by ${d.reasons.join(', ') || 'default deny'}`,
-        [A.policyId]: policyHash,
-        [A.ruleId]: d.reasons[0],
-        'shadowcode.policy.rules': [...d.reasons],
-        'shadowcode.action': d.action,
-        'shadowcode.decision.id': d.decisionId,
-        'shadowcode.principal.kind': d.principal,
-        'shadowcode.ceiling': d.ceiling,
-        [A.contentIn]: this.content(d.args),
+      this.guardrail(parent, startedMs, end, d.allow ? 'allow' : 'deny', d.action, () => {
+        const family = d.action.split(':')[0] ?? d.action;
+        return {
+          [A.targetSubtype]: family === 'tool' || d.action === 'mcp:call' ? 'tool_call' : d.action === 'model:request' ? 'llm' : family,
+          [A.targetId]: d.decisionId,
+          [A.actionType]: d.allow ? 'allow' : 'block',
+          [A.verdictReason]: d.allow ? undefined : `denied by ${d.reasons.join(', ') || 'default deny'}`,
+          [A.policyId]: policyHash,
+          [A.ruleId]: d.reasons[0],
+          'shadowcode.policy.rules': [...d.reasons],
+          'shadowcode.decision.id': d.decisionId,
+          'shadowcode.principal.kind': d.principal,
+          'shadowcode.ceiling': d.ceiling,
+          [A.contentIn]: this.content(d.args),
+        };
       });
     }
   }
 
-  /** One log record per audit row just committed (the store's listener while this export runs). */
+  /** One log record per audit row just committed (the store's listener while this export runs), in commit order. */
   audited(rows: readonly CommittedAudit[]): void {
-    const logger = this.logger;
-    if (!logger) return;
-    for (const r of rows) {
-      let body = r.body;
-      let parsed: Record<string, unknown> | undefined;
-      try {
-        parsed = JSON.parse(r.body) as Record<string, unknown>;
-      } catch {
-        parsed = undefined;
-      }
-      if (!this.o.config.content && parsed && typeof parsed === 'object' && 'args' in parsed) {
-        // The arguments a decision recorded are content: the row goes out without them, and its
-        // body digest still matches the stored row's.
-        const { args: _args, ...rest } = parsed;
-        body = JSON.stringify({ ...rest, args_withheld: true });
-      }
-      logger.emit({
-        timestamp: new Date(r.at),
-        severityNumber: parsed?.allow === false ? SeverityNumber.WARN : SeverityNumber.INFO,
-        severityText: parsed?.allow === false ? 'WARN' : 'INFO',
-        eventName: `shadowcode.audit.${r.kind}`,
-        body,
-        attributes: clean({
-          'shadowcode.audit.seq': r.seq,
-          'shadowcode.audit.kind': r.kind,
-          'shadowcode.audit.at': r.at,
-          'shadowcode.audit.prev': r.prev,
-          'shadowcode.audit.hash': r.hash,
-          'shadowcode.audit.body_sha256': createHash('sha256').update(r.body).digest('hex'),
-          'shadowcode.audit.body_complete': body === r.body,
-          'shadowcode.decision.id': typeof parsed?.decision_id === 'string' ? parsed.decision_id : undefined,
-          'shadowcode.action': typeof parsed?.action === 'string' ? parsed.action : undefined,
-        }),
-      });
-    }
+    const batch = this.logBatch;
+    if (!batch) return;
+    const span = this.als.getStore();
+    const observed = Date.now();
+    for (const row of rows) batch.push({ row, span, observed });
   }
 
   jobOpened(id: string, kind: 'test' | 'agent', attrs: Attrs): void {
-    const parent = context.active();
     const agent = kind === 'agent';
-    const span = this.start(agent ? 'invoke_agent shadowcode' : 'job test', SpanKind.INTERNAL, { ...(agent ? { [A.operation]: 'invoke_agent', [A.agentName]: 'shadowcode' } : {}), 'shadowcode.job.id': id, 'shadowcode.job.kind': kind, ...attrs }, parent);
-    if (!span) return;
-    this.jobs.set(id, { span, ctx: trace.setSpan(parent, span), approvals: new Set() });
+    const span = this.open(agent ? 'invoke_agent shadowcode' : 'job test', KIND.internal, { ...(agent ? { [A.operation]: 'invoke_agent', [A.agentName]: 'shadowcode' } : {}), 'shadowcode.job.id': id, 'shadowcode.job.kind': kind, ...attrs }, this.als.getStore());
+    this.jobs.set(id, { span, approvals: new Set() });
   }
 
   jobAnnotate(id: string, attrs: Attrs): void {
-    this.jobs.get(id)?.span.setAttributes(clean(attrs));
+    const job = this.jobs.get(id);
+    if (job) Object.assign(job.span.attrs, attrs);
   }
 
   jobClosed(id: string, state: string): void {
@@ -407,35 +400,32 @@ class Sdk implements Telemetry {
     if (!job) return;
     this.jobs.delete(id);
     for (const a of job.approvals) this.approvalClosed({ id: a, state: 'cancelled', decidedBy: null, decidedAt: null });
-    job.span.setAttribute('shadowcode.job.state', state);
+    job.span.attrs['shadowcode.job.state'] = state;
     if (state === 'failed') {
-      job.span.setAttribute(ATTR_ERROR_TYPE, 'job_failed');
-      job.span.setStatus({ code: SpanStatusCode.ERROR, message: 'job_failed' });
+      job.span.attrs[A.errorType] = 'job_failed';
+      job.span.error = 'job_failed';
     }
-    job.span.end();
+    this.close(job.span);
   }
 
   inJob<T>(id: string, fn: () => T): T {
     const job = this.jobs.get(id);
-    return job ? context.with(job.ctx, fn) : fn();
+    return job ? this.als.run(job.span, fn) : fn();
   }
 
   approvalOpened(a: { id: string; jobId: string; kind: string; createdAt: string }): void {
     const job = this.jobs.get(a.jobId);
-    const parent = job?.ctx ?? context.active();
+    const parent = job?.span ?? this.als.getStore();
     const created = Date.parse(a.createdAt) || Date.now();
     // A pending approval is the gate's third answer: neither allowed nor denied, escalated to a person.
-    this.guardrail(parent, created, created, {
+    this.guardrail(parent, created, created, 'escalate', `approval:${a.kind}`, () => ({
       [A.targetSubtype]: a.kind,
       [A.targetId]: a.id,
-      [A.verdict]: 'escalate',
       [A.actionType]: 'escalate',
       [A.verdictReason]: 'an exact approval is required',
-      'shadowcode.action': `approval:${a.kind}`,
       'shadowcode.job.id': a.jobId,
-    });
-    const span = this.start(`approval ${a.kind}`, SpanKind.INTERNAL, { 'shadowcode.approval.id': a.id, 'shadowcode.approval.kind': a.kind, 'shadowcode.job.id': a.jobId }, parent, created);
-    if (!span) return;
+    }));
+    const span = this.open(`approval ${a.kind}`, KIND.internal, { 'shadowcode.approval.id': a.id, 'shadowcode.approval.kind': a.kind, 'shadowcode.job.id': a.jobId }, parent, created);
     this.approvals.set(a.id, { span, jobId: a.jobId, kind: a.kind, createdMs: created });
     job?.approvals.add(a.id);
   }
@@ -447,47 +437,59 @@ class Sdk implements Telemetry {
     this.jobs.get(open.jobId)?.approvals.delete(a.id);
     const end = (a.decidedAt ? Date.parse(a.decidedAt) : NaN) || Date.now();
     const waited = Math.max(0, end - open.createdMs) / 1000;
-    open.span.setAttributes(clean({ 'shadowcode.approval.decision': a.state, 'shadowcode.approval.decided_by': a.decidedBy ?? undefined, 'shadowcode.approval.wait_s': waited }));
-    open.span.end(end);
-    this.meters.wait?.record(waited, { 'shadowcode.approval.decision': a.state, 'shadowcode.approval.kind': open.kind });
+    Object.assign(open.span.attrs, { 'shadowcode.approval.decision': a.state, 'shadowcode.approval.decided_by': a.decidedBy ?? undefined, 'shadowcode.approval.wait_s': waited });
+    this.close(open.span, end);
+    this.measure(METER.wait, waited, { 'shadowcode.approval.decision': a.state, 'shadowcode.approval.kind': open.kind });
   }
 
   async span<T>(name: string, kind: 'internal' | 'client', attrs: Attrs, fn: (s: SpanHandle) => Promise<T>): Promise<T> {
-    const parent = context.active();
-    const span = this.start(name, kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL, attrs, parent);
-    if (!span) return fn({ set: () => {}, fail: () => {} });
+    const span = this.open(name, kind === 'client' ? KIND.client : KIND.internal, attrs, this.als.getStore());
     const handle: SpanHandle = {
-      set: (a) => void span.setAttributes(clean(a)),
+      set: (a) => void Object.assign(span.attrs, a),
       fail: (type) => {
-        span.setAttribute(ATTR_ERROR_TYPE, type);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+        span.attrs[A.errorType] = type;
+        span.error = type;
       },
     };
     try {
-      return await context.with(trace.setSpan(parent, span), () => fn(handle));
+      return await this.als.run(span, () => fn(handle));
     } catch (err) {
       this.failed(span, err);
       throw err;
     } finally {
-      span.end();
+      this.close(span);
     }
   }
 
   track(name: string, attrs: Attrs, done: Promise<Attrs>): void {
-    const span = this.start(name, SpanKind.INTERNAL, attrs);
-    if (!span) return;
-    done.then(
-      (a) => span.setAttributes(clean(a)),
-      (err) => this.failed(span, err),
-    ).finally(() => span.end());
+    const span = this.open(name, KIND.internal, attrs, this.als.getStore());
+    done
+      .then(
+        (a) => void Object.assign(span.attrs, a),
+        (err) => void this.failed(span, err),
+      )
+      .finally(() => this.close(span));
   }
 
   annotate(attrs: Attrs): void {
-    trace.getActiveSpan()?.setAttributes(clean(attrs));
+    const span = this.als.getStore();
+    if (span) Object.assign(span.attrs, attrs);
+  }
+
+  withParent<T>(context: { readonly traceparent?: string | undefined; readonly tracestate?: string | undefined }, fn: () => T): T {
+    const parent = this.remoteSpan(context.traceparent, context.tracestate);
+    return parent ? this.als.run(parent, fn) : fn();
+  }
+
+  private injectFrom(span: SpanRec | undefined, carrier: Record<string, string>): void {
+    if (!span) return;
+    carrier.traceparent = traceparentOf(span);
+    const state = tracestate(span.traceState);
+    if (state) carrier.tracestate = state;
   }
 
   inject(carrier: Record<string, string>): void {
-    this.propagator.inject(context.active(), carrier, defaultTextMapSetter);
+    this.injectFrom(this.als.getStore(), carrier);
   }
 
   content(value: unknown): string | undefined {
@@ -499,23 +501,26 @@ class Sdk implements Telemetry {
     return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
   }
 
+  // ─── counting and stopping ──────────────────────────────────────────────────────────────
+
   counts(): TelemetryCounts {
-    const s = this.signals;
     const first = Object.values(this.o.config.targets)[0];
     return {
       pid: process.pid,
       started_at: this.started,
       updated_at: new Date().toISOString(),
       endpoint: first ? new URL(first.url).origin : '',
-      traces: { ...s.traces },
-      logs: { ...s.logs },
-      metrics: { ...s.metrics },
-      last_error: s.lastError,
+      traces: { ...this.traces },
+      logs: { ...this.logs },
+      metrics: { ...this.metrics },
+      last_error: this.lastError,
     };
   }
 
   private writeStats(done?: () => void): void {
-    const v = this.signals.traces.exported + this.signals.traces.dropped + this.signals.traces.failed + this.signals.logs.exported + this.signals.logs.dropped + this.signals.logs.failed + this.signals.metrics.exported + this.signals.metrics.failed;
+    if (this.o.countsOnLossOnly && this.traces.dropped + this.traces.failed + this.logs.dropped + this.logs.failed + this.metrics.dropped + this.metrics.failed === 0) return done?.();
+    const sum = (c: SignalCounts) => c.exported + c.dropped + c.failed;
+    const v = sum(this.traces) + sum(this.logs) + sum(this.metrics);
     if (v === this.written && !done) return;
     this.written = v;
     writeCounts(this.o.profileDir, this.counts(), done);
@@ -526,10 +531,11 @@ class Sdk implements Telemetry {
       installTelemetry(undefined);
       onAuditCommitted(undefined);
       if (this.statsTimer) clearInterval(this.statsTimer);
+      if (this.measureTimer) clearTimeout(this.measureTimer);
       for (const id of [...this.jobs.keys()]) this.jobClosed(id, 'unknown');
       const deadline = Date.now() + this.o.config.shutdownMs;
       let late = false;
-      const within = <T>(p: Promise<T>) => {
+      const within = (p: Promise<unknown>) => {
         let timer: ReturnType<typeof setTimeout> | undefined;
         const settled = p.then(
           () => true,
@@ -540,9 +546,10 @@ class Sdk implements Telemetry {
           if (!done) late = true;
         });
       };
-      const stuck = await Promise.all([this.parts.spanBatch?.close(deadline), this.parts.logBatch?.close(deadline), this.parts.meterProvider ? within(this.parts.meterProvider.shutdown()) : undefined]);
-      await within(Promise.all([this.parts.tracerProvider?.shutdown(), this.parts.loggerProvider?.shutdown()]));
-      if (this.parts.ownsContext) context.disable();
+      // What was measured goes to the meters, which send once more.
+      const metrics = this.o.config.targets.metrics ? within(this.applyMeasures().then(() => this.encode()).then((e) => e.shutdownMetrics())) : undefined;
+      const stuck = await Promise.all([this.spanBatch?.close(deadline), this.logBatch?.close(deadline), metrics]);
+      this.als.disable();
       await new Promise<void>((r) => this.writeStats(r));
       return { abandoned: late || stuck.some((s) => s === true) };
     })();
@@ -554,53 +561,12 @@ class Sdk implements Telemetry {
 export async function startSdk(ticket: GateTicket, o: StartOptions): Promise<Telemetry> {
   assertTicket(ticket, 'cli:telemetry.export');
   const c = o.config;
-  const signals = new Signals();
-  const onError = (err: Error) => {
-    signals.lastError = String(err?.message ?? err).replace(/\s+/g, ' ').slice(0, 200);
-  };
-  const resource = defaultResource().merge(
-    resourceFromAttributes({
-      ...c.resource,
-      [ATTR_SERVICE_NAME]: c.serviceName,
-      [ATTR_SERVICE_VERSION]: o.version,
-      'service.instance.id': randomUUID(),
-      'process.pid': process.pid,
-      'shadowcode.role': o.role,
-    }),
-  );
-  const ownsContext = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-
-  let tracerProvider: TracerProvider | undefined;
-  let spanBatch: BoundedBatch<ReadableSpan> | undefined;
-  let tracer: Tracer | undefined;
-  if (c.targets.traces) {
-    const exporter = exporterFor('traces', c.targets.traces) as ItemExporter<ReadableSpan>;
-    spanBatch = new BoundedBatch(exporter, c.spans, signals.traces, onError);
-    tracerProvider = new TracerProvider({ resource, spanProcessors: [new SpanQueue(spanBatch)] });
-    tracer = tracerProvider.getTracer('shadowcode', o.version);
-  }
-  let loggerProvider: LoggerProvider | undefined;
-  let logBatch: BoundedBatch<ReadableLogRecord> | undefined;
-  let logger: Logger | undefined;
-  if (c.targets.logs) {
-    const exporter = exporterFor('logs', c.targets.logs) as ItemExporter<ReadableLogRecord>;
-    logBatch = new BoundedBatch(exporter, c.logs, signals.logs, onError);
-    loggerProvider = new LoggerProvider({ resource, processors: [new LogQueue(logBatch)] });
-    logger = loggerProvider.getLogger('shadowcode.audit', o.version);
-  }
-  let meterProvider: MeterProvider | undefined;
-  const meters: { server?: Histogram; client?: Histogram; wait?: Histogram; decisions?: Counter } = {};
-  if (c.targets.metrics) {
-    const exporter = countingMetrics(exporterFor('metrics', c.targets.metrics) as PushMetricExporter, signals.metrics, onError);
-    meterProvider = new MeterProvider({ resource, readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: c.metricIntervalMs, exportTimeoutMillis: c.metricTimeoutMs })] });
-    const meter = meterProvider.getMeter('shadowcode', o.version);
-    meters.server = meter.createHistogram('mcp.server.operation.duration', { unit: 's', description: 'MCP request duration as observed on the receiver from the time it was received until the result is sent.', advice: { explicitBucketBoundaries: MCP_BUCKETS } });
-    meters.client = meter.createHistogram('mcp.client.operation.duration', { unit: 's', description: 'The duration of an MCP request as observed on the sender, from the time it was sent until the response is received.', advice: { explicitBucketBoundaries: MCP_BUCKETS } });
-    meters.wait = meter.createHistogram('shadowcode.approval.wait.duration', { unit: 's', description: 'How long an approval waited for a person to decide it.', advice: { explicitBucketBoundaries: WAIT_BUCKETS } });
-    meters.decisions = meter.createCounter('shadowcode.gate.decisions', { unit: '{decision}', description: 'Policy decisions, by verdict (allow, deny, escalate) and action.' });
-  }
-  const sdk = new Sdk(o, tracer, logger, { tracerProvider, loggerProvider, meterProvider, spanBatch, logBatch, ownsContext }, signals, meters);
-  if (logger) onAuditCommitted((rows) => sdk.audited(rows));
+  const sdk = new Sdk(o, openCollectors(ticket, { retryMinMs: c.backoffMinMs, retryMaxMs: c.backoffMaxMs, userAgent: `shadowcode/${o.version}` }));
+  // The OpenTelemetry side loads now, with the process, rather than at the first export, where it
+  // would hold up whatever call came in at that moment; a failure to load is a failure to start.
+  await sdk.ready();
+  if (o.config.targets.logs) onAuditCommitted((rows) => sdk.audited(rows));
+  else onAuditCommitted(undefined);
   installTelemetry(sdk);
   return sdk;
 }

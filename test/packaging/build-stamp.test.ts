@@ -113,7 +113,8 @@ t.test("this checkout's build recorded what esbuild read, and dist/ is current",
   const recorded = JSON.parse(readFileSync(join(ROOT, 'node_modules/.cache/shadowcode-build/stamp.json'), 'utf8')) as { inputs: string[]; outputs: Record<string, string> };
   for (const input of ['src/cli/main.ts', 'src/engine/spawn/supervisor.ts', 'src/console/page/app.ts', 'src/boot.ts']) t.ok(recorded.inputs.includes(input), `${input} is an input`);
   t.ok(recorded.inputs.some((i) => i.startsWith('node_modules/@modelcontextprotocol/server/')), 'the bundled SDK is an input');
-  t.same(Object.keys(recorded.outputs).filter((o) => o.endsWith('.cjs')).sort(), ['dist/boot.cjs', 'dist/cli.cjs', 'dist/lib.cjs', 'dist/net-bridge.cjs', 'dist/sqlite-child.cjs', 'dist/supervisor.cjs', 'dist/vendor.cjs']);
+  t.ok(recorded.inputs.some((i) => i.startsWith('node_modules/@opentelemetry/otlp-transformer/')), 'the bundled OpenTelemetry packages are inputs');
+  t.same(Object.keys(recorded.outputs).filter((o) => o.endsWith('.cjs')).sort(), ['dist/boot.cjs', 'dist/cli.cjs', 'dist/lib.cjs', 'dist/net-bridge.cjs', 'dist/otel.cjs', 'dist/sqlite-child.cjs', 'dist/supervisor.cjs', 'dist/vendor.cjs']);
   t.ok(stamp.isCurrent(ROOT), 'dist/ is what the build wrote');
 });
 

@@ -129,7 +129,31 @@ t.test('mcp serve configured only by OTEL_* variables exports the call, its deci
   const everything = JSON.stringify({ spans: rx.spans.map((s) => ({ ...s, startNs: 0, endNs: 0 })), logs: rx.logs, points: rx.points });
   t.notOk(everything.includes(CANARY), 'no tool argument is exported');
   t.ok(rx.requests.every((r) => r.encoding === 'json'), 'OTEL_EXPORTER_OTLP_PROTOCOL=http/json is honoured');
-  t.ok(loadedModules(stderr)?.some((p) => p.includes('@opentelemetry/sdk-trace')), 'the SDK was loaded in this process');
+  t.ok(loadedModules(stderr)?.some((p) => p.endsWith('otel.cjs')), 'the OpenTelemetry packages (dist/otel.cjs) were loaded in this process');
+});
+
+t.test('the first tools/list, answered over stdio before the SDK loads, is still a SERVER span', async (t) => {
+  const sb = sandbox('sc-otel-first');
+  const rx = await otlpReceiver();
+  t.teardown(() => rx.close());
+  const env = { ...withCodeCache(sb.env), OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+  const child = spawn(process.execPath, [BIN, '--project', sb.project, 'mcp', 'serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', () => {});
+  // The plain shapes the opening answers itself (src/server/stdio-first.ts).
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+  child.stdin.write(`${JSON.stringify(init)}\n${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
+  await new Promise<void>((r) => {
+    const check = () => (/"id":2\}/.test(stdout) ? r() : setTimeout(check, 20));
+    check();
+  });
+  child.stdin.end();
+  t.equal(await new Promise<number | null>((r) => child.on('close', r)), 0);
+  const list = rx.spans.find((s) => s.name === 'tools/list');
+  t.ok(list, 'a tools/list span');
+  t.match(list?.attributes, { 'mcp.method.name': 'tools/list', 'jsonrpc.request.id': '2', 'mcp.protocol.version': '2025-06-18', 'network.transport': 'pipe' });
+  t.equal(list?.kind, 2, 'a SERVER span');
 });
 
 t.test('with no telemetry configured, mcp serve loads no OpenTelemetry module', async (t) => {

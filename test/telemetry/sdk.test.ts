@@ -27,11 +27,13 @@ import { type GotSpan, otlpReceiver } from '../fixtures/otlp/receiver.js';
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const PARENT = 'b7ad6b7169203331';
 
-/** The shipped policy with a short shutdown deadline: a test waits for it when a collector hangs. */
-function policyWith(shutdownMs: number): Policy {
+/** The shipped policy with a short shutdown deadline (a test waits for it when a collector hangs), and other telemetry limits. */
+function policyWith(shutdownMs: number, more: Partial<Policy['limits']['telemetry']> = {}): Policy {
   const p = shippedPolicy();
-  return { ...p, limits: { ...p.limits, telemetry: { ...p.limits.telemetry, shutdown_ms: shutdownMs } } };
+  return { ...p, limits: { ...p.limits, telemetry: { ...p.limits.telemetry, shutdown_ms: shutdownMs, ...more } } };
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function exporting(sb: Sandbox, env: NodeJS.ProcessEnv, policy: Policy = shippedPolicy()) {
   const c = await connection(sb, { policy });
@@ -144,6 +146,51 @@ t.test('a collector that never answers delays no call: overflow is dropped and c
   t.ok(status.telemetry.dropped >= counts.traces.dropped + counts.logs.dropped, `status counts what the process dropped (${status.telemetry.dropped})`);
   const show = JSON.parse((await cli(sb, ['--json', 'telemetry', 'show'])).stdout) as { processes: Array<{ pid: number; running: boolean }> };
   t.match(show.processes, [{ pid: process.pid }], 'telemetry show lists the process and its counters');
+});
+
+t.test('a collector that is down is tried once per back-off, not once per batch: calls go on, and what was not sent is counted', async (t) => {
+  const sb = sandbox('sc-otel-down');
+  const rx = await otlpReceiver({ hangUp: true });
+  t.teardown(() => rx.close());
+  // Batches of one item, due 10 ms after it: without a back-off, nearly every item would be a connection attempt.
+  const env = { ...sb.env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_METRICS_EXPORTER: 'none', OTEL_BSP_SCHEDULE_DELAY: '10', OTEL_BLRP_SCHEDULE_DELAY: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1', OTEL_BLRP_MAX_EXPORT_BATCH_SIZE: '1' };
+  const x = await exporting(sb, env, policyWith(300, { backoff_min_ms: 400, backoff_max_ms: 800, batch_retries: 1 }));
+  t.teardown(() => x.stop());
+  const started = Date.now();
+  let calls = 0;
+  let answered = 0;
+  while (Date.now() - started < 2000) {
+    if (!(await x.call('shadow_status', {}, calls)).isError) answered++;
+    calls++;
+    await sleep(20);
+  }
+  const attempts = rx.connections();
+  t.equal(answered, calls, `every call was answered (${calls})`);
+  t.ok(calls >= 20, 'and they made many batches due');
+  // The spans and the log records share the collector and its back-off: at most one attempt of each
+  // per back-off period (at least 320 ms with the jitter), and one of each at the start.
+  t.ok(attempts > 0 && attempts <= 2 * (Math.ceil((Date.now() - started) / 320) + 1), `${attempts} connection attempts in ${Date.now() - started} ms, for ${calls} calls`);
+  const counts = tel()!.counts();
+  t.ok(counts.traces.failed + counts.traces.dropped > 0 && counts.logs.failed + counts.logs.dropped > 0, 'what could not be sent is counted');
+  t.match(counts.last_error, /ECONNRESET|socket hang up/, 'with the reason');
+  await x.stop();
+  x.close();
+});
+
+t.test('a collector that answers 503 while it starts gets the batch again after the back-off: nothing is lost', async (t) => {
+  const sb = sandbox('sc-otel-503');
+  const rx = await otlpReceiver({ unavailable: 2 });
+  t.teardown(() => rx.close());
+  const env = { ...sb.env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none', OTEL_BSP_SCHEDULE_DELAY: '10', OTEL_BLRP_SCHEDULE_DELAY: '10' };
+  const x = await exporting(sb, env, policyWith(2000, { backoff_min_ms: 50, backoff_max_ms: 100, batch_retries: 2 }));
+  t.teardown(() => x.stop());
+  t.notOk((await x.call('shadow_status', {}, 1)).isError);
+  await rx.until(() => rx.spans.some((s) => s.name === 'tools/call shadow_status') && rx.logs.some((l) => l.attributes['shadowcode.action'] === 'tool:shadow_status'), 'the call\'s span and its audit row');
+  t.equal(rx.refused(), 2, 'the collector refused two requests first');
+  const counts = tel()!.counts();
+  t.equal(counts.traces.failed + counts.logs.failed, 0, 'no batch was lost');
+  await x.stop();
+  x.close();
 });
 
 t.test('a task: invoke_agent with its token use, each model request a chat CLIENT span whose traceparent goes out in the request headers', async (t) => {

@@ -27,7 +27,7 @@ import { enforce } from '../../policy/gate.js';
 import type { Level } from '../../ticket.js';
 import { encodeCursor } from '../../util/cursor.js';
 import type { Ctx } from '../context.js';
-import { openEngine } from '../engine.js';
+import { openEngine } from '../../ops/engine.js';
 import { ask } from '../ask.js';
 import { changePreview } from '../change-preview.js';
 import { approvalDetails, describeAction } from '../output.js';
@@ -67,7 +67,7 @@ export const command: CommandSpec = {
     const mode = (options.mode as 'plan' | 'review' | 'build' | undefined) ?? 'build';
     const level = (options.level as Level | undefined) ?? 'read_only';
     // The shared engine's queue when one runs; this invocation owns the task either way, so ^C cancels it.
-    const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    const engine = await openEngine(ctx.ops, { kind: 'cli', owner: 'cli' });
     if (options.detach === true) return detached(ctx, engine, project, prompt, mode, level, options.model as string | undefined);
     const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     let job: JobRow | undefined;

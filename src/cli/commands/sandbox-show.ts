@@ -5,7 +5,6 @@
 import type { SandboxView } from '../../../gen/types/sandbox-view.js';
 import { show } from '../../ops/sandbox.js';
 import { check } from '../../schema/validate.js';
-import { opsEnv } from '../ops-env.js';
 import type { CommandSpec } from '../spec.js';
 
 const quote = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
@@ -47,7 +46,7 @@ export const command: CommandSpec = {
   workspace: 'required',
   async run(ctx, { args }) {
     const project = ctx.requireWorkspace('sandbox show');
-    const view = check<SandboxView>('sandbox-view', await show(opsEnv(ctx), project, args.length ? args : null), 'SC_INTERNAL', 'sandbox view');
+    const view = check<SandboxView>('sandbox-view', await show(ctx.ops, project, args.length ? args : null), 'SC_INTERNAL', 'sandbox view');
     return { data: view, text: render(view) };
   },
 };

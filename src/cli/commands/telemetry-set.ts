@@ -1,11 +1,12 @@
 /* shadowcode telemetry set: export this profile's traces, audit rows and metrics to an OTLP/HTTP endpoint. */
 import { ScError } from '../../errors.js';
-import { telemetryDepsOf, telemetrySet } from '../../ops/telemetry.js';
+import { telemetrySet } from '../../ops/telemetry.js';
 import type { CommandSpec } from '../spec.js';
 import { telemetryText } from './telemetry-view.js';
 
 export const command: CommandSpec = {
   name: 'telemetry set',
+  exportsAuditRows: false,
   summary: "Export this profile's spans, audit rows and metrics to an OpenTelemetry collector (OTLP over HTTP)",
   description:
     "Store the profile's OpenTelemetry export: the collector's OTLP/HTTP base URL (/v1/traces, /v1/logs and /v1/metrics are appended), the protocol, and headers whose values come from the secret store. It replaces any earlier telemetry settings of the profile and applies to servers, engines and runs started afterwards, whenever their environment sets no OTEL_EXPORTER_OTLP_*ENDPOINT variable (hosts often launch mcp serve with a filtered environment). An endpoint that is not this machine needs --remote. Tool arguments and results, prompts and model text are exported only with --content, and then scrubbed of known secrets. The change is a policy decision, recorded in the audit log.",
@@ -26,7 +27,7 @@ export const command: CommandSpec = {
   workspace: 'ignored',
   async run(ctx, { options }) {
     if (typeof options.endpoint !== 'string') throw new ScError('SC_USAGE', 'telemetry set needs --endpoint URL, e.g. --endpoint http://127.0.0.1:4318');
-    const view = await telemetrySet(telemetryDepsOf(ctx), {
+    const view = await telemetrySet(ctx.ops, {
       endpoint: options.endpoint,
       protocol: options.protocol as string | undefined,
       headers: options.header as string[] | undefined,

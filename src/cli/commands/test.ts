@@ -14,7 +14,7 @@ import { EXIT, ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { getProject } from '../../store/projects.js';
 import { encodeCursor } from '../../util/cursor.js';
-import { openEngine } from '../engine.js';
+import { openEngine } from '../../ops/engine.js';
 import type { CommandSpec } from '../spec.js';
 import { blockText, type Discarded, type SandboxBlock, sandboxMark, sandboxSupport } from '../../engine/spawn/index.js';
 import { inert } from '../../util/inert-text.js';
@@ -85,7 +85,7 @@ export const command: CommandSpec = {
       if (!(await confirm(ctx, argv, project))) throw new ScError('SC_APPROVAL_REQUIRED', `not approved: ${JSON.stringify(argv)}; nothing ran (answer y, or pass --yes)`);
     }
     // The shared engine's queue when one runs; this invocation owns the job either way, so ^C cancels it.
-    const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    const engine = await openEngine(ctx.ops, { kind: 'cli', owner: 'cli' });
     const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     const tail = new Tail(ctx.policy().limits.cli.output_tail_bytes);
     let exit: ExitBody | undefined;

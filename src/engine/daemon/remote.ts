@@ -8,17 +8,31 @@
  *   a killed process   ─► the kernel closes the socket ─► the engine cancels the same way
  *
  * Control requests (decisions, status) use a short-lived socket of their own.
+ *
+ * With telemetry on, submit, detach and decision frames carry the W3C traceparent of the span
+ * that asked (a tools/call, a CLI command's): the engine's spans for them (its gate decision,
+ * the job, its approvals and spawns) join the caller's trace.
  */
 import { existsSync } from 'node:fs';
 import { ScError } from '../../errors.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
 import { type Asker, engineConnectRequest } from '../../policy/requests.js';
+import { tel } from '../../telemetry/hooks.js';
 import type { JobRow } from '../job-events.js';
 import type { JobSpec, OwnerSpec, Submitted } from '../engine-submit.js';
 import { type EngineInfo, EngineLink, type OwnerHello } from './client.js';
 import { type EngineFiles, engineFiles } from './files.js';
 
 export type { Asker };
+
+/** The active span's trace context, for a frame (nothing while telemetry is off). */
+function traceContext(): { traceparent?: string; tracestate?: string } {
+  const t = tel();
+  if (!t) return {};
+  const carrier: Record<string, string> = {};
+  t.inject(carrier);
+  return carrier;
+}
 
 /** Opens a socket to the engine through the gate (action engine:connect). */
 export function openLink(gate: GateEnv, files: EngineFiles, role: 'control' | 'owner', who: Asker, owner?: OwnerHello): Promise<EngineLink> {
@@ -100,7 +114,7 @@ export class RemoteEngine {
 
   async submit(owner: OwnerSpec, spec: JobSpec): Promise<Submitted> {
     const link = await this.ownerLink(owner);
-    const data = await link.request({ type: 'submit', project: owner.project, job: spec }, this.deadline());
+    const data = await link.request({ type: 'submit', project: owner.project, job: spec, ...traceContext() }, this.deadline());
     return data as unknown as Submitted;
   }
 
@@ -114,7 +128,7 @@ export class RemoteEngine {
 
   /** A job that belongs to no ownership socket: it runs until it ends, is cancelled, or the engine stops. */
   async detach(project: string, spec: JobSpec): Promise<Submitted> {
-    const { data } = await controlRequest(this.gate, this.files, this.who, { type: 'detach', project, job: spec });
+    const { data } = await controlRequest(this.gate, this.files, this.who, { type: 'detach', project, job: spec, ...traceContext() });
     return data as unknown as Submitted;
   }
 
@@ -123,10 +137,10 @@ export class RemoteEngine {
     const have = owner ? this.owners.get(owner) : undefined;
     const link = have ? await have.catch(() => undefined) : undefined;
     if (link && !link.closed) {
-      await link.request({ type: 'decision', approval_id: approvalId }, this.deadline());
+      await link.request({ type: 'decision', approval_id: approvalId, ...traceContext() }, this.deadline());
       return;
     }
-    await controlRequest(this.gate, this.files, this.who, { type: 'decision', approval_id: approvalId });
+    await controlRequest(this.gate, this.files, this.who, { type: 'decision', approval_id: approvalId, ...traceContext() });
   }
 
   /** A normal end of an owner: the engine cancels what it still has and acknowledges once cleaned up. */

@@ -14,6 +14,9 @@
  *
  * A refused submission (policy, limit, bad argv) is answered and the socket stays
  * usable; a malformed, out-of-order, unfinished or cross-project frame closes it.
+ *
+ * A submit, detach or decision frame's traceparent (telemetry on, on both sides) is the parent
+ * of what the engine records for it: its gate decision, the job, the job's approvals and spawns.
  */
 import { realpathSync, statSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -24,6 +27,7 @@ import type { GateEnv } from '../../policy/gate.js';
 import type { Policy } from '../../policy/load.js';
 import { sql } from '../../store/db.js';
 import { ensureProfileDir } from '../../store/profile.js';
+import { tel } from '../../telemetry/hooks.js';
 import { assertTicket, type GateTicket } from '../../ticket.js';
 import { newId } from '../../util/ids.js';
 import { VERSION } from '../../version.js';
@@ -73,6 +77,12 @@ export interface ServeOptions {
   readonly log: (line: string) => void;
   /** Called once with the engine before it serves (the CLI attaches the agent runtime here: the engine layer knows no models). */
   readonly prepare?: (engine: Engine) => void;
+}
+
+/** Runs fn in the trace of the client's span that sent the frame, when telemetry is on here. */
+function inClientTrace<T>(f: { readonly traceparent?: string; readonly tracestate?: string }, fn: () => T): T {
+  const t = tel();
+  return t && f.traceparent ? t.withParent(f, fn) : fn();
 }
 
 /** Jobs a previous shared engine was running when it died can never finish: their queue went with it. */
@@ -226,7 +236,7 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
         case 'status':
           return void send(p, { type: 'reply', id: f.id, data: status() });
         case 'decision':
-          engine.jobs().notifyDecision(f.approval_id);
+          inClientTrace(f, () => engine.jobs().notifyDecision(f.approval_id));
           return void send(p, { type: 'reply', id: f.id, data: {} });
         case 'stop':
           if (owner) return drop(p, f.id, 'SC_ENGINE_PROTOCOL', 'stop is a control request');
@@ -238,7 +248,7 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
           if (owner) return drop(p, f.id, 'SC_ENGINE_PROTOCOL', 'an ownership socket cannot submit detached jobs');
           if (!canonicalProject(f.project)) return refuse(p, f.id, new ScError('SC_WORKSPACE_INVALID', `${f.project} is not a canonical project directory`), false);
           const label = `detached:${process.pid}:${newId('d').slice(2)}`.slice(0, 128);
-          const r = await admit({ kind: 'cli', owner: label }, f.project, f.job, f.project);
+          const r = await inClientTrace(f, () => admit({ kind: 'cli', owner: label }, f.project, f.job, f.project));
           return void send(p, { type: 'reply', id: f.id, data: { ...r } });
         }
         case 'submit': {
@@ -246,7 +256,7 @@ async function start(files: EngineFiles, lock: EngineLock, o: ServeOptions): Pro
           if (owner.cleaning) return drop(p, f.id, 'SC_ENGINE_PROTOCOL', 'the owner is closing');
           if (f.project !== owner.project) return drop(p, f.id, 'SC_ENGINE_PROJECT_MISMATCH', `this ownership socket is confined to ${owner.project}`);
           if (owner.accepted >= L.ownership.jobs_per_owner) return refuse(p, f.id, new ScError('SC_LIMIT_REACHED', `this ownership socket has accepted ${owner.accepted} jobs, the most one may; reconnect to submit more`), false);
-          const r = await admit({ kind: owner.transport, owner: owner.label }, f.project, f.job, owner.project);
+          const r = await inClientTrace(f, () => admit({ kind: owner.transport, owner: owner.label }, f.project, f.job, owner.project));
           owner.accepted++;
           return void send(p, { type: 'reply', id: f.id, data: { ...r } });
         }
