@@ -123,7 +123,21 @@ export async function main(argv: readonly string[], rawIo: Io): Promise<number> 
   }
 }
 
+/**
+ * A reader that goes away (`shadowcode audit list | head -1`, a host that closes its end of
+ * `mcp serve`) is not a crash: what is written after it left is dropped, and the command
+ * finishes what it was doing (its state, its children, its audit rows) as it would have.
+ * Any other error on the stream is still thrown.
+ */
+function dropAfterBrokenPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+  });
+}
+
 export async function run(): Promise<void> {
+  dropAfterBrokenPipe(process.stdout);
+  dropAfterBrokenPipe(process.stderr);
   const code = await main(process.argv.slice(2), {
     stdin: process.stdin,
     stdout: process.stdout,

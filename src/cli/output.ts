@@ -59,7 +59,8 @@ export function approvalDetails(kind: string, action: Record<string, unknown>): 
   const out: string[] = [];
   if (kind === 'command' && Array.isArray(action.changed_files)) {
     const files = action.changed_files as string[];
-    out.push(files.length ? `  files this task changed so far: ${files.map((f) => inert(String(f))).join(', ')}` : '  this task has changed no files so far');
+    const more = typeof action.changed_files_more === 'number' ? `, and ${action.changed_files_more} more (shadowcode review lists them all)` : '';
+    out.push(files.length ? `  files this task changed so far: ${files.map((f) => inert(String(f))).join(', ')}${more}` : '  this task has changed no files so far');
     if (typeof action.notice === 'string') out.push(`  WARNING: ${inert(action.notice)}`);
     // What the task did to each file the command runs: the diff, so the approval shows the code it would run.
     for (const r of Array.isArray(action.runs_changed) ? (action.runs_changed as Array<{ path?: unknown; diff?: unknown }>) : []) {

@@ -122,6 +122,24 @@ function limitedBefore(db: Db, jobId: string, reason: string): boolean {
  * its state.db, WAL and secrets are shadowcode's own writes, never a task's change, and a
  * checkpoint of them would copy the store into itself and make every rollback conflict.
  */
+/**
+ * What a watch compares even where .gitignore ignores it: a protected path (an ignored
+ * `local.mk` still runs), and a name of sandbox.compared_when_ignored_names (Python's
+ * bytecode: a planted .pyc runs in place of its source at the next import outside).
+ */
+const ignoredButCompared = new WeakMap<object, (path: string, isDir: boolean) => boolean>();
+function comparedWhenIgnored(policy: Policy): (path: string, isDir: boolean) => boolean {
+  let f = ignoredButCompared.get(policy.sandbox);
+  if (f) return f;
+  const prot = protectedByPattern(policy);
+  const glob = (n: string) => n.split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*');
+  const names = policy.sandbox.compared_when_ignored_names;
+  const re = names.length ? new RegExp(`^(?:${names.map(glob).join('|')})$`) : null;
+  f = (path, _isDir) => prot(path) || (re !== null && re.test(path.slice(path.lastIndexOf('/') + 1)));
+  ignoredButCompared.set(policy.sandbox, f);
+  return f;
+}
+
 function profileIn(db: Db, project: string): string | null {
   const file = db.name;
   if (!isAbsolute(file)) return null;
@@ -137,7 +155,7 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
   const emit = opts.emit ?? ((kind: string, body: Record<string, unknown>) => addEvent(db, watch.jobId, kind, body));
   if (!row) {
     if (opts.close) return { opened: false, changes: [], truncated: null };
-    return open(db, watch, limits, also, protectedByPattern(policy), emit);
+    return open(db, watch, limits, also, comparedWhenIgnored(policy), emit);
   }
   if (watch.runDir && row.run_dir !== watch.runDir) sql(db, 'UPDATE watches SET run_dir = ? WHERE id = ?').run(watch.runDir, row.id);
   const seen = sql(db, 'SELECT path, sha, mode, stamp, racy, kept FROM watch_files WHERE watch_id = ?').all(row.id) as Array<{ path: string; sha: string | null; mode: number | null; stamp: string; racy: number; kept: number }>;
@@ -150,7 +168,7 @@ export function watchChanges(ticket: GateTicket, db: Db, policy: Policy, watch: 
   }
   const known = new Map<string, Known>(seen.map((s) => [s.path, { stamp: s.stamp, sha: s.sha, mode: s.mode, racy: s.racy === 1 }]));
   const before = new Map<string, Entry>(seen.map((s) => [s.path, { state: { exists: true, content: null, mode: s.mode, sha: s.sha }, restorable: s.kept === 1, stamp: s.stamp, racy: s.racy === 1 }]));
-  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also, comparedWhenIgnored: protectedByPattern(policy), skip: profileIn(db, row.project), mustCompare: known.keys() });
+  const now = takeSnapshot(row.project, limits, { keepContent: false, known, ignores: JSON.parse(row.ignores) as Record<string, string>, alsoCompared: also, comparedWhenIgnored: comparedWhenIgnored(policy), skip: profileIn(db, row.project), mustCompare: known.keys() });
   // Cut short now (a command made more files than are compared): said once per reason, and every
   // later approval of the job says its list is incomplete (command-context.ts).
   if (now.truncated && !limitedBefore(db, row.job_id, now.truncated)) emit('changes_limited', { reason: now.truncated, incomplete: true });
@@ -253,7 +271,7 @@ function seeFile(db: Db, watchId: string, path: string, e: Entry | undefined, co
   );
 }
 
-function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly string[], protectedPath: (path: string) => boolean, emit: (kind: string, body: Record<string, unknown>) => void): Observed {
+function open(db: Db, watch: WatchOf, limits: SnapshotLimits, also: readonly string[], protectedPath: (path: string, isDir: boolean) => boolean, emit: (kind: string, body: Record<string, unknown>) => void): Observed {
   if (!isDir(watch.project)) return { opened: false, changes: [], truncated: `the project folder ${watch.project} is gone` };
   const lastSeq = maxSeq(db);
   const takenAt = new Date().toISOString();

@@ -406,7 +406,10 @@ export function commandContextOf(project: string, known: ChangesSoFar, argv: rea
   const notice = runs.length
     ? `This command runs code this task changed: ${runs.map((r) => r.reason).join('; ')}. Review those changes before approving.`
     : null;
-  return { argv: [...argv], cwd, changed_files: changed, runs_changed: runs, notice };
+  // Named up to the limit, the rest counted: a task that made thousands of files would bury the approval. Every file the command runs is in runs_changed whatever the limit.
+  const shown = policy.limits.jobs.approval_changed_files;
+  const more = changed.length - shown;
+  return { argv: [...argv], cwd, changed_files: more > 0 ? changed.slice(0, shown) : changed, ...(more > 0 ? { changed_files_more: more } : {}), runs_changed: runs, notice };
 }
 
 /** What the task did to one file it changed, as a unified diff from before the task to now, cut at `cap` characters. */

@@ -12,6 +12,7 @@ import type { Db } from '../store/db.js';
 import { getProject } from '../store/projects.js';
 import type { SecretStore } from '../store/secrets.js';
 import { credentialPresent } from './models.js';
+import { describeExposure, projectOnPath } from './path-exposure.js';
 import { sandboxStatus } from './spawn/index.js';
 
 export interface Check {
@@ -70,6 +71,9 @@ export function diagnose(i: DoctorInput): Check[] {
 
   const p = getProject(i.db, i.project);
   checks.push({ id: 'trust', status: p.trusted ? 'ok' : 'warn', detail: p.trusted ? `trusted at ${p.level}` : 'not trusted: connections are read-only (run shadowcode trust)' });
+
+  const onPath = projectOnPath(i.project, i.env.PATH);
+  checks.push({ id: 'path', status: onPath.length ? 'warn' : 'ok', detail: onPath.length ? describeExposure(i.project, onPath) : 'no PATH entry is inside the project' });
 
   const catalog = grantStates(i.db, i.project, i.policy);
   const stale = [...catalog.definitions.filter((d) => d.grant.state === 'stale').map((d) => d.id), ...(catalog.stale_grants ?? []).map((g) => String((g as { definition_id: string }).definition_id))];

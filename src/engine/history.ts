@@ -9,6 +9,11 @@
  * A change seen by a change watch whose prior content was past the snapshot
  * limits has a checkpoint that is not kept (kept = 0): it is reviewed and named,
  * never "restored" to an empty file; the rollback lists it as not restored.
+ *
+ * Links are never followed out of the project, nor to read: a path that is now a link,
+ * or lies below a folder that is now one (a command swapped it in), is reviewed as
+ * "now a link, not followed" with the rest of the task's files, and a rollback counts
+ * it as changed since the task (SC_ROLLBACK_CONFLICT names it, nothing is touched).
  */
 import { ScError } from '../errors.js';
 import { type Db, sql } from '../store/db.js';
@@ -66,6 +71,7 @@ export function reviewTask(db: Db, project: string, taskId: string, maxBytes: nu
   taskInProject(db, project, taskId);
   const files = taskFiles(db, project, taskId).map(({ path, cp }) => {
     const now = stateOrLarge(project, path, fileCap);
+    if ('link' in now) return { path, status: cp.existed ? 'modified' : 'added', diff: `--- ${cp.existed ? `a/${path}` : '/dev/null'}\n+++ b/${path}\n@@ ${now.link} @@\n` };
     const status = !cp.existed ? 'added' : now.exists ? 'modified' : 'deleted';
     const why = cp.kept === 0 ? 'its content before the task was past the snapshot limits and was not kept: no diff, and rollback cannot restore it' : now.exists && now.content === null ? `it is larger than ${fileCap} bytes: no diff` : null;
     if (why) return { path, status, diff: `--- ${cp.existed ? `a/${path}` : '/dev/null'}\n+++ ${now.exists ? `b/${path}` : '/dev/null'}\n@@ ${why} @@\n`, ...(cp.kept === 0 ? { restorable: false } : {}) };
@@ -83,12 +89,33 @@ export function reviewTask(db: Db, project: string, taskId: string, maxBytes: nu
   return { task_id: taskId, files, verification: verification.map((v) => ({ ...v, argv: JSON.parse(v.argv) as string[] })), rolled_back: rolledBack.n > 0 };
 }
 
-/** A file's state, or for one too large to read whole, that it exists (content and sha unknown). */
-function stateOrLarge(project: string, path: string, cap: number): FileState {
+/** A file's state; for one too large to read whole, that it exists (content and sha unknown); for a link in the way, what it is (never followed). */
+function stateOrLarge(project: string, path: string, cap: number): FileState | { link: string } {
   try {
     return readState(project, path, cap);
   } catch (err) {
     if (err instanceof ScError && err.code === 'SC_FILE_TOO_LARGE') return { exists: true, content: null, mode: null, sha: null };
+    const link = linkInTheWay(err);
+    if (link) return { link };
+    throw err;
+  }
+}
+
+/** Why a path cannot be read because a link is in the way (it is one, or a folder above it is), or null. */
+function linkInTheWay(err: unknown): string | null {
+  if (!(err instanceof ScError)) return null;
+  if (err.code === 'SC_PATH_OUTSIDE') return 'a folder above it is now a link that leaves the project: not followed';
+  if (err.code === 'SC_FILE_REFUSED' && /symbolic link/.test(err.message)) return 'it is now a symbolic link: not followed';
+  if (err.code === 'SC_FILE_REFUSED') return 'it is no longer a regular file';
+  return null;
+}
+
+/** The file's state now, or null where a link (or something not a file) is in the way: changed since the task, never followed. */
+function stateOrNull(project: string, path: string, cap: number): FileState | null {
+  try {
+    return readState(project, path, cap);
+  } catch (err) {
+    if (linkInTheWay(err)) return null;
     throw err;
   }
 }
@@ -118,7 +145,11 @@ function restoreTask(db: Db, project: string, taskId: string, fileCap: number): 
   if (all.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${taskId} changed no files`);
   const files = all.filter((f) => f.cp.kept !== 0);
   const notRestored = all.filter((f) => f.cp.kept === 0).map((f) => ({ path: f.path, reason: 'its content before the task was past the snapshot limits and was not kept' }));
-  const states = files.map((f) => ({ ...f, now: readState(project, f.path, fileCap) }));
+  const read = files.map((f) => ({ ...f, now: stateOrNull(project, f.path, fileCap) }));
+  // A link in the way is a change since the task: named as a conflict, never written through.
+  const blocked = read.filter((s) => s.now === null).map((s) => s.path);
+  if (blocked.length) throw new ScError('SC_ROLLBACK_CONFLICT', `changed since task ${taskId} (now a link, or below one, which is not followed): ${blocked.join(', ')}; nothing was rolled back`, { files: blocked });
+  const states = read as Array<(typeof read)[number] & { now: FileState }>;
   const conflicts = states.filter((s) => s.now.sha !== s.after).map((s) => s.path);
   // Undone once already: the files no longer hold what the task left, because the rollback put them back.
   const earlier = sql(db, "SELECT max(at) AS at FROM changes WHERE job_id = ? AND project = ? AND kind = 'rollback' AND state = 'applied'").get(taskId, project) as { at: string | null };

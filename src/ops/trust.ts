@@ -6,9 +6,11 @@
  *     level unset: workspace, or the current level for a network change alone
  *     network unset: the network permission stays as it is
  *     ─► gate cli:trust (a project that is /, the home or holds it: SC_PROJECT_HOLDS_HOME,
- *        said with which of them it is) ─► stored ─► {project, network_changed, network_kept}
+ *        said with which of them it is) ─► stored ─► {project, network_changed, network_kept,
+ *        path_warning when the caller's PATH runs programs from inside the project}
  *   untrust(ops) ─► gate cli:untrust ─► stored as read_only ─► {project}
  */
+import { describeExposure, projectOnPath } from '../engine/path-exposure.js';
 import { asScError, ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
 import { getProject, type ProjectRecord, removeTrust, setTrust } from '../store/projects.js';
@@ -28,6 +30,8 @@ export interface TrustResult {
   readonly network_changed: boolean;
   /** The network permission was not asked about and the project was trusted already: it is the one from before. */
   readonly network_kept: boolean;
+  /** The caller's PATH runs programs from inside the project: what a trusted task writes there would be its next command. */
+  readonly path_warning?: string;
 }
 
 export async function trust(ops: OpsContext, input: TrustInput = {}): Promise<TrustResult> {
@@ -46,7 +50,8 @@ export async function trust(ops: OpsContext, input: TrustInput = {}): Promise<Tr
     const what = path === '/' ? 'the root folder' : home === path ? 'your home folder' : `a folder holding your home folder ${home ?? ''}`.trimEnd();
     throw new ScError('SC_PROJECT_HOLDS_HOME', `${path} is ${what}: a task trusted there could change your shell start-up files, git and SSH configuration and read your keys, so it is not trusted. Trust the project's own folder instead (shadowcode --project DIR trust) [rule project-holds-home]`, { ...e.detail, project: path });
   }
-  return { project: rec, network_changed: rec.network !== current.network, network_kept: network === undefined && current.trusted };
+  const onPath = projectOnPath(rec.path, ops.env.PATH);
+  return { project: rec, network_changed: rec.network !== current.network, network_kept: network === undefined && current.trusted, ...(onPath.length ? { path_warning: describeExposure(rec.path, onPath) } : {}) };
 }
 
 export async function untrust(ops: OpsContext): Promise<{ project: ProjectRecord }> {

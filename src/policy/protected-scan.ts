@@ -8,8 +8,12 @@
  *       scan below the top (limits.protection.scan_entries, scan_depth; never into a
  *       link, a match or a scan.skip folder such as node_modules); a folder unchanged
  *       since the last scan of the project (same inode and times) is not read again
+ *   each folder that is a git directory under another name (HEAD, objects/, refs/: a bare
+ *       repository, `lib.git`) ─► protected like .git (git uses it as a repository when
+ *       run in it or pointed at it, and runs what its config and hooks say)
  *   each match that is a link ─► its real target inside the project, same rule
- *   each repository found (.git folder or .git file ─► gitdir ─► commondir) ─► its
+ *   each repository found (.git folder or .git file ─► gitdir ─► commondir; a bare one;
+ *       the repository that holds the project, when it lies inside a bigger one) ─► its
  *       config (and the files it includes) ─► git_config keys: the hooks folder,
  *       included files, the programs of command settings, inside the project
  *   ─► ProtectedLayout { entries [{rel, rule, via, kind, hold}], truncated }
@@ -71,7 +75,16 @@ interface Listing {
   readonly count: number;
   readonly hits: ReadonlyArray<{ name: string; kind: EntryKind }>;
   readonly subdirs: readonly string[];
+  /** It holds what makes a folder a git directory to git (HEAD, objects/, refs/), whatever its name. */
+  readonly gitDir: boolean;
 }
+
+/** What git itself looks for to take a folder as a repository's git directory (setup.c, is_git_directory). */
+const GIT_DIR_MARKS: ReadonlyArray<readonly [string, EntryKind]> = [
+  ['HEAD', 'file'],
+  ['objects', 'dir'],
+  ['refs', 'dir'],
+];
 
 const CACHED_ROOTS = 8;
 
@@ -103,14 +116,17 @@ function listing(c: Compiled, project: string, dir: string, cache: Map<string, L
   if (!list) return null;
   const hits: Array<{ name: string; kind: EntryKind }> = [];
   const subdirs: string[] = [];
+  let marks = 0;
   for (const d of list) {
+    // HEAD may be a link (old git): anything but a folder counts.
+    if (GIT_DIR_MARKS.some(([n, k]) => d.name === n && (k === 'dir' ? d.kind === 'dir' : d.kind !== 'dir'))) marks++;
     const lower = d.name.toLowerCase();
     if (c.names.has(lower)) hits.push({ name: d.name, kind: d.kind });
     else if (d.kind === 'dir' && !c.skip.has(lower)) subdirs.push(d.name);
   }
   // Changed too recently to trust the stamp: used now, listed again next time.
   const racy = readAt - Math.max(st.ctimeMs, st.mtimeMs) < racyMs;
-  return { ino: racy ? -1 : st.ino, ctimeMs: st.ctimeMs, mtimeMs: st.mtimeMs, count: list.length, hits, subdirs };
+  return { ino: racy ? -1 : st.ino, ctimeMs: st.ctimeMs, mtimeMs: st.mtimeMs, count: list.length, hits, subdirs, gitDir: marks === GIT_DIR_MARKS.length };
 }
 
 const compiledFor = new WeakMap<object, Compiled>();
@@ -157,12 +173,20 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
   let level: string[] = [''];
   const seen = cacheFor(c, project);
   const fresh = new Map<string, Listing>();
+  // The rule that protects `.git` protects a git directory by any other name; without it, none.
+  const gitRule = c.names.get('.git');
+  const bare: string[] = [];
   for (let depth = 0; level.length > 0; depth++) {
     const next: string[] = [];
     for (const dir of level) {
       const list = listing(c, project, dir, seen, L.scan_cache_racy_ms);
       if (!list) continue;
       fresh.set(dir, list);
+      if (list.gitDir && dir !== '' && gitRule) {
+        add({ rel: dir, rule: gitRule.rule, description: gitRule.description, via: 'a git directory (HEAD, objects, refs) by another name', kind: 'dir', hold: false });
+        bare.push(dir);
+        continue; // what lies inside is protected with it
+      }
       // The top is always read whole: it is where hosts and git look first.
       if (depth > 0) {
         if (budget <= 0) {
@@ -198,12 +222,26 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
     if (!insideProject(project, real) || real === project) continue;
     add({ rel: slashed(relative(project, real)), rule: e.rule, description: e.description, via: `the link ${e.rel} leads here`, kind: kindOf(real), hold: false });
   }
-  for (const g of gitNamed(policy, project, [...entries.values()], opts.home)) add(g);
+  for (const g of gitNamed(policy, project, [...entries.values()], bare, enclosingGit(project), opts.home)) add(g);
   // What lies inside another protected folder is protected with it already.
   const all = [...entries.values()];
   const dirs = all.filter((e) => e.kind === 'dir').map((e) => e.rel.toLowerCase());
   const kept = all.filter((e) => !dirs.some((d) => e.rel.toLowerCase().startsWith(`${d}/`)));
   return { entries: kept, truncated };
+}
+
+/**
+ * The .git of the repository the project lies in when it is a folder of a bigger one: the
+ * first .git above it, as git's own discovery finds it from inside the project. git run in
+ * the project reads that repository's config, so what it names inside the project counts.
+ */
+export function enclosingGit(project: string): string | null {
+  if (lstatSync(join(project, '.git'), { throwIfNoEntry: false })) return null;
+  for (let dir = dirname(project); ; dir = dirname(dir)) {
+    const dotGit = join(dir, '.git');
+    if (lstatSync(dotGit, { throwIfNoEntry: false })) return dotGit;
+    if (dirname(dir) === dir) return null;
+  }
 }
 
 /** The config files of the repository whose .git entry is `dotGit` (a folder, or a file naming the real one). */
@@ -239,12 +277,15 @@ function configFiles(dotGit: string, cap: number): string[] {
  * Each repository's working tree is the folder holding its .git; a relative hooks
  * folder or program is taken from there, an included file from its config's folder.
  */
-function gitNamed(policy: Policy, project: string, found: readonly ProtectedEntry[], home: string | undefined): ProtectedEntry[] {
+function gitNamed(policy: Policy, project: string, found: readonly ProtectedEntry[], bare: readonly string[], outer: string | null, home: string | undefined): ProtectedEntry[] {
   const g = policy.protected_paths.git_config;
   const L = policy.limits.protection;
   const out: ProtectedEntry[] = [];
   const repos = found.filter((e) => e.rel.split('/').pop()?.toLowerCase() === '.git' && e.kind !== 'link' && e.via === null).map((e) => join(project, e.rel));
+  if (outer) repos.push(outer);
   const queue: Array<{ file: string; top: string }> = repos.flatMap((dotGit) => configFiles(dotGit, L.git_config_bytes).map((file) => ({ file, top: dirname(dotGit) })));
+  // A bare repository has no working tree: git takes a relative hooks folder from the git directory itself.
+  for (const b of bare) for (const file of configFiles(join(project, b), L.git_config_bytes)) queue.push({ file, top: join(project, b) });
   const seen = new Set<string>();
   const expand = (v: string, base: string): string | null => {
     if (v.startsWith('~/')) return home ? join(home, v.slice(2)) : null;

@@ -84,12 +84,14 @@ export class BoundedStdioTransport implements Transport {
     setTimeout(() => this.shut('end of input'), this.limits.operation_deadline_ms).unref();
   };
   private readonly onInputError = (err: Error) => this.shut(`input error: ${err.message}`);
+  private readonly onOutputError = (err: Error) => this.shut(`output error: ${err.message}`);
 
   async start(): Promise<void> {
     this.input.on('data', this.onData);
     this.input.on('end', this.onEnd);
     this.input.on('error', this.onInputError);
-    this.output.on('error', this.onInputError);
+    // The client stopped reading (EPIPE): the connection is over, said once on stderr, never a crash.
+    this.output.on('error', this.onOutputError);
     this.initTimer = setTimeout(() => {
       if (!this.sawRequest) this.shut(`no request within ${this.limits.init_deadline_ms} ms of start`);
     }, this.limits.init_deadline_ms);

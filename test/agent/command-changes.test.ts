@@ -196,6 +196,37 @@ t.test('a protected file the project\'s .gitignore ignores is compared all the s
   for (const f of ['added .envrc', 'added .husky/pre-commit', 'added lefthook-local.yml', 'added local.mk']) t.match(review.stdout, f, `review: ${f}`);
 });
 
+t.test('Python bytecode: an import inside writes none into the project, and a .pyc planted where .gitignore ignores it is still listed', async (t) => {
+  // A .pyc whose recorded source stamp matches runs in place of its source at the next import, outside the sandbox.
+  const script = [
+    '/usr/bin/python3 -c "import mod, sys; print(chr(64), sys.pycache_prefix)"',
+    'mkdir -p pkg/__pycache__ && printf "evil" > pkg/__pycache__/util.cpython-311.pyc',
+    'printf "evil" > old.pyc',
+    'mkdir -p build && printf "evil\\n" > build/out.txt',
+  ].join(' && ');
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['make'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  const b = await agentBench(() => model);
+  t.teardown(() => b.close());
+  const p = b.sb.project;
+  writeFileSync(join(p, '.gitignore'), '__pycache__/\n*.pyc\nbuild/\n');
+  writeFileSync(join(p, 'mod.py'), 'X = 1\n');
+  mkdirSync(join(p, 'pkg'));
+  writeFileSync(join(p, 'pkg', 'util.py'), 'Y = 2\n');
+  const job = b.submit('plant bytecode');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.notOk(existsSync(join(p, '__pycache__')), 'the import wrote its bytecode to the private /tmp, not the project');
+  t.same(next.action.changed_files, ['old.pyc', 'pkg/__pycache__/util.cpython-311.pyc'], 'each planted .pyc is listed though ignored; an ordinary ignored file (build/out.txt) is not');
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+  const results = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<Extract<Message, { role: 'tool' }>>;
+  t.match(results[0]!.content, '@ /tmp/pycache', 'PYTHONPYCACHEPREFIX is set inside');
+});
+
 t.test('a profile inside the project is never taken for the task\'s change: only the command\'s file is listed, reviewed and rolled back', async (t) => {
   const model = scripted([
     { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', 'echo made > made.txt'] } }] },
@@ -244,6 +275,31 @@ t.test('many new files made first cannot hide a Makefile change: it is still com
   t.same(next.action.runs_changed!.map((r: { path: string }) => r.path), ['Makefile'], 'and make warns for it');
   t.match(next.action.notice, /make reads Makefile.*The files this task changed could not all be compared \(only the first 20 files are compared\)/, 'and says the list is not complete');
   t.match(b.events(job.id).filter((e) => e.kind === 'changes_limited').map((e) => e.body), [{ reason: 'only the first 20 files are compared', incomplete: true }], 'said once, as an event');
+  decide(b, next.id, 'denied');
+  await b.settle(job.id);
+});
+
+t.test('an approval names at most limits.jobs.approval_changed_files of the changed files and counts the rest; what the command runs is still shown whole', async (t) => {
+  const script = 'mkdir AAA && for i in $(seq 1 60); do : > AAA/f$i; done && printf "all:\\n\\tevil\\n" > Makefile';
+  const model = scripted([
+    { calls: [{ name: 'run_command', arguments: { argv: ['sh', '-c', script] } }] },
+    { calls: [{ name: 'run_command', arguments: { argv: ['make'] } }] },
+    { calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
+  ]);
+  const b = await agentBench(() => model);
+  t.teardown(() => b.close());
+  writeFileSync(join(b.sb.project, 'Makefile'), 'all:\n\techo building\n');
+  const job = b.submit('make files');
+  decide(b, (await nextApproval(b, job.id)).id, 'approved');
+  const next = await nextApproval(b, job.id);
+  t.equal(b.engine.policy.limits.jobs.approval_changed_files, 50);
+  t.equal(next.action.changed_files!.length, 50, 'fifty named');
+  t.equal(next.action.changed_files_more, 11, 'the other ten files and the Makefile counted');
+  t.notOk(next.action.changed_files!.includes('Makefile'), 'the Makefile sorts past the fifty');
+  t.same(next.action.runs_changed!.map((r: { path: string }) => r.path), ['Makefile'], 'but what make runs is warned about all the same, with its diff');
+  const details = approvalDetails('command', next.action);
+  t.match(details.split('\n')[0], /^  files this task changed so far: AAA\/f1, AAA\/f10, .*, and 11 more \(shadowcode review lists them all\)$/);
+  t.match(details, /\n  WARNING: This command runs code this task changed: make reads Makefile/);
   decide(b, next.id, 'denied');
   await b.settle(job.id);
 });

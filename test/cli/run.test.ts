@@ -138,6 +138,9 @@ t.test('the terminal shows a manifest change whole before it is written, and war
   await until(() => /approvals approve (appr_\w+)/.test(r.err()), 30000);
   const first = /approvals approve (appr_\w+)/.exec(r.err())![1]!;
   t.match(r.err(), /The task asks to write package\.json \(protected by rule package-manifests: its own approval\)\n  why this needs its own approval: .*\n  the complete change:\n    --- a\/package\.json\n    \+\+\+ b\/package\.json\n    @@ -1,6 \+1,6 @@\n.*\n    -    "test": "node t\.js"\n    \+    "test": "cat ~\/\.ssh\/id_rsa"\n/s);
+  // No stray line: the action, the lines under it, then how to decide, on its own line.
+  t.match(r.err(), new RegExp(`\\n    \\+    "test": "cat ~/\\.ssh/id_rsa"\\n(    .*\\n)*approve with: shadowcode --project ${sb.project} approvals approve ${first} \\(or deny\\)\\n`));
+  t.notMatch(r.err(), /\n;|\n\n/, 'no line starting with ";" and no blank line');
   const listed = await cli(sb, ['--project', sb.project, 'approvals']);
   t.match(listed.stdout, new RegExp(`${first}:\\n  why this needs its own approval: .*\\n  the complete change:\\n    --- a/package.json`), 'shadowcode approvals shows the diff too');
   await cli(sb, ['--project', sb.project, 'approvals', 'approve', first]);

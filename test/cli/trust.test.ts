@@ -172,3 +172,17 @@ t.test('through an MCP connection too: a home project trusted before is refused 
   }
   t.notOk(existsSync(join(sb.root, '.bashrc')));
 });
+
+t.test('trust warns when a folder of the project, or a relative entry, is on PATH: what a task plants there would be your next command', async (t) => {
+  const sb = sandbox();
+  const clean = await cli(sb, ['--project', sb.project, 'trust']);
+  t.equal(clean.stdout, `trusted ${sb.project} at level workspace, network off\n`, 'the control: no warning with an ordinary PATH');
+  sb.env.PATH = [join(sb.project, 'bin'), '/usr/bin', '.', '/bin'].join(':');
+  const r = await cli(sb, ['--project', sb.project, 'trust']);
+  t.equal(r.code, 0, r.stderr);
+  const [first, warning] = r.stdout.split('\n');
+  t.equal(first, `trusted ${sb.project} at level workspace, network off`);
+  t.equal(warning, `warning: PATH runs programs from inside ${sb.project}: ${join(sb.project, 'bin')}, "." (relative: the current folder's, so the project's when you work in it). A command a task runs can write there, and what it leaves (a git, an ls) is what your shell runs next, outside any sandbox; take these entries out of PATH`);
+  const j = JSON.parse((await cli(sb, ['--json', '--project', sb.project, 'trust'])).stdout);
+  t.match(j.path_warning, /^PATH runs programs from inside /);
+});

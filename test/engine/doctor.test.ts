@@ -76,3 +76,15 @@ t.test('the model probe skips a remote endpoint while the project has no network
     { id: 'odd', status: 'skipped', detail: /base URL is refused/ },
   ]);
 });
+
+t.test('doctor warns when the project, or a folder in it, is on PATH', async (t) => {
+  const sb = sandbox();
+  const ok = await connection(sb);
+  t.teardown(ok.close);
+  t.strictSame(check((await ok.call('shadow_doctor')).data, 'path'), { id: 'path', status: 'ok', detail: 'no PATH entry is inside the project' });
+  const sb2 = sandbox();
+  sb2.env.PATH = `/usr/bin:${sb2.project}/node_modules/.bin:/bin`;
+  const bad = await connection(sb2);
+  t.teardown(bad.close);
+  t.match(check((await bad.call('shadow_doctor')).data, 'path'), { status: 'warn', detail: `PATH runs programs from inside ${sb2.project}: ${sb2.project}/node_modules/.bin. A command` });
+});

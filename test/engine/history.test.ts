@@ -1,7 +1,7 @@
 // The file-change API, checkpoints, history, review and rollback, through the
 // tools a client uses; and a crash in the middle of a change.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
@@ -81,6 +81,37 @@ t.test('a file changed since the task stops the whole rollback and is named', as
   t.same(r.data.error.detail.files, ['y.txt']);
   t.equal(readFileSync(join(sb.project, 'x.txt'), 'utf8'), 'x1\n', 'all or nothing: the file without a conflict is untouched too');
   t.equal(readFileSync(join(sb.project, 'y.txt'), 'utf8'), 'someone else\n');
+});
+
+t.test('a file or folder of the task swapped for a link out of the project: review names it without following, rollback refuses and touches nothing', async (t) => {
+  const { sb, c } = await setup(t);
+  mkdirSync(join(sb.project, 'dir'));
+  writeFileSync(join(sb.project, 'dir', 'a.txt'), 'a0\n');
+  writeFileSync(join(sb.project, 'b.txt'), 'b0\n');
+  writeFileSync(join(sb.project, 'c.txt'), 'c0\n');
+  const id = await task(c, sb.project, [['dir/a.txt', 'a1\n'], ['b.txt', 'b1\n'], ['c.txt', 'c1\n']]);
+  // What a command of the task could do next: outside files holding what the task left, links to them in its place.
+  const out = join(sb.root, 'outside');
+  mkdirSync(out);
+  writeFileSync(join(out, 'a.txt'), 'a1\n');
+  writeFileSync(join(out, 'secret'), 'b1\n');
+  rmSync(join(sb.project, 'dir'), { recursive: true });
+  symlinkSync(out, join(sb.project, 'dir'));
+  rmSync(join(sb.project, 'b.txt'));
+  symlinkSync(join(out, 'secret'), join(sb.project, 'b.txt'));
+  const review = (await c.call('shadow_review', { task_id: id })).data;
+  t.strictSame(review.files, [
+    { path: 'dir/a.txt', status: 'modified', diff: '--- a/dir/a.txt\n+++ b/dir/a.txt\n@@ a folder above it is now a link that leaves the project: not followed @@\n' },
+    { path: 'b.txt', status: 'modified', diff: '--- a/b.txt\n+++ b/b.txt\n@@ it is now a symbolic link: not followed @@\n' },
+    { path: 'c.txt', status: 'modified', diff: '--- a/c.txt\n+++ b/c.txt\n@@ -1,1 +1,1 @@\n-c0\n+c1\n' },
+  ], 'every file reviewed; the linked ones named, not read');
+  const r = await c.call('shadow_rollback', { task_id: id, confirm: true });
+  t.equal(r.data.error.code, 'SC_ROLLBACK_CONFLICT');
+  t.same(r.data.error.detail.files.sort(), ['b.txt', 'dir/a.txt']);
+  t.equal(readFileSync(join(out, 'a.txt'), 'utf8'), 'a1\n', 'nothing written through the folder link');
+  t.equal(readFileSync(join(out, 'secret'), 'utf8'), 'b1\n', 'nothing written through the file link');
+  t.ok(lstatSync(join(sb.project, 'b.txt')).isSymbolicLink());
+  t.equal(readFileSync(join(sb.project, 'c.txt'), 'utf8'), 'c1\n', 'all or nothing');
 });
 
 t.test('rollback needs write access and an exact task of this project', async (t) => {

@@ -1,6 +1,7 @@
 // Protected paths as policy data: which rule decides a path, however the path
 // is spelled (normalised, upper case, trailing slash, through a link), and the
 // list a sandbox can bind read-only.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,4 +180,44 @@ t.test('protectedPaths lists the patterns and the literal paths a sandbox can bi
   t.notOk(l.never_write_literal.some((x) => x.includes('*')));
   t.ok(l.needs_approval.includes('**/package.json'));
   t.equal(l.profile_hidden, true);
+});
+
+t.test('a git directory by another name (a bare repository in the project) is refused like .git, and what its config names too', async (t) => {
+  const { p } = project(t);
+  // git's own layout: `git init --bare vendor/lib.git`.
+  const init = spawnSync('git', ['init', '-q', '--bare', join(p, 'vendor', 'lib.git')], { encoding: 'utf8' });
+  t.equal(init.status, 0, init.stderr);
+  writeFileSync(join(p, 'vendor', 'lib.git', 'config'), '[core]\n\tbare = true\n\tfsmonitor = ../../scripts/fsmon.sh\n');
+  // A hand-made one: HEAD, objects, refs are all git looks for.
+  mkdirSync(join(p, 'data', 'objects'), { recursive: true });
+  mkdirSync(join(p, 'data', 'refs'));
+  writeFileSync(join(p, 'data', 'HEAD'), 'ref: refs/heads/main\n');
+  // Two of the three are not a git directory.
+  mkdirSync(join(p, 'notes', 'refs'), { recursive: true });
+  writeFileSync(join(p, 'notes', 'HEAD'), 'x');
+  t.match(pathVerdict(policy, p, 'vendor/lib.git/hooks/post-update', 'write'), { effect: 'refuse', rule: 'git-metadata', list: 'never_write', via: 'a git directory (HEAD, objects, refs) by another name' });
+  t.match(pathVerdict(policy, p, 'vendor/lib.git/config', 'write'), { effect: 'refuse', rule: 'git-metadata' });
+  t.match(pathVerdict(policy, p, 'data/config', 'write'), { effect: 'refuse', rule: 'git-metadata' }, 'a config git would read there, created');
+  t.match(pathVerdict(policy, p, 'scripts/fsmon.sh', 'write'), { effect: 'refuse', rule: 'git-config-named', via: 'core.fsmonitor in vendor/lib.git/config' }, 'the program its config runs');
+  t.equal(pathVerdict(policy, p, 'notes/HEAD', 'write').effect, 'open');
+  t.equal(pathVerdict(policy, p, 'vendor/other', 'write').effect, 'open');
+});
+
+t.test('a project that is a folder of a bigger repository: what that repository config names inside the project is refused', async (t) => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'sc-protect-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const init = spawnSync('git', ['init', '-q', join(root, 'mono')], { encoding: 'utf8' });
+  t.equal(init.status, 0, init.stderr);
+  const p = join(root, 'mono', 'app');
+  mkdirSync(join(p, 'src'), { recursive: true });
+  writeFileSync(join(root, 'mono', '.git', 'config'), '[core]\n\thooksPath = app/githooks\n\tfsmonitor = app/tools/fsmon.sh\n');
+  // git run in the project uses that config: the control.
+  t.equal(spawnSync('git', ['config', 'core.hooksPath'], { cwd: p, encoding: 'utf8' }).stdout.trim(), 'app/githooks');
+  const cfg = join(root, 'mono', '.git', 'config');
+  t.match(pathVerdict(policy, p, 'githooks/pre-commit', 'write'), { effect: 'refuse', rule: 'git-config-named', via: `core.hooksPath in ${cfg}` }, 'the hooks folder, missing so far');
+  t.match(pathVerdict(policy, p, 'tools/fsmon.sh', 'write'), { effect: 'refuse', rule: 'git-config-named', via: `core.fsmonitor in ${cfg}` });
+  t.equal(pathVerdict(policy, p, 'src/main.ts', 'write').effect, 'open');
+  // With a repository of its own, git stops there: the bigger one's config no longer applies.
+  spawnSync('git', ['init', '-q', p]);
+  t.equal(pathVerdict(policy, p, 'tools/fsmon.sh', 'write').effect, 'open', 'its own repository hides the outer one');
 });

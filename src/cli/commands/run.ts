@@ -136,10 +136,13 @@ export const command: CommandSpec = {
             const what = describeAction(body.kind, action);
             // A command's changed files and warning, or a protected file's complete diff; a coding CLI's write is previewed from its input.
             const details = approvalDetails(body.kind, action);
-            const change = details ? `\n${details}\n` : body.kind === 'write' ? `\n${inertBlock(changePreview(project, action, engine.policy.limits.cli.output_tail_bytes))}` : '';
+            // The lines under the action, none blank and none stray: the details, or a coding CLI's write previewed.
+            const preview = details === '' && body.kind === 'write' ? inertBlock(changePreview(project, action, engine.policy.limits.cli.output_tail_bytes)).replace(/\n+$/, '') : '';
+            const below = details !== '' ? details : preview !== '' ? `  the change:\n${preview}` : '';
             if (ctx.io.stdin.isTTY) {
               clear();
-              const yes = await ask(ctx, `The task asks to ${what}.${change}${change.endsWith('\n') ? '' : '\n'}Approve? [y/N] `);
+              const shown = details !== '' ? details : preview;
+              const yes = await ask(ctx, `The task asks to ${what}.\n${shown ? `${shown}\n` : ''}Approve? [y/N] `);
               try {
                 // The answer at the prompt is the CLI user's decision: a gate decision with its audit row, as approvals approve is.
                 const verb = yes ? 'approve' : 'deny';
@@ -150,7 +153,10 @@ export const command: CommandSpec = {
                 if (!(err instanceof ScError && err.code === 'SC_APPROVAL_NOT_PENDING')) throw err;
               }
               await engine.notifyDecision(body.approval_id, owner.label);
-            } else line(`The task asks to ${what}${change ? (details ? change : `; the change:${change}`) : ''}; approve with: shadowcode --project ${project} approvals approve ${body.approval_id} (or deny)`);
+            } else {
+              const how = `approve with: shadowcode --project ${project} approvals approve ${body.approval_id} (or deny)`;
+              line(below ? `The task asks to ${what}\n${below}\n${how}` : `The task asks to ${what}; ${how}`);
+            }
           }
           status();
         }

@@ -32,6 +32,9 @@ export const command: CommandSpec = {
     const state = rec.network ? 'network allowed' : 'network off';
     // A network permission granted earlier and kept without being asked for is the one to point out.
     const note = r.network_kept && rec.network ? ' (kept from before; --no-network withdraws it)' : '';
-    return { data: { project: rec, network_changed: r.network_changed }, text: `trusted ${rec.path} at level ${rec.level}, ${state}${note}` };
+    return {
+      data: { project: rec, network_changed: r.network_changed, ...(r.path_warning ? { path_warning: r.path_warning } : {}) },
+      text: `trusted ${rec.path} at level ${rec.level}, ${state}${note}${r.path_warning ? `\nwarning: ${r.path_warning}` : ''}`,
+    };
   },
 };

@@ -85,7 +85,8 @@ function approvalCard(a: Json): HTMLElement {
     else if (typeof act.tool === 'string') rows.push(['tool', `${act.tool} ${JSON.stringify(act.input ?? {})}`]);
     if (act.cwd) rows.push(['directory', el('span', { 'data-testid': 'approval-cwd' }, String(act.cwd))]);
     if (Array.isArray(act.changed_files)) {
-      rows.push(['files changed so far', act.changed_files.length ? el('ul', { 'data-testid': 'approval-files' }, ...act.changed_files.map((f: string) => el('li', {}, f))) : el('span', { 'data-testid': 'approval-files' }, 'none')]);
+      const more = typeof act.changed_files_more === 'number' ? [el('li', {}, `and ${act.changed_files_more} more`)] : [];
+      rows.push(['files changed so far', act.changed_files.length ? el('ul', { 'data-testid': 'approval-files' }, ...act.changed_files.map((f: string) => el('li', {}, f)), ...more) : el('span', { 'data-testid': 'approval-files' }, 'none')]);
     }
     if (act.unsandboxed) rows.push(['sandbox', 'NONE: it runs with your full access']);
     else if (Array.isArray(act.grants) && act.grants.length) {

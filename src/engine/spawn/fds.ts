@@ -12,9 +12,13 @@
  *     argv[at] is bwrap ─► `--args N` for each N: bwrap reads its (empty) extra
  *     arguments from N and closes it before anything runs inside ─► fds 0-2 only
  *     no bwrap (unsandboxed) ─► N stays open on /dev/null: writes fail, reads end
+ *   with a syscall filter (seccomp.ts) and bwrap: one more descriptor, a pipe, above
+ *     all of those ─► `--seccomp M`; feed() writes the program into it and closes it,
+ *     bwrap reads it to its end, loads it for the command and closes M: still fds 0-2 only
  */
 import { openSync, readdirSync, readFileSync } from 'node:fs';
-import type { StdioOptions } from 'node:child_process';
+import type { ChildProcess, StdioOptions } from 'node:child_process';
+import type { Writable } from 'node:stream';
 
 const O_CLOEXEC = 0o2000000;
 
@@ -50,15 +54,35 @@ let devNull: number | null = null;
  * argv and stdio for a spawn that passes on nothing but its own stdio: every
  * inherited descriptor is /dev/null in the child, and where argv[at] is bwrap,
  * bwrap closes each before the sandbox starts. `at` is null without a sandbox.
+ * With a syscall filter (and bwrap), the child gets it on a pipe of its own: call
+ * feed(child) once it is spawned.
  */
-export function sealed(argv: readonly string[], stdio: StdioOptions, at: number | null, fds: readonly number[] = inheritableFds()): { argv: string[]; stdio: StdioOptions } {
+export function sealed(argv: readonly string[], stdio: StdioOptions, at: number | null, fds: readonly number[] = inheritableFds(), filter: Buffer | null = null): { argv: string[]; stdio: StdioOptions; feed: (child: ChildProcess) => void } {
   const out: Array<Exclude<StdioOptions, string>[number]> = typeof stdio === 'string' ? [stdio, stdio, stdio] : [...stdio];
   // Above 2, 'ignore' leaves the inherited descriptor in place: only what the caller passes on purpose is kept.
   const taken = fds.filter((fd) => out[fd] === undefined || out[fd] === null || out[fd] === 'ignore');
-  if (taken.length === 0) return { argv: [...argv], stdio };
-  devNull ??= openSync('/dev/null', 'r');
-  while (out.length <= (taken[taken.length - 1] as number)) out.push('ignore');
-  for (const fd of taken) out[fd] = devNull;
-  if (at === null) return { argv: [...argv], stdio: out };
-  return { argv: [...argv.slice(0, at + 1), ...taken.flatMap((fd) => ['--args', String(fd)]), ...argv.slice(at + 1)], stdio: out };
+  const withFilter = at !== null && filter !== null;
+  if (taken.length === 0 && !withFilter) return { argv: [...argv], stdio, feed: () => {} };
+  if (taken.length) {
+    devNull ??= openSync('/dev/null', 'r');
+    while (out.length <= (taken[taken.length - 1] as number)) out.push('ignore');
+    for (const fd of taken) out[fd] = devNull;
+  }
+  if (at === null) return { argv: [...argv], stdio: out, feed: () => {} };
+  const extra = taken.flatMap((fd) => ['--args', String(fd)]);
+  let feed = (_child: ChildProcess) => {};
+  if (withFilter) {
+    while (out.length < 3) out.push('ignore');
+    const n = out.length;
+    out.push('pipe');
+    extra.push('--seccomp', String(n));
+    feed = (child) => {
+      const pipe = child.stdio[n] as Writable | null | undefined;
+      if (!pipe) return;
+      // bwrap that failed before reading it closes the other end: nothing to report here, its own exit says why.
+      pipe.on('error', () => {});
+      pipe.end(filter);
+    };
+  }
+  return { argv: [...argv.slice(0, at + 1), ...extra, ...argv.slice(at + 1)], stdio: out, feed };
 }

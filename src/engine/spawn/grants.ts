@@ -207,7 +207,7 @@ export function joined(a: Boundary, b: Boundary): Boundary {
 const depth = (p: string) => p.split('/').length;
 
 /** What covers a hidden path: an empty read-only folder, or an empty file; a link or a socket gets nothing (it cannot be mounted over in its own place). */
-function cover(path: string): string[] {
+export function cover(path: string): string[] {
   const st = lstatSync(path, { throwIfNoEntry: false });
   if (st?.isDirectory()) return ['--tmpfs', path, '--remount-ro', path];
   if (st?.isFile()) return ['--ro-bind', '/dev/null', path];

@@ -52,6 +52,7 @@ import { type CachePlan, cachePlan } from './caches.js';
 import { type Boundary, definitionBoundary, hiddenPaths, NO_GRANTS, profileBoundary } from './grants.js';
 import { holdProtected } from './holds.js';
 import { startNetProxy } from './net-proxy.js';
+import { describeFilter, syscallFilter } from './seccomp.js';
 import { absolutePath, type BwrapFeatures, commandError, type Confinement, type Lookup, pathLookup, type SandboxBounds, type SandboxLevel, type SandboxSupport, sandboxEnv } from './sandbox.js';
 import { within } from './state-paths.js';
 
@@ -165,6 +166,7 @@ export function sandboxStatus(policy: Policy): { level: SandboxLevel; label: 'sa
     s.features.disableUserns ? 'no capabilities' : 'no capabilities (this bwrap cannot forbid new user namespaces inside)',
     s.features.size ? `/tmp ${mib(L.tmp_bytes)}, home ${mib(L.home_bytes)}` : '/tmp and home unbounded (this bwrap has no --size)',
     describeBound(processBound(currentUid()), L.processes),
+    describeFilter(syscallFilter(policy.sandbox), policy.sandbox.syscalls),
   ];
   return { level: s.level, label: 'sandboxed', detail: parts.join('; '), require: policy.sandbox.require };
 }
@@ -179,6 +181,12 @@ export function sandboxPolicy(policy: Policy): Policy['sandbox'] {
   return policy.sandbox;
 }
 
+/** The compiled syscall filter of a sandbox policy, or null where this machine has none (sandboxStatus says why). */
+const filterOf = (sp: Policy['sandbox']): Buffer | null => {
+  const f = syscallFilter(sp);
+  return f.kind === 'bpf' ? f.program : null;
+};
+
 const profileOf = (db: Db) => (db.name && db.name !== ':memory:' ? dirname(db.name) : null);
 
 interface Prepared {
@@ -189,6 +197,8 @@ interface Prepared {
   readonly level: SandboxLevel;
   /** Why the command cannot start, found before bwrap would hide it. */
   readonly error: string | null;
+  /** The syscall filter bwrap loads for the command (seccomp.ts); null without a sandbox or where none can be built. */
+  readonly filter: Buffer | null;
   /** Gives back the placeholders of missing protected paths; call once the process and its sandbox are gone. */
   readonly release: () => void;
   /**
@@ -321,6 +331,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     return {
       argv: [...b.outer, ...line],
       bwrapAt: b.outer.length,
+      filter: filterOf(sp),
       // Read once, after the end; the report file goes with it.
       discarded: () => {
         if (!r || read) return null;
@@ -332,7 +343,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
           r.remove();
         }
       },
-      env: sandboxEnv(req.env, req.confine.project),
+      env: sandboxEnv(req.env, req.confine.project, sp.set_env),
       error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
       release: () => {
         try {
@@ -387,7 +398,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   if (support.level === 'none' && req.policy.sandbox.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
   }
-  let prepared: Prepared = { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, release: () => {}, created: () => [], discarded: () => null };
+  let prepared: Prepared = { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, filter: null, release: () => {}, created: () => [], discarded: () => null };
   let grants = NO_GRANTS;
   if (support.level === 'bwrap') {
     const profileDir = profileOf(req.db);
@@ -422,7 +433,7 @@ const REPORTED = new Set<SpawnKind>(['command', 'background', 'mcp_server']);
 export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: number; stdin: 'pipe' | 'ignore' }): Supervised {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   const p = prepare(ticket, req);
-  const payload = Buffer.from(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.error ? { error: p.error } : {}) })).toString('base64');
+  const payload = Buffer.from(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.filter ? { seccomp: p.filter.toString('base64') } : {}), ...(p.error ? { error: p.error } : {}) })).toString('base64');
   let sup: ChildProcess;
   try {
     sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.cjs'), payload], { cwd: req.cwd, env: p.env, stdio: [req.stdin, 'pipe', 'pipe', 'pipe'], shell: false });
@@ -540,8 +551,9 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
   try {
     if (p.error) throw Object.assign(new Error(`spawn ${req.argv[0]} ${p.error}`), { code: p.error });
     // What this process inherited itself (a descriptor its shell left open) never reaches the child.
-    const s = sealed(p.argv, req.stdio, p.bwrapAt);
+    const s = sealed(p.argv, req.stdio, p.bwrapAt, undefined, p.filter);
     child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: s.stdio, shell: false });
+    s.feed(child);
   } catch (err) {
     p.release();
     discardedOf(p);
@@ -596,8 +608,9 @@ export function startHelper(ticket: GateTicket, req: HelperRequest): { child: Ch
       ? (builderFor() ?? bwrapBuilder).helperLine({ bwrap: support.bwrap as string, policy: sp, argv, reads: [...helperFiles(req.program), ...req.reads], writes: req.writes, unset: req.policy.environment.deny, home: process.env.HOME, bounds })
       : argv;
   recordSpawn(req.db, 'helper', { decision_id: ticket.decisionId, kind: 'helper', argv0: name, level: support.level, network: false, project: req.project });
-  const s = sealed(boxed, req.stdio, support.level === 'bwrap' ? 0 : null);
+  const s = sealed(boxed, req.stdio, support.level === 'bwrap' ? 0 : null, undefined, support.level === 'bwrap' ? filterOf(sp) : null);
   const child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: '/', env, stdio: s.stdio, shell: false });
+  s.feed(child);
   tel()?.track('spawn helper', spawnAttrs('helper', name, support.level, false, ticket.decisionId), exitOf(child));
   return { child, level: support.level };
 }

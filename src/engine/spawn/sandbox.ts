@@ -25,9 +25,9 @@
 import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
-import { readUserFile } from '../../util/safe-read.js';
+import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { type CachePlan, cacheArgs } from './caches.js';
-import { type Boundary, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
+import { type Boundary, cover, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
 import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 import { type ToolchainView, toolchainView } from './toolchains.js';
 
@@ -311,18 +311,41 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
 }
 
 /**
+ * The policy's system_hidden paths as they exist here: a `*` in the last part matches
+ * the names in that folder (`/etc/ssh/*_key`); a link is left alone (its target, if it is
+ * one of these, is listed itself).
+ */
+export function systemHidden(patterns: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of patterns) {
+    const name = basename(p);
+    if (!name.includes('*')) {
+      if (lstatSync(p, { throwIfNoEntry: false })) out.push(p);
+      continue;
+    }
+    const re = new RegExp(`^${name.split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    // No such folder, or not ours to read: nothing to cover.
+    const names = (listDirNoFollow(dirname(p)) ?? []).map((d) => d.name);
+    for (const n of names.sort()) if (re.test(n)) out.push(join(dirname(p), n));
+  }
+  return out;
+}
+
+/**
  * The part of every command line that depends only on the policy's system
  * folders: the namespaces, those folders read-only (a top-level link recreated
- * as the link), fresh /proc and /dev, a private /tmp. Computed once per policy
- * list: the system's own layout does not change while shadowcode runs.
+ * as the link), fresh /proc and /dev, a private /tmp, and the system files no
+ * one inside may read covered (system_hidden: root inside is the host's uid 0).
+ * Computed once per policy: the system's own layout does not change while
+ * shadowcode runs.
  */
-const systemParts = new WeakMap<readonly string[], { args: readonly string[]; bound: readonly string[] }>();
-function systemPart(dirs: readonly string[]): { args: readonly string[]; bound: readonly string[] } {
-  let part = systemParts.get(dirs);
+const systemParts = new WeakMap<SandboxPolicy, { args: readonly string[]; bound: readonly string[] }>();
+function systemPart(policy: SandboxPolicy): { args: readonly string[]; bound: readonly string[] } {
+  let part = systemParts.get(policy);
   if (part) return part;
   const args: string[] = [];
   const bound: string[] = [];
-  for (const dir of dirs) {
+  for (const dir of policy.system_read_only) {
     const st = lstatSync(dir, { throwIfNoEntry: false });
     if (!st) continue;
     if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
@@ -336,7 +359,9 @@ function systemPart(dirs: readonly string[]): { args: readonly string[]; bound: 
   // host's uid 0 (with no capability), so it would write the host's sysctls:
   // kernel.core_pattern = "|/project/x" runs x as root on the host at the next crash.
   args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
-  systemParts.set(dirs, (part = { args, bound }));
+  // After the folders that show them; only what lies in a shown folder needs a cover.
+  for (const p of systemHidden(policy.system_hidden)) if (bound.some((b) => within(p, b))) args.push(...cover(p));
+  systemParts.set(policy, (part = { args, bound }));
   return part;
 }
 
@@ -402,7 +427,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const f = plan.bounds?.features;
   const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...lockdown(f)];
   if (plan.network) out.push('--share-net');
-  const system = systemPart(plan.policy.system_read_only);
+  const system = systemPart(plan.policy);
   out.push(...system.args, ...tmpfs('/tmp', plan.bounds?.tmp_bytes, f));
   const bound: string[] = [...system.bound];
   const home = plan.env.HOME;
@@ -552,7 +577,7 @@ export interface HelperPlan {
  * network; the system folders, node's own install, and what the plan lists.
  */
 export function helperArgv(plan: HelperPlan): string[] {
-  const system = systemPart(plan.policy.system_read_only);
+  const system = systemPart(plan.policy);
   const f = plan.bounds?.features;
   const out = [plan.bwrap, '--die-with-parent', '--new-session', '--unshare-all', ...lockdown(f), ...system.args, ...tmpfs('/tmp', plan.bounds?.tmp_bytes, f)];
   const node = installRoot(real(plan.argv[0] as string), plan.home);
@@ -580,11 +605,13 @@ export function absolutePath(env: Record<string, string>): Record<string, string
 
 /**
  * The environment inside: a TMPDIR that exists there (the private /tmp is empty, so a folder below
- * the host's /tmp is not there either), a PATH of absolute folders.
+ * the host's /tmp is not there either), a PATH of absolute folders, and the policy's set_env over
+ * the rest (PYTHONPYCACHEPREFIX: bytecode in the private /tmp, not in the project, where a
+ * planted .pyc would run outside at the next import).
  */
-export function sandboxEnv(env: Record<string, string>, project: string | null): Record<string, string> {
+export function sandboxEnv(env: Record<string, string>, project: string | null, set: Readonly<Record<string, string>> = {}): Record<string, string> {
   const tmp = env.TMPDIR;
-  const out = absolutePath(env);
+  const out = { ...absolutePath(env), ...set };
   if (tmp && tmp !== '/tmp' && !(project && within(tmp, project))) return { ...out, TMPDIR: '/tmp' };
   return out;
 }

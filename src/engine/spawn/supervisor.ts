@@ -5,7 +5,8 @@
  * process group, hands it fds 0-2 directly (no copying), and stays tied to its
  * owner by a lifeline socket on fd 3 that the owner never writes.
  *
- *   argv[2]: base64 JSON {argv, bwrap_at, cwd, grace_ms, sandboxed}   env: the child's, already built
+ *   argv[2]: base64 JSON {argv, bwrap_at, cwd, grace_ms, sandboxed, seccomp?}   env: the child's, already built
+ *   (seccomp: the syscall filter's program, base64, which bwrap reads from a pipe of its own: fds.ts)
  *   fd 0/1/2: the child's     fd 3: lifeline; we write {"pid"} once started, the status last
  *   the child gets fds 0-2 only: the lifeline and whatever we inherited are /dev/null in it,
  *   and bwrap closes them (fds.ts), so nothing inside can write a status line of its own
@@ -34,6 +35,8 @@ interface Spec {
   bwrap_at: number | null;
   /** The command cannot start (ENOENT, EACCES), found before bwrap would hide why: report it as a failed spawn. */
   error?: string;
+  /** The syscall filter for bwrap, base64 (sandboxed only). */
+  seccomp?: string;
 }
 
 const spec = JSON.parse(Buffer.from(process.argv[2] ?? '', 'base64').toString('utf8')) as Spec;
@@ -46,8 +49,9 @@ let leader: { code: number | null; signal: string | null } | null = null;
 let spawnError: string | null = spec.error ?? null;
 let cleaning = false;
 let stopped = false;
-const passed = spec.error ? null : sealed(spec.argv, 'inherit', spec.sandboxed ? spec.bwrap_at : null);
+const passed = spec.error ? null : sealed(spec.argv, 'inherit', spec.sandboxed ? spec.bwrap_at : null, undefined, spec.sandboxed && spec.seccomp ? Buffer.from(spec.seccomp, 'base64') : null);
 const child = passed ? spawn(passed.argv[0] as string, passed.argv.slice(1), { cwd: spec.cwd, env: process.env, detached: true, stdio: passed.stdio, shell: false }) : null;
+if (child && passed) passed.feed(child);
 const leaderGone = new Promise<void>((resolve) => {
   if (!child) return resolve();
   child.on('spawn', () => lifeline.write(`${JSON.stringify({ pid: child.pid })}\n`));

@@ -32,7 +32,7 @@ export const shadowTest: ToolDef<Args> = {
       state: job.state,
       approval: {
         id: approval.id, kind: approval.kind, argv: approval.action.argv, cwd: approval.action.cwd,
-        ...(approval.action.changed_files ? { changed_files: approval.action.changed_files, runs_changed: approval.action.runs_changed, notice: approval.action.notice } : {}),
+        ...(approval.action.changed_files ? { changed_files: approval.action.changed_files, ...(approval.action.changed_files_more ? { changed_files_more: approval.action.changed_files_more } : {}), runs_changed: approval.action.runs_changed, notice: approval.action.notice } : {}),
       },
       next: `Show the user the exact command${approval.action.notice ? ' and the warning with its diffs' : ''}, then approve with shadow_approve (needs --allow-approvals), or the user runs: shadowcode --project ${conn.project} approvals approve ${approval.id}`,
     };

@@ -57,8 +57,10 @@ t.test('starts Claude Code headless and isolated, with exactly the arguments and
   // bwrap itself sets PWD to the directory it starts the CLI in: the project, nothing of ours.
   t.equal(r.env.PWD, s.sb.project, 'PWD is the project, set by the sandbox');
   const passed = Object.keys(r.env).filter((k) => !k.startsWith('_TAPJS_') && k !== 'NODE_OPTIONS' && k !== 'PWD').sort();
-  // And the variables that point package managers at the project's private caches beside the user's (policy/sandbox.json caches).
-  t.same(passed, ['CLAUDE_CONFIG_DIR', 'GOFLAGS', 'GOMODCACHE', 'GOPROXY', 'GRADLE_RO_DEP_CACHE', 'GRADLE_USER_HOME', 'HOME', 'MAVEN_ARGS', 'PATH', 'TMPDIR'], 'only the sanitised names, the CLI config dir and the cache variables');
+  // And the variables that point package managers at the project's private caches beside the user's (policy/sandbox.json caches),
+  // and set_env's (PYTHONPYCACHEPREFIX: Python's bytecode in the private /tmp).
+  t.same(passed, ['CLAUDE_CONFIG_DIR', 'GOFLAGS', 'GOMODCACHE', 'GOPROXY', 'GRADLE_RO_DEP_CACHE', 'GRADLE_USER_HOME', 'HOME', 'MAVEN_ARGS', 'PATH', 'PYTHONPYCACHEPREFIX', 'TMPDIR'], 'only the sanitised names, the CLI config dir, the cache variables and set_env');
+  t.equal(r.env.PYTHONPYCACHEPREFIX, '/tmp/pycache');
   t.notMatch(String(r.env.NODE_OPTIONS ?? ''), /--inspect/, 'our NODE_OPTIONS is not passed');
   t.notMatch(JSON.stringify(r.env), /sk-ant-canary/, 'no API key reaches the CLI');
   t.same(r.stdin[0], { type: 'user', message: { role: 'user', content: 'change hello to goodbye' }, parent_tool_use_id: null, session_id: '' }, 'the prompt goes in as a stream-json user message');

@@ -90,5 +90,16 @@ t.test('what is passed on on purpose stays; everything else inherited is /dev/nu
   const bare = sealed(['true'], 'inherit', null, [200]);
   t.strictSame(bare.argv, ['true'], 'without bwrap nothing closes it: it stays, on /dev/null');
   t.equal(typeof (bare.stdio as unknown[])[200], 'number');
-  t.strictSame(sealed(['true'], 'inherit', null, []), { argv: ['true'], stdio: 'inherit' }, 'with nothing inherited, nothing changes');
+  const none = sealed(['true'], 'inherit', null, []);
+  t.strictSame([none.argv, none.stdio], [['true'], 'inherit'], 'with nothing inherited, nothing changes');
+});
+
+t.test("a syscall filter reaches bwrap on a pipe of its own above everything else, named by --seccomp right after bwrap's other options", async (t) => {
+  const r = sealed(['/usr/bin/bwrap', '--unshare-all', '--', 'true'], 'inherit', 0, [3, 7], Buffer.from('program'));
+  t.strictSame(r.argv, ['/usr/bin/bwrap', '--args', '3', '--args', '7', '--seccomp', '8', '--unshare-all', '--', 'true']);
+  const stdio = r.stdio as unknown[];
+  t.equal(stdio.length, 9);
+  t.equal(stdio[8], 'pipe', 'the filter: a pipe, fed after the spawn');
+  const bare = sealed(['true'], 'inherit', null, [], Buffer.from('program'));
+  t.strictSame([bare.argv, bare.stdio], [['true'], 'inherit'], 'without bwrap there is nothing to load it: no descriptor');
 });

@@ -17,6 +17,7 @@ import { readAudit } from '../../../src/store/audit.js';
 import { ROOT } from '../../fixtures/env.js';
 import { fields } from '../../fixtures/exact.js';
 import { connection, sandbox } from '../../fixtures/env.js';
+import { isRoot } from '../../fixtures/sandboxed.js';
 
 t.test('bwrap can make a sandbox on this machine (the tests below need it)', async (t) => {
   t.equal(sandboxSupport().level, 'bwrap', sandboxSupport().detail);
@@ -80,6 +81,9 @@ t.test("from the query child's sandbox, the profile's secrets.json and state.db,
     list_home: /^ok: project$/,
     list_profile: /^failed: ENOENT /,
     write_db: /^failed: EROFS /,
+    // The filter every sandbox gets; and /etc/shadow covered (root inside could read it otherwise).
+    seccomp: /^ok: 2$/,
+    read_etc_shadow: /^failed: EACCES /,
     connect_loopback: /^failed: (ECONNREFUSED|ENETUNREACH)$/,
   };
   t.same(Object.keys(got).sort(), Object.keys(expected).sort(), 'every probe reported');
@@ -104,6 +108,8 @@ t.test('the same probe without the sandbox reaches all of it: the failures above
   t.equal(got.read_project_file, 'ok: project file\n');
   t.match(got.list_profile, /^ok: .*secrets\.json/);
   t.equal(got.write_db, 'ok: written');
+  t.equal(got.seccomp, 'ok: 0', 'no syscall filter');
+  t.match(got.read_etc_shadow, isRoot ? /^ok: [1-9]\d*$/ : /^failed: EACCES /, 'root reads /etc/shadow, anyone else may not');
   t.equal(got.connect_loopback, 'ok: connected');
 });
 
