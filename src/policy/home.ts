@@ -7,6 +7,10 @@
  *
  *   HOME (as this process sees it) + the account's home (passwd) ─► real paths (once each)
  *   project real path ─► '/' or a folder at or above one of them ─► true
+ *
+ * The gate asks on every decision with the same few paths: the folders are kept per value
+ * of HOME and the answers per list of folders (a pure function of the strings), so a
+ * decision costs one map lookup here, not a path walk.
  */
 import { realpathSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -15,6 +19,11 @@ import { insideProject } from '../util/confine.js';
 
 const reals = new Map<string, string>();
 let account: string | null | undefined;
+/** The last answer of homeFolders, by the HOME it was for. */
+let last: { readonly home: string | undefined; readonly folders: string[] } | undefined;
+/** Answers per list of home folders (by identity), per project path; bounded, as a path can come from a peer. */
+const answers = new WeakMap<readonly string[], Map<string, boolean>>();
+const ANSWERS_KEPT = 256;
 
 function real(p: string): string {
   let r = reals.get(p);
@@ -30,7 +39,7 @@ function real(p: string): string {
 }
 
 /** The home folders of this user: $HOME and the account's own (they differ under sudo or a changed HOME). */
-export function homeFolders(env: NodeJS.ProcessEnv = process.env): string[] {
+export function homeFolders(env: NodeJS.ProcessEnv = process.env): readonly string[] {
   if (account === undefined) {
     try {
       account = userInfo().homedir || null;
@@ -38,10 +47,23 @@ export function homeFolders(env: NodeJS.ProcessEnv = process.env): string[] {
       account = null;
     }
   }
-  return [...new Set([env.HOME, account].filter((h): h is string => typeof h === 'string' && isAbsolute(h) && h !== '/').map(real))];
+  if (last && last.home === env.HOME) return last.folders;
+  const folders = [...new Set([env.HOME, account].filter((h): h is string => typeof h === 'string' && isAbsolute(h) && h !== '/').map(real))];
+  Object.freeze(folders);
+  last = { home: env.HOME, folders };
+  return folders;
 }
 
 /** Whether the project (a canonical real path) is /, a home folder, or holds one. */
 export function holdsHome(project: string, homes: readonly string[] = homeFolders()): boolean {
-  return project === '/' || homes.some((h) => insideProject(project, h));
+  let m = answers.get(homes);
+  const known = m?.get(project);
+  if (known !== undefined) return known;
+  const holds = project === '/' || homes.some((h) => insideProject(project, h));
+  // Only a list that cannot change is remembered (homeFolders' own are frozen; a caller's may be edited).
+  if (Object.isFrozen(homes)) {
+    if (!m) answers.set(homes, (m = new Map()));
+    if (m.size < ANSWERS_KEPT) m.set(project, holds);
+  }
+  return holds;
 }
