@@ -15,7 +15,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { chromium } from 'playwright-core';
 import { Ctx } from '../src/cli/context.js';
 import { main } from '../src/cli/main.js';
-import { openConsole } from '../src/console/command.js';
+import { openConsole } from '../src/console/open.js';
 import { addEvent, now } from '../src/engine/job-events.js';
 import { openDb } from '../src/store/db.js';
 
@@ -32,7 +32,7 @@ export async function run(rounds = 40): Promise<{ ms: number[]; poll_ms: number;
   const io = { stdin: Readable.from([]), stdout: sink, stderr: sink, env, cwd: root };
   await main(['--project', project, 'trust'], io);
   const ctx = new Ctx(io, { json: false, help: false, version: false });
-  const h = await openConsole(ctx, 0, () => undefined);
+  const h = await openConsole(ctx.ops, 0, () => undefined);
   const db = openDb(ctx.profile.dir, 5000);
   const job = 'job_bench0000000000000000';
   db.prepare("INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, created_at, updated_at) VALUES (?, ?, 'agent', 'bench', 'workspace', 'running', 'bench task', ?, ?)").run(job, project, now(), now());

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { confinedCommand, sandboxSupport } from '../src/engine/spawn/index.js';
+import { confinedCommand, NO_GRANTS, sandboxSupport } from '../src/engine/spawn/index.js';
 import { shippedPolicy } from '../src/policy/load.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -61,7 +61,8 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
   const profile = join(root, 'profile');
   mkdirSync(profile, { mode: 0o700 });
   const bare = ['true'];
-  const boxed = () => confinedCommand({ argv: bare, cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy }, support.bwrap as string, profile);
+  // As a command starts: with the report of what it leaves in its private home and /tmp (read, then removed, after it).
+  const boxed = () => confinedCommand({ argv: bare, cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy }, support.bwrap as string, profile, undefined, { grants: NO_GRANTS, report: true });
   const out = { bare: [] as number[], sandboxed: [] as number[], teardown: [] as number[], own_us: 0, own_tree_us: 0, after_tree_us: 0, rounds, calls_per_round: calls };
   try {
     for (let r = 0; r < rounds; r++) {
@@ -80,6 +81,7 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
             // Giving the placeholders back happens after the exit: timed apart, as teardown.
             const t1 = performance.now();
             c.release();
+            c.discarded();
             teardown.push(performance.now() - t1);
           }
         }
@@ -95,6 +97,7 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
       const c = boxed();
       own += performance.now() - t0;
       c.release();
+      c.discarded();
     }
     out.own_us = (own / n) * 1000;
     // The same in a project the size of a small real one (about 800 entries in 120 folders, a

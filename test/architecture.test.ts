@@ -199,11 +199,10 @@ const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
 // The agent runtime (loop, native tools, providers, runners) sits on the engine and the client; the task
 // contract they share with the engine and the client is engine/task-contract.ts, in the engine layer.
 // The operations every surface shares (src/ops: typed input, the gate, a typed result) sit above the runtime
-// and below the surfaces that call them (server, cli, console, lib).
-// The console (src/console) is a channel of the CLI user built on the CLI's commands, so it sits above
-// them; the command table loads its command module lazily, the one import allowed to point up (UP_LOADS).
-const LAYERS = ['base', 'transport', 'store', 'telemetry', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'cli', 'console', 'lib'];
-const UP_LOADS: Record<string, string> = { 'cli/commands/index.ts': 'console/command.ts' };
+// and below every surface that calls them. The surfaces: the MCP server, the library (it starts the
+// server for a host), the console page, and on top the CLI, whose `console` command starts the page.
+// Nothing below the CLI imports it: a surface reaches an operation, never a command.
+const LAYERS = ['base', 'transport', 'store', 'telemetry', 'policy', 'catalog', 'engine', 'register', 'client', 'agent', 'ops', 'server', 'lib', 'console', 'cli'];
 function layerOf(rel: string): string {
   const top = rel.split('/')[0] as string;
   return LAYERS.includes(top) ? top : 'base';
@@ -219,10 +218,84 @@ function layerViolations(files: Source[]): string[] {
         continue;
       }
       if (!i.spec.startsWith('.')) continue;
-      const target = relative('/src', resolve(dirname(join('/src', f.rel)), i.spec)).replace(/\.js$/, '.ts');
-      if (target.startsWith('..')) continue; // gen/ and package files
-      if (UP_LOADS[f.rel] === target && i.how === 'dynamic') continue;
+      const target = targetOf(f.rel, i.spec);
+      if (target === '') continue; // gen/ and package files
       if (LAYERS.indexOf(layerOf(target)) > LAYERS.indexOf(layerOf(f.rel))) out.push(`${f.rel} (${layerOf(f.rel)}) imports ${target} (${layerOf(target)})`);
+    }
+  }
+  return sorted(out);
+}
+
+/** Where a relative import of `from` points, as a path under the scanned root ('' for a specifier that leaves it). */
+function targetOf(from: string, spec: string): string {
+  const target = relative('/src', resolve(dirname(join('/src', from)), spec)).replace(/\.js$/, '.ts');
+  return target.startsWith('..') ? '' : target;
+}
+
+/**
+ * Modules outside cli/ that import one inside it, in any way (types too, import(), require()): the
+ * CLI is a surface over the operations (src/ops), and nothing else may lean on a command or its context.
+ */
+function cliImporters(files: Source[]): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    if (f.rel.startsWith('cli/')) continue;
+    for (const i of importsOf(f)) if (i.spec?.startsWith('.') && targetOf(f.rel, i.spec).startsWith('cli/')) out.push(`${f.rel} imports ${targetOf(f.rel, i.spec)}`);
+  }
+  return sorted(out);
+}
+
+/**
+ * Every import cycle, as the files of each strongly connected part of the import graph. Types count:
+ * a cycle of types is still two modules that cannot be understood one without the other. A lazy
+ * import() inside a function does not: it runs after every module has loaded, and it is how a command
+ * table loads its commands (one of them, help, lists the table).
+ */
+function importCycles(files: Source[]): string[] {
+  const known = new Set(files.map((f) => f.rel));
+  const edges = new Map<string, string[]>();
+  for (const f of files) edges.set(f.rel, sorted(importsOf(f).flatMap((i) => (i.how !== 'dynamic' && i.spec?.startsWith('.') && known.has(targetOf(f.rel, i.spec)) ? [targetOf(f.rel, i.spec)] : []))));
+  // Tarjan's strongly connected components, iteratively (the graph has hundreds of nodes).
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[] = [];
+  let next = 0;
+  for (const root of [...known].sort()) {
+    if (index.has(root)) continue;
+    const work: Array<{ node: string; at: number }> = [{ node: root, at: 0 }];
+    index.set(root, next);
+    low.set(root, next++);
+    stack.push(root);
+    onStack.add(root);
+    while (work.length) {
+      const top = work[work.length - 1] as { node: string; at: number };
+      const succ = edges.get(top.node) as string[];
+      if (top.at < succ.length) {
+        const w = succ[top.at++] as string;
+        if (!index.has(w)) {
+          index.set(w, next);
+          low.set(w, next++);
+          stack.push(w);
+          onStack.add(w);
+          work.push({ node: w, at: 0 });
+        } else if (onStack.has(w)) low.set(top.node, Math.min(low.get(top.node) as number, index.get(w) as number));
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node) as number, low.get(top.node) as number));
+      if (low.get(top.node) === index.get(top.node)) {
+        const part: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop() as string;
+          onStack.delete(w);
+          part.push(w);
+        } while (w !== top.node);
+        if (part.length > 1 || (edges.get(top.node) as string[]).includes(top.node)) out.push(sorted(part).join(' -> '));
+      }
     }
   }
   return sorted(out);
@@ -580,11 +653,23 @@ t.test('the control sources violate every rule, and nothing in src/ is among the
 t.test('imports in src/ only point down the layer list', async (t) => {
   t.same(layerViolations(src.files), []);
   t.same(layerViolations(bad.files), [
+    'console/reaches-cli.ts (console) imports cli/commands/decide.ts (cli)',
+    'console/reaches-cli.ts (console) imports cli/context.ts (cli)',
     'engine/imports-computed.ts: a computed module specifier',
     'store/reaches-up.ts (store) imports agent/loop.ts (agent)',
     'store/reaches-up.ts (store) imports cli/main.ts (cli)',
     'store/reaches-up.ts (store) imports server/build.ts (server)',
   ], 'control: double quotes, export-from, require() and a computed import()');
+});
+
+t.test('nothing outside src/cli/ imports from it', async (t) => {
+  t.same(cliImporters(src.files), []);
+  t.same(cliImporters(bad.files), ['console/reaches-cli.ts imports cli/commands/decide.ts', 'console/reaches-cli.ts imports cli/context.ts', 'store/reaches-up.ts imports cli/main.ts'], 'control: a type, an import(), double quotes');
+});
+
+t.test('there is no import cycle in src/', async (t) => {
+  t.same(importCycles(src.files), []);
+  t.same(importCycles(bad.files), ['util/cycle-a.ts -> util/cycle-b.ts'], 'control: a type-only import and an export-from close a cycle; a lazy import() does not');
 });
 
 t.test('only src/schema/validate.ts imports the generated validators', async (t) => {

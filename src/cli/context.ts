@@ -1,21 +1,20 @@
 /*
- * What a command can reach, opened lazily: the profile directory, state.db, the
- * secret store and the policy are touched only by the commands that use them.
+ * What a command can reach: the terminal (io), the global options, and the CLI user's
+ * operation context (src/ops/context.ts), opened lazily: the profile directory, state.db,
+ * the secret store and the policy are touched only by the commands that use them.
+ *
+ *   argv's globals ─► profile (resolved) + project (canonical) ─► OpsSession, owner `cli`
+ *   ─► a command parses its own options, calls an operation with ctx.ops, renders the result
  */
-import { realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { GateRequest } from '../../gen/types/gate-request.js';
-import { settleDeadOwners } from '../engine/owners.js';
 import { ScError } from '../errors.js';
+import { canonicalWorkspace, OpsSession } from '../ops/context.js';
 import type { GateEnv } from '../policy/gate.js';
-import { homeFolders } from '../policy/home.js';
-import { type Policy, shippedPolicy } from '../policy/load.js';
-import { cliRequest, trustOf } from '../policy/requests.js';
-import { type Db, openDb } from '../store/db.js';
-import { ensureProfileDir, type ProfileChoice, resolveProfile } from '../store/profile.js';
-import { SecretStore, scrubProfileSecrets } from '../store/secrets.js';
-import type { Globals } from './parse.js';
+import type { Policy } from '../policy/load.js';
+import type { Db } from '../store/db.js';
+import { type ProfileChoice, resolveProfile } from '../store/profile.js';
+import type { SecretStore } from '../store/secrets.js';
 import { type Style, style, wantsColour } from './style.js';
 
 export interface Io {
@@ -26,32 +25,29 @@ export interface Io {
   readonly cwd: string;
 }
 
-export function canonicalWorkspace(dir: string, cwd: string): string {
-  let real: string;
-  try {
-    real = realpathSync(resolve(cwd, dir));
-  } catch {
-    throw new ScError('SC_WORKSPACE_INVALID', `project ${dir} does not exist`);
-  }
-  if (!statSync(real).isDirectory()) throw new ScError('SC_WORKSPACE_INVALID', `project ${dir} is not a directory`);
-  return real;
+/** What the global options set (parse.ts splitGlobals). */
+export interface Globals {
+  workspace?: string;
+  profile?: string;
+  json: boolean;
+  help: boolean;
+  version: boolean;
 }
 
 export class Ctx {
   readonly profile: ProfileChoice;
-  private _db: Db | undefined;
-  private _secrets: SecretStore | undefined;
-  private _workspace: string | undefined;
+  /** What operations get: the person at the terminal as the caller, on the selected project. */
+  readonly ops: OpsSession;
   private _style: Style | undefined;
-  private _homes: readonly string[] | undefined;
 
   /**
-   * `host` is set by the library (src/lib): its policy directory, loaded and frozen by
-   * the host, and the name its decisions are audited under (`host:NAME`, as the CLI user).
+   * `host` gives another policy (loaded and frozen by its owner) and the name decisions are
+   * audited under, as an embedding host has them (`host:NAME`); by default the shipped policy and `cli`.
    */
-  constructor(readonly io: Io, readonly globals: Globals, private readonly host?: { readonly policy: Policy; readonly owner: string }) {
+  constructor(readonly io: Io, readonly globals: Globals, host?: { readonly policy: Policy; readonly owner: string }) {
     this.profile = resolveProfile(globals.profile, io.env, io.cwd);
-    if (globals.workspace !== undefined) this._workspace = canonicalWorkspace(globals.workspace, io.cwd);
+    const project = globals.workspace === undefined ? undefined : canonicalWorkspace(globals.workspace, io.cwd);
+    this.ops = new OpsSession({ profileDir: this.profile.dir, project, env: io.env, owner: host?.owner ?? 'cli', ...(host ? { policy: host.policy } : {}) });
   }
 
   get json(): boolean {
@@ -65,58 +61,49 @@ export class Ctx {
 
   /** The canonical project, or undefined when --project (or --workspace) was not given. */
   get workspace(): string | undefined {
-    return this._workspace;
+    return this.ops.project;
   }
 
   requireWorkspace(command: string): string {
-    if (this._workspace === undefined) {
+    const project = this.ops.project;
+    if (project === undefined) {
       throw new ScError('SC_WORKSPACE_REQUIRED', `${command} needs the project: --project DIR (or --workspace DIR), e.g. shadowcode --project /path/to/project ${command}`);
     }
-    return this._workspace;
+    return project;
   }
 
   policy(): Policy {
-    return this.host?.policy ?? shippedPolicy();
+    return this.ops.policy;
   }
 
-  /** Who the CLI user is in audit rows and decisions: `cli`, or `host:NAME` for an embedding host. */
+  /** Who the CLI user is in audit rows and decisions: `cli` (or a host's name, see the constructor). */
   get owner(): string {
-    return this.host?.owner ?? 'cli';
+    return this.ops.owner;
   }
 
   db(): Db {
-    if (!this._db) {
-      ensureProfileDir(this.profile.dir);
-      this._db = openDb(this.profile.dir, this.policy().limits.cli.sqlite_busy_timeout_ms);
-      // Any command that opens the profile settles what dead processes left: no one is shown a task that cannot move.
-      settleDeadOwners(this._db, this.policy());
-      // Everything this command prints is scrubbed of the stored secrets (cli/output.ts).
-      scrubProfileSecrets(this.profile.dir);
-    }
-    return this._db;
+    return this.ops.db();
   }
 
   secrets(): SecretStore {
-    return (this._secrets ??= new SecretStore(this.profile.dir, this.db(), this.policy().limits.secrets));
+    return this.ops.secrets();
   }
 
   gate(): GateEnv {
-    return { policy: this.policy(), db: () => this.db(), homes: this.homes() };
+    return this.ops.gate;
   }
 
   /** The home folders of the user at this terminal (their HOME and their account's), for the gate's project.holds_home. */
   homes(): readonly string[] {
-    return (this._homes ??= homeFolders(this.io.env));
+    return this.ops.homes;
   }
 
   /** A CLI request: the person at the terminal, acting on the selected project (if any). */
   request(action: string, extra: Partial<Omit<GateRequest, 'action' | 'principal' | 'project'>> = {}): GateRequest {
-    const path = this._workspace;
-    return cliRequest(this.owner, path === undefined ? null : trustOf(this.db(), path), action, extra);
+    return this.ops.request(action, extra);
   }
 
   close(): void {
-    this._db?.close();
-    this._db = undefined;
+    this.ops.close();
   }
 }

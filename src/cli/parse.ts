@@ -5,16 +5,9 @@
  * declare is a usage error (exit 2) with a stable code, never silently ignored.
  */
 import { ScError } from '../errors.js';
+import type { Globals } from './context.js';
 import type { CommandSpec, Input, OptionSpec } from './spec.js';
 import { nearest } from '../util/suggest.js';
-
-export interface Globals {
-  workspace?: string;
-  profile?: string;
-  json: boolean;
-  help: boolean;
-  version: boolean;
-}
 
 /** Value options and the field each sets: --project is the project; --workspace, its older name, stays an alias. */
 const GLOBAL_VALUE: Record<string, 'workspace' | 'profile'> = { '--project': 'workspace', '--workspace': 'workspace', '--profile': 'profile' };

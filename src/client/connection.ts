@@ -16,6 +16,7 @@
  *
  * After a failure the connection is closed and cannot offer its old catalog.
  */
+import { blockText, type Discarded, type SandboxBlock } from '../engine/spawn/index.js';
 import { Client, type Transport } from '@modelcontextprotocol/client';
 import { asScError, ScError } from '../errors.js';
 import { tel } from '../telemetry/hooks.js';
@@ -26,11 +27,11 @@ import { PeerGuard, type PeerRequests } from './peer-guard.js';
 
 export interface Closable extends Transport {
   /** Closes and waits for the transport's own cleanup; idempotent. */
-  cleanup(): Promise<{ readonly outcome: string }>;
+  cleanup(): Promise<{ readonly outcome: string; readonly discarded?: Discarded | null }>;
   /** The transport's own account of why it failed, more exact than the SDK's. */
   readonly failure?: ScError | undefined;
   /** A local server's last words on stderr (scrubbed, control characters escaped), and the sandbox it ran in. */
-  stderrTail?(): { readonly lines: readonly string[]; readonly sandboxed: boolean };
+  stderrTail?(): { readonly lines: readonly string[]; readonly sandboxed: boolean; readonly blocks?: readonly SandboxBlock[] };
 }
 
 /**
@@ -40,11 +41,14 @@ export interface Closable extends Transport {
 export function withStderr(e: ScError, transport: Closable): ScError {
   const tail = transport.stderrTail?.();
   if (!tail || tail.lines.length === 0) return e;
-  const hint = tail.sandboxed
+  const blocks = tail.sandboxed ? [...(tail.blocks ?? [])] : [];
+  // Paths its stderr names that the sandbox stood in the way of: named, each with the grant that shows it.
+  const named = blocks.length ? `it ran in the sandbox, which is why it could not reach what it names:\n${blockText(blocks)}` : null;
+  const hint = named ?? (tail.sandboxed
     ? "it ran in the sandbox, which shows it the project, the system read-only and only what its definition declares (no home, no /tmp of yours, no network): if its stderr names a folder, file or host it could not reach, declare it in the definition's sandbox key (sandbox: {read, write, network}), then store it and enable the new hash (shadowcode --project DIR sandbox show lists the defaults)"
-    : 'it ran unsandboxed, with your full access: the sandbox did not stop it';
+    : 'it ran unsandboxed, with your full access: the sandbox did not stop it');
   const shown = tail.lines.map((l) => `  ${l}`).join('\n');
-  return new ScError(e.code, `${e.message}\nthe server's stderr, last ${tail.lines.length === 1 ? 'line' : `${tail.lines.length} lines`} (secrets scrubbed):\n${shown}\nhint: ${hint}`, { ...(e.detail ?? {}), stderr_tail: [...tail.lines], hint, without_stderr: e.message });
+  return new ScError(e.code, `${e.message}\nthe server's stderr, last ${tail.lines.length === 1 ? 'line' : `${tail.lines.length} lines`} (secrets scrubbed):\n${shown}\nhint: ${hint}`, { ...(e.detail ?? {}), stderr_tail: [...tail.lines], hint, ...(blocks.length ? { sandbox_blocked: blocks } : {}), without_stderr: e.message });
 }
 
 export interface ConnectOptions {
@@ -59,6 +63,8 @@ export interface ConnectOptions {
 
 export interface CloseReport {
   readonly outcome: string;
+  /** A local server in the sandbox wrote files in its private home or /tmp, discarded when it ended. */
+  readonly discarded?: Discarded;
   readonly peer: PeerRequests;
 }
 
@@ -174,15 +180,18 @@ export class McpConnection {
   close(): Promise<CloseReport> {
     this.closing ??= (async () => {
       let outcome = 'unknown';
+      let discarded: Discarded | null = null;
       try {
-        outcome = (await this.transport.cleanup()).outcome;
+        const r = await this.transport.cleanup();
+        outcome = r.outcome;
+        discarded = r.discarded ?? null;
       } catch {
         outcome = 'failed';
       } finally {
         active--;
       }
       await this.client.close().catch(() => {});
-      return { outcome, peer: { ...this.guard.seen } };
+      return { outcome, peer: { ...this.guard.seen }, ...(discarded ? { discarded } : {}) };
     })();
     return this.closing;
   }

@@ -10,14 +10,15 @@
  *   child stderr ─► StderrRing (16 KiB, keeps draining)
  *   send(msg) ─► one line, refused above the frame cap
  *   close() ─► half-close the lifeline ─► supervisor: TERM, grace, KILL group, reap
- *           ─► its status line ─► cleanup outcome ─► onclose
+ *           ─► its status line ─► cleanup outcome (and what it left in its private home and
+ *              /tmp, now discarded) ─► onclose
  *
  * A framing fault is fatal: it is reported once (onerror, then the connection
  * closes), and nothing after it is parsed.
  */
 import type { ChildProcess } from 'node:child_process';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
-import { type SandboxLevel, type Supervised, supervise } from '../engine/spawn/index.js';
+import { type Discarded, type SandboxBlock, type SandboxLevel, type Supervised, supervise } from '../engine/spawn/index.js';
 import type { DeclaredSandbox } from '../catalog/definition.js';
 import { ScError } from '../errors.js';
 import type { Policy } from '../policy/load.js';
@@ -49,6 +50,8 @@ export interface CleanupReport {
   readonly outcome: CleanupOutcome;
   readonly leader: { code: number | null; signal: string | null } | null;
   readonly error: string | null;
+  /** What the server wrote in its private home and /tmp, discarded with its sandbox. */
+  readonly discarded?: Discarded | null;
 }
 
 export function openStdio(ticket: GateTicket, spec: StdioSpec): StdioTransport {
@@ -92,9 +95,22 @@ export class StdioTransport implements Transport {
     return this.sup?.pid;
   }
 
-  /** What the server last wrote to stderr, for a failure's message (connection.ts withStderr). */
-  stderrTail(): { lines: string[]; sandboxed: boolean } {
-    return { lines: this.stderr.tail(this.spec.stderrTailLines ?? 0), sandboxed: this.supervised?.level === 'bwrap' };
+  /**
+   * What the server last wrote to stderr, for a failure's message (connection.ts withStderr), and
+   * the paths those lines name that its sandbox hid or showed read-only (explain.ts), each with its fix.
+   */
+  stderrTail(): { lines: string[]; sandboxed: boolean; blocks: SandboxBlock[] } {
+    const lines = this.stderr.tail(this.spec.stderrTailLines ?? 0);
+    const sandboxed = this.supervised?.level === 'bwrap';
+    let blocks: SandboxBlock[] = [];
+    if (sandboxed && lines.length) {
+      try {
+        blocks = this.supervised?.explain(lines.join('\n'), null) ?? [];
+      } catch {
+        blocks = []; // an explanation is a courtesy: never a second failure on top of the server's
+      }
+    }
+    return { lines, sandboxed, blocks };
   }
 
   /** The sandbox the server runs in, once started. */
@@ -157,8 +173,9 @@ export class StdioTransport implements Transport {
         await this.exited;
         if (this.supervised) await this.supervised.status;
       }
+      const discarded = this.supervised ? await this.supervised.discarded : null;
       // No status line means the supervisor itself was killed; its group got no cleanup from it.
-      const report: CleanupReport = this.report && this.report.outcome !== 'unknown' ? this.report : { outcome: 'unknown', leader: null, error: null };
+      const report: CleanupReport = { ...(this.report && this.report.outcome !== 'unknown' ? this.report : { outcome: 'unknown' as const, leader: null, error: null }), discarded };
       if (!this.closedNotified) {
         this.closedNotified = true;
         this.onclose?.();

@@ -13,13 +13,15 @@
  *     lazily, its live catalog must equal the pin ─► exact approval
  *     {server, tool, arguments} ─► definition re-hashed again ─► gate 'mcp:call'
  *     ─► what the server answered, scrubbed of known secret values
- *   close()  ─► every connection closed and reaped, one `mcp.closed` event each
+ *   close()  ─► every connection closed and reaped, one `mcp.closed` event each, and an
+ *     `mcp.discarded` one for a server that left files in its private home or /tmp
  *
  * A server's descriptions reach the model as that server's data: a JSON string
  * inside our own sentence; no annotation (readOnlyHint included) skips an approval.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Settings } from '../../gen/types/settings.js';
+import { discardedNotice } from '../engine/spawn/index.js';
 import type { TaskContext, TaskToolSource, ToolResult, ToolSpec } from '../engine/task-contract.js';
 import { ScError } from '../errors.js';
 import { enforce } from '../policy/gate.js';
@@ -259,8 +261,11 @@ export class TaskTools implements TaskToolSource {
   private stderrToUser(s: Server, e: ScError): ScError {
     const tail = e.detail?.stderr_tail;
     if (!Array.isArray(tail)) return e;
-    this.ctx.emit('mcp.stderr', { definition: s.target.id, code: e.code, lines: tail, hint: e.detail?.hint });
-    const { stderr_tail: _t, without_stderr: plain, ...rest } = e.detail as Record<string, unknown>;
+    const blocked = e.detail?.sandbox_blocked;
+    this.ctx.emit('mcp.stderr', { definition: s.target.id, code: e.code, lines: tail, hint: e.detail?.hint, ...(Array.isArray(blocked) ? { sandbox_blocked: blocked } : {}) });
+    // The paths its stderr named, and the hint built from them, are the server's words too: the user's only.
+    const { stderr_tail: _t, without_stderr: plain, sandbox_blocked: _b, hint, ...rest } = e.detail as Record<string, unknown>;
+    if (!Array.isArray(blocked) && hint !== undefined) rest.hint = hint;
     return new ScError(e.code, `${String(plain ?? e.message)}; the server wrote to its stderr, which the user sees (job event mcp.stderr)`, rest);
   }
 
@@ -360,6 +365,8 @@ export class TaskTools implements TaskToolSource {
     s.conn = undefined;
     const report = await conn.close();
     this.ctx.emit('mcp.closed', { definition: s.target.id, hash: s.target.hash, catalog_hash: s.catalog_hash ?? null, outcome: report.outcome, ...(report.peer && Object.values(report.peer).some((n) => n) ? { peer_requests: report.peer } : {}) });
+    // A server's data must never vanish silently: what it kept where the sandbox keeps nothing is named.
+    if (report.discarded) this.ctx.emit('mcp.discarded', { definition: s.target.id, ...report.discarded, notice: `The server ${s.target.id} ${discardedNotice(report.discarded, this.ctx.project)}.` });
   }
 
   async close(): Promise<void> {

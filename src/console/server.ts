@@ -121,7 +121,7 @@ export async function startConsole(ticket: GateTicket, o: ConsoleOptions): Promi
   const json = (res: ServerResponse, status: number, data: unknown) => send(res, status, 'application/json', JSON.stringify(data));
   const refuse = async (res: ServerResponse, status: Refusal['status'], reason: string, method: string | undefined) => {
     const ctx = o.api.profile;
-    await enforce(ctx.gate(), ctx.request('http:refused', { args: { status, reason, method: method ?? '', channel: 'console' } }), () => undefined).catch(() => undefined);
+    await enforce(ctx.gate, ctx.request('http:refused', { args: { status, reason, method: method ?? '', channel: 'console' } }), () => undefined).catch(() => undefined);
     json(res, status, { error: { code: 'SC_CONSOLE_REFUSED', message: reason } });
   };
 
@@ -170,7 +170,7 @@ export async function startConsole(ticket: GateTicket, o: ConsoleOptions): Promi
     if (method === 'GET' && route === 'events') {
       if (feed.size >= L.sse_streams) return refuse(res, 429, 'too many open feeds', method);
       const ctx = o.api.profile;
-      await enforce(ctx.gate(), ctx.request('cli:console.watch'), () => undefined);
+      await enforce(ctx.gate, ctx.request('cli:console.watch'), () => undefined);
       res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream', connection: 'close' });
       return feed.add(res);
     }

@@ -45,7 +45,7 @@ import { commandContext } from './command-context.js';
 import { childEnv } from './child-env.js';
 import { ACTIVE, addEvent, getJob, type JobRow, now, setState } from './job-events.js';
 import { alive, reapOrphans, writerOf } from './owners.js';
-import { type CommandHandle, protectedCreatedEvent, runCommand } from './process.js';
+import { type CommandHandle, discardedEvent, protectedCreatedEvent, runCommand, sandboxBlockedEvent } from './process.js';
 import { sandboxMark } from './spawn/index.js';
 import type { ApprovalKind, ApprovalOutcome, TaskContext, TaskMode, TaskOutcome, TaskRunner } from './task-contract.js';
 
@@ -323,6 +323,10 @@ export class Jobs {
         addEvent(db, id, 'exit', r);
         const created = protectedCreatedEvent(r.protected_created);
         if (created) addEvent(db, id, 'protected_created', created);
+        const blocked = sandboxBlockedEvent(r.sandbox_blocked);
+        if (blocked) addEvent(db, id, 'sandbox_blocked', blocked);
+        const lost = discardedEvent(r.discarded, p.path);
+        if (lost) addEvent(db, id, 'sandbox_discarded', lost);
         observed(true);
         tel()?.jobAnnotate(id, { 'process.exit.code': r.code ?? undefined, 'shadowcode.job.duration_ms': r.duration_ms });
         setState(db, id, r.cancelled || this.cancelling.has(id) ? 'cancelled' : r.code === 0 ? 'succeeded' : 'failed', { exit_code: r.code, duration_ms: r.duration_ms });

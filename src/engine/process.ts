@@ -5,12 +5,13 @@
  *
  *   runCommand(ticket, spec) ─► spawn/supervise ─► [bwrap …] command (own process group)
  *   cancel() ends the lifeline ─► TERM, grace, KILL to the group
- *   ─► the result, with the protected paths it created where nothing could be held
+ *   ─► the result, with the protected paths it created where nothing could be held, and when it
+ *      failed on a path the sandbox hid or showed read-only, which and how to grant it (explain.ts)
  */
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
-import { type SandboxLevel, supervise } from './spawn/index.js';
+import { blockText, type Discarded, discardedNotice, type SandboxBlock, type SandboxLevel, supervise } from './spawn/index.js';
 
 export interface CommandSpec {
   readonly argv: readonly string[];
@@ -34,6 +35,10 @@ export interface CommandResult {
   readonly sandbox?: SandboxLevel;
   /** Protected paths the command created where the sandbox could hold nothing (a nested repository, a host config below the top). */
   readonly protected_created?: readonly string[];
+  /** It failed on paths the sandbox hid or showed read-only: each, in words, with the `sandbox allow` that would show it. */
+  readonly sandbox_blocked?: readonly SandboxBlock[];
+  /** What it wrote in its private home and /tmp, discarded with the sandbox. */
+  readonly discarded?: Discarded;
 }
 
 /** The job event that warns of protected paths a command created, or null when it created none. */
@@ -43,6 +48,17 @@ export function protectedCreatedEvent(paths: readonly string[] | undefined): { p
     paths: [...paths],
     notice: `The command created ${paths.length === 1 ? 'a protected path' : 'protected paths'} that git or a coding host may load and run later: ${paths.join(', ')}. Check ${paths.length === 1 ? 'it' : 'them'} before you use git or open a host there.`,
   };
+}
+
+/** The job event that explains a failure the sandbox caused, or null when it caused none. */
+export function sandboxBlockedEvent(blocks: readonly SandboxBlock[] | undefined): { blocks: SandboxBlock[]; notice: string } | null {
+  if (!blocks || blocks.length === 0) return null;
+  return { blocks: [...blocks], notice: blockText(blocks) };
+}
+
+/** The job event that tells a command what it wrote where nothing is kept, or null when it wrote nothing there. */
+export function discardedEvent(d: Discarded | undefined, project: string | null): (Discarded & { notice: string }) | null {
+  return d ? { ...d, notice: `The command ${discardedNotice(d, project)}.` } : null;
 }
 
 export interface CommandHandle {
@@ -56,16 +72,28 @@ export function runCommand(ticket: GateTicket, spec: CommandSpec, onOutput: (str
     kind: 'command', argv: spec.argv, cwd: spec.cwd, env: spec.env, graceMs: spec.graceMs, stdin: 'ignore',
     confine: { project: spec.project, network: spec.network }, trustedArgv: false, policy: spec.policy, db: spec.db,
   });
-  s.process.stdout?.on('data', (c: Buffer) => onOutput('stdout', c));
-  s.process.stderr?.on('data', (c: Buffer) => onOutput('stderr', c));
-  const done = Promise.all([s.status, s.created]).then(([st, created]): CommandResult => ({
-    code: st.code,
-    signal: st.signal,
-    cancelled: st.stopped,
-    duration_ms: st.duration_ms,
-    sandbox: s.level,
-    ...(st.error ? { error: st.error } : {}),
-    ...(created.length ? { protected_created: created } : {}),
-  }));
+  // The end of what it said, both streams as they came: what explains a failure is near the end.
+  const cap = spec.policy.limits.sandbox.explain_bytes;
+  let tail = '';
+  const keep = (c: Buffer) => {
+    tail += c.toString('utf8');
+    if (tail.length > 2 * cap) tail = tail.slice(-cap);
+  };
+  s.process.stdout?.on('data', (c: Buffer) => (keep(c), onOutput('stdout', c)));
+  s.process.stderr?.on('data', (c: Buffer) => (keep(c), onOutput('stderr', c)));
+  const done = Promise.all([s.status, s.created, s.discarded]).then(([st, created, discarded]): CommandResult => {
+    const blocked = st.stopped || st.error ? [] : s.explain(tail, st.code);
+    return {
+      code: st.code,
+      signal: st.signal,
+      cancelled: st.stopped,
+      duration_ms: st.duration_ms,
+      sandbox: s.level,
+      ...(st.error ? { error: st.error } : {}),
+      ...(created.length ? { protected_created: created } : {}),
+      ...(blocked.length ? { sandbox_blocked: blocked } : {}),
+      ...(discarded ? { discarded } : {}),
+    };
+  });
   return { done, cancel: () => s.stop() };
 }

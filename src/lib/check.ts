@@ -4,8 +4,8 @@
  * so a misspelt one never silently means the default.
  */
 import { isAbsolute } from 'node:path';
-import { canonicalWorkspace } from '../cli/context.js';
 import { ScError } from '../errors.js';
+import { canonicalWorkspace } from '../ops/context.js';
 import { loadPolicy, type Policy, shippedPolicy } from '../policy/load.js';
 import type { ApprovalHandler, OpenOptions } from './options.js';
 

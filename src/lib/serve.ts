@@ -11,11 +11,11 @@
  * OpenTelemetry export runs while at least one server of the host is open, when configured
  * (the OTEL_* variables of the host's environment, or the profile).
  */
-import type { Ctx } from '../cli/context.js';
-import { openEngine } from '../cli/engine.js';
 import type { Engine } from '../engine/engine.js';
 import { ScError } from '../errors.js';
-import { startTelemetryExport, telemetryDepsOf } from '../ops/telemetry.js';
+import type { OpsContext } from '../ops/context.js';
+import { openEngine } from '../ops/engine.js';
+import { startTelemetryExport } from '../ops/telemetry.js';
 import { enforce } from '../policy/gate.js';
 import type { Checked } from './check.js';
 import type { HttpServeOptions, ServerHandle, StdioServeOptions } from './options.js';
@@ -30,8 +30,8 @@ let serial = 0;
 // One export per host process, shared by its servers: started with the first, stopped with the last.
 let exporting: { users: number; stop: Promise<(() => Promise<unknown>) | null> } | undefined;
 
-function useTelemetry(ctx: Ctx, log: (line: string) => void): () => Promise<void> {
-  exporting ??= { users: 0, stop: startTelemetryExport(telemetryDepsOf(ctx), 'library', log).catch(() => null) };
+function useTelemetry(ops: OpsContext, log: (line: string) => void): () => Promise<void> {
+  exporting ??= { users: 0, stop: startTelemetryExport(ops, 'library', log).catch(() => null) };
   const mine = exporting;
   mine.users++;
   let released = false;
@@ -54,13 +54,13 @@ function flags(o: { allowWrite?: boolean; allowApprovals?: boolean }): { allowWr
   return { allowWrite, allowApprovals };
 }
 
-export async function serveStdio(ctx: Ctx, c: Checked, o: StdioServeOptions): Promise<OwnedServer> {
+export async function serveStdio(ops: OpsContext, c: Checked, o: StdioServeOptions): Promise<OwnedServer> {
   if (!o || typeof o.input?.on !== 'function' || typeof o.output?.write !== 'function') throw new ScError('SC_BAD_VALUE', 'serveStdio needs { input: Readable, output: Writable }');
   const { allowWrite, allowApprovals } = flags(o);
   const owner = `stdio:${process.pid}:host-${++serial}`;
-  const release = useTelemetry(ctx, c.log);
+  const release = useTelemetry(ops, c.log);
   await exporting?.stop;
-  const engine = await openEngine(ctx, { kind: 'stdio', owner });
+  const engine = await openEngine(ops, { kind: 'stdio', owner });
   const { serveOverStdio } = await import('../server/stdio.js');
   const stop = new AbortController();
   const closed = serveOverStdio({ engine, project: c.workspace, allowWrite, allowApprovals, stdin: o.input as never, stdout: o.output, log: c.log, signals: false, stop: stop.signal, owner })
@@ -81,7 +81,7 @@ export async function serveStdio(ctx: Ctx, c: Checked, o: StdioServeOptions): Pr
   };
 }
 
-export async function serveHttp(ctx: Ctx, c: Checked, o: HttpServeOptions): Promise<OwnedServer & { url: string; port: number }> {
+export async function serveHttp(ops: OpsContext, c: Checked, o: HttpServeOptions): Promise<OwnedServer & { url: string; port: number }> {
   if (!o || typeof o !== 'object') throw new ScError('SC_BAD_VALUE', 'serveHttp needs { token, host?, port? }');
   const { allowWrite, allowApprovals } = flags(o);
   const { checkToken, parseBind, proxyAllowances } = await import('../server/http-config.js');
@@ -93,15 +93,15 @@ export async function serveHttp(ctx: Ctx, c: Checked, o: HttpServeOptions): Prom
   proxyAllowances(allowedHosts);
   if (typeof o.token !== 'string') throw new ScError('SC_HTTP_TOKEN_INVALID', 'serveHttp needs a token: the gateway always requires a bearer token');
   const token = checkToken(o.token, c.policy.limits.tokens);
-  const release = useTelemetry(ctx, c.log);
+  const release = useTelemetry(ops, c.log);
   await exporting?.stop;
-  const engine = await openEngine(ctx, { kind: 'http', owner: `http:${process.pid}:host-${++serial}` });
+  const engine = await openEngine(ops, { kind: 'http', owner: `http:${process.pid}:host-${++serial}` });
   const { startHttpGateway } = await import('../server/http.js');
   let gw;
   try {
     gw = await enforce(
       { policy: engine.policy, db: () => engine.db() },
-      ctx.request('cli:serve.http', { args: { bind: `${bind.host}:${bind.port}`, allowed_hosts: allowedHosts, allow_write: allowWrite, allow_approvals: allowApprovals, token_env: '(host)' } }),
+      ops.request('cli:serve.http', { args: { bind: `${bind.host}:${bind.port}`, allowed_hosts: allowedHosts, allow_write: allowWrite, allow_approvals: allowApprovals, token_env: '(host)' } }),
       (t) => startHttpGateway(t, { engine, project: c.workspace, allowWrite, allowApprovals, bind, allowedHosts, token, log: c.log }),
     );
   } catch (err) {

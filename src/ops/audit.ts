@@ -8,15 +8,24 @@
  *   showAudit(gate, caller, id)          id: a decision id, or a row's sequence number
  *     ─► gate cli:audit.read ─► the row ─► for a decision: its rules in words, and the rows
  *        that followed it (a spawn, an HTTP outcome) ─► {row, rules?, related}
+ *   verifyChain(ops)
+ *     ─► every row's hash recomputed from the first ─► checked against schemas/audit-report.schema.json
+ *        (a broken chain is a report with ok: false and its first break, not an error)
  *
  * Bodies were redacted when they were written; what is printed is scrubbed again on the
  * way out like every output.
  */
+import type { AuditReport } from '../../gen/types/audit-report.js';
 import { ScError } from '../errors.js';
 import { enforce, type GateEnv, ruleTexts, type RuleText } from '../policy/gate.js';
+import { check } from '../schema/validate.js';
+import { verifyAudit } from '../store/audit.js';
 import { auditRow, type ChainRow, findDecision, listAudit, rowsOfDecision } from '../store/audit-read.js';
 import { decodeCursor, encodeCursor } from '../util/cursor.js';
+import type { OpsEnv } from './context.js';
 import type { Caller } from './explain.js';
+
+export type { AuditReport };
 
 export interface AuditQuery {
   readonly decision?: 'allow' | 'deny';
@@ -95,4 +104,9 @@ export async function showAudit(gate: GateEnv, caller: Caller, id: string, relat
   const decisionId = typeof body.decision_id === 'string' ? body.decision_id : undefined;
   const related = decisionId ? [...(row.kind === 'decision' ? [] : [findDecision(gate.db(), decisionId)].filter((r): r is ChainRow => r !== undefined)), ...rowsOfDecision(gate.db(), decisionId, relatedMax).filter((r) => r.seq !== row.seq)] : [];
   return { row, ...(row.kind === 'decision' && Array.isArray(body.reasons) ? { rules: ruleTexts(gate.policy, body.reasons as string[]) } : {}), related };
+}
+
+/** The audit hash chain recomputed from its first row: intact, or where it first breaks. */
+export function verifyChain(ops: Pick<OpsEnv, 'db'>): AuditReport {
+  return check<AuditReport>('audit-report', verifyAudit(ops.db()), 'SC_INTERNAL', 'audit report');
 }

@@ -20,7 +20,10 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import type { SandboxView } from '../../gen/types/sandbox-view.js';
 import { childEnv } from '../engine/child-env.js';
-import { boundaryOf, bridgeProgram, commandLine, previewBounds, proxied, sandboxPolicy, sandboxStatus, sandboxSupport } from '../engine/spawn/index.js';
+import { boundaryOf, bridgeProgram, commandLine, previewBounds, projectCaches, proxied, sandboxPolicy, sandboxStatus, sandboxSupport } from '../engine/spawn/index.js';
+import { builderFor, bwrapBuilder } from '../engine/spawn/builder.js';
+import { REPORT_AT } from '../engine/spawn/sandbox.js';
+import { toolchainView } from '../engine/spawn/toolchains.js';
 import { grantProblem, hiddenPaths } from '../engine/spawn/grants.js';
 import { within } from '../engine/spawn/state-paths.js';
 import { ScError } from '../errors.js';
@@ -30,19 +33,9 @@ import { type HostPort, hostPortText, parseHostPort } from '../policy/net.js';
 import type { Db } from '../store/db.js';
 import { getProject } from '../store/projects.js';
 import { type GrantScope, type SandboxGrants, scopeOf, updateSandboxGrants } from '../store/sandbox-grants.js';
+import type { OpsEnv } from './context.js';
 
 export type { SandboxView };
-
-export interface OpsEnv {
-  readonly gate: GateEnv;
-  readonly db: () => Db;
-  readonly policy: Policy;
-  readonly profileDir: string;
-  /** The caller's environment: HOME for ~/, PATH for the command show looks at. */
-  readonly env: NodeJS.ProcessEnv;
-  /** The caller's request, as the gate sees it: principal and the selected project. */
-  readonly request: (action: string, extra?: Partial<Omit<GateRequest, 'action' | 'principal' | 'project'>>) => GateRequest;
-}
 
 /** Whose grant: one project (its canonical real path), or every project. */
 export type Scope = { readonly project: string } | { readonly all_projects: true };
@@ -167,33 +160,15 @@ export async function revoke(ops: OpsEnv, scope: Scope, target: { path: string }
 }
 
 /**
- * Reads a bwrap command line back as what the process sees: each destination
- * takes the mode of the last mount made on it (later mounts sit on top).
+ * Reads a command line back as what the process sees (the builder's own reading of it): each
+ * destination takes the mode of the last mount made on it (later mounts sit on top).
  */
 function readBack(argv: readonly string[]): { ro: string[]; rw: string[]; private: string[]; covered: string[] } {
-  const mode = new Map<string, 'ro' | 'rw' | 'private' | 'covered'>();
-  const end = argv.indexOf('--');
-  for (let i = 1; i < (end < 0 ? argv.length : end); i++) {
-    const a = argv[i];
-    if (a === '--ro-bind' || a === '--bind' || a === '--ro-bind-try' || a === '--bind-try') {
-      const [src, dst] = [argv[i + 1] as string, argv[i + 2] as string];
-      mode.delete(dst);
-      mode.set(dst, src === '/dev/null' ? 'covered' : a.startsWith('--bind') ? 'rw' : 'ro');
-      i += 2;
-    } else if (a === '--tmpfs') {
-      const dst = argv[i + 1] as string;
-      mode.delete(dst);
-      mode.set(dst, 'private');
-      i += 1;
-    } else if (a === '--remount-ro') {
-      const dst = argv[i + 1] as string;
-      if (mode.get(dst) === 'private') mode.set(dst, 'covered');
-      i += 1;
-    } else if (a === '--symlink' || a === '--setenv') {
-      i += 2;
-    } else if (['--chdir', '--unsetenv', '--proc', '--dev', '--size', '--perms', '--cap-drop', '--cap-add', '--uid', '--gid', '--hostname'].includes(a as string)) {
-      i += 1;
-    }
+  const mode = new Map<string, string>();
+  for (const m of (builderFor() ?? bwrapBuilder).mounts(argv)) {
+    if (m.mode === 'link') continue;
+    mode.delete(m.at);
+    mode.set(m.at, m.mode);
   }
   const of = (m: string) => [...mode].filter(([, v]) => v === m).map(([k]) => k);
   return { ro: of('ro'), rw: of('rw'), private: of('private'), covered: of('covered') };
@@ -211,9 +186,11 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
     const grants = boundaryOf(spawn, ops.profileDir);
     const hosts = proxied(spawn, grants);
     const placeholder = { dir: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX'), socket: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX', 'proxy.sock') };
-    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null }, previewBounds(ops.policy));
+    const caches = projectCaches(spawn, ops.profileDir, true);
+    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches, reportFile: join(env.TMPDIR ?? '/tmp', 'shadowcode-out-XXXXXX') }, previewBounds(ops.policy));
+    const tools = toolchainView(env, sp, project, ops.policy.limits.sandbox.path_entries);
     const seen = readBack(line);
-    const internal = (p: string) => within(p, placeholder.dir) || p === bridgeProgram();
+    const internal = (p: string) => within(p, placeholder.dir) || p === bridgeProgram() || p === REPORT_AT;
     // A protected path that does not exist yet gets a placeholder when a process starts: it is read-only then too.
     const protectedPaths = sp.project_read_only.map((rel) => join(project, rel));
     const profile = (() => {
@@ -232,6 +209,8 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
       read_write: seen.rw.filter((p) => !internal(p) && !protectedPaths.includes(p)).sort(),
       private: seen.private,
       hidden: [...new Set([...hidden, ...seen.covered])].filter((h) => !grants.paths.some((g) => g.secret && within(g.path, h))).sort(),
+      toolchains: [...tools.layouts],
+      caches: caches.binds.map((c) => ({ name: c.name, mode: c.mode, user: c.user, private: c.private, at: c.at })),
       network: { mode: network ? 'all' : hosts ? 'hosts' : 'none', hosts: network ? [] : grants.hosts.map((h) => hostPortText(h)) },
       grants: {
         paths: grants.paths.map((p) => ({ path: p.path, write: p.write, secret: p.secret, scope: p.scope })),

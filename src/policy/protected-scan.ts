@@ -59,8 +59,8 @@ interface Compiled {
   /** Names a '**' pattern protects at any depth, lower case ─► rule. */
   readonly names: ReadonlyMap<string, { rule: string; description: string }>;
   readonly skip: ReadonlySet<string>;
-  /** The last project's folder listings, to read again only the folders that changed since. */
-  cache: { project: string; dirs: Map<string, Listing> } | null;
+  /** The last few roots' folder listings (a project and the folders granted writable beside it), to read again only the folders that changed since. */
+  readonly cache: Map<string, Map<string, Listing>>;
 }
 
 /** What the scan needs of one folder, and the stamp that says it is still so. */
@@ -73,8 +73,16 @@ interface Listing {
   readonly subdirs: readonly string[];
 }
 
+const CACHED_ROOTS = 8;
+
 function cacheFor(c: Compiled, project: string): Map<string, Listing> | null {
-  return c.cache && c.cache.project === project ? c.cache.dirs : null;
+  return c.cache.get(project) ?? null;
+}
+
+function remember(c: Compiled, project: string, dirs: Map<string, Listing>): void {
+  c.cache.delete(project);
+  c.cache.set(project, dirs);
+  if (c.cache.size > CACHED_ROOTS) c.cache.delete(c.cache.keys().next().value as string);
 }
 
 /**
@@ -121,7 +129,7 @@ function compile(policy: Policy): Compiled {
       } else if (!path.includes('*')) literals.push({ rel: path, rule: r.id, description: r.description });
     }
   }
-  c = { literals, names, skip: new Set(p.scan.skip.map((s) => s.toLowerCase())), cache: null };
+  c = { literals, names, skip: new Set(p.scan.skip.map((s) => s.toLowerCase())), cache: new Map() };
   compiledFor.set(p, c);
   return c;
 }
@@ -177,7 +185,7 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
     level = next;
   }
   // Only what was read this time is kept: a folder gone or out of reach drops out.
-  if (opts.scan !== false) c.cache = { project, dirs: fresh };
+  if (opts.scan !== false) remember(c, project, fresh);
   // A protected path that is a link: what it leads to inside the project is protected by the same rule.
   for (const e of [...entries.values()]) {
     if (e.kind !== 'link') continue;

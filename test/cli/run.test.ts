@@ -96,6 +96,28 @@ t.test('run shows an external call exactly, and the call runs once approved from
   t.match(JSON.stringify(fake.requests[1]?.body), /echo: hi there/, "the server's answer reached the model");
 });
 
+t.test("run shows a failed server call's stderr and hint on the terminal (mcp.stderr), not only in the job's events", async (t) => {
+  const { grant, peerDef, world } = await import('../fixtures/mcp-client.js');
+  const w = await world();
+  const g = await grant(w, 'peer', peerDef('ok'));
+  const fake = await startFakeModel({
+    format: 'openai',
+    script: [
+      { tool_calls: [{ id: 'm1', name: 'mcp__peer__echo', arguments: JSON.stringify({ text: 'crash' }) }], finish: 'tool_calls' },
+      { tool_calls: [{ id: 'm2', name: 'finish', arguments: JSON.stringify({ summary: 'gave up' }) }], finish: 'stop' },
+    ],
+  });
+  t.teardown(() => fake.close());
+  useFakeModel(w.sb, 'openai', fake.url);
+  const r = startCli(w.sb, ['run', '--level', 'workspace', 'crash the peer']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  await until(() => /approvals approve (appr_\S+)/.test(r.out() + r.err()));
+  const id = /approvals approve (appr_\S+)/.exec(r.out() + r.err())?.[1];
+  t.equal((await cli(w.sb, ['--project', w.sb.project, 'approvals', 'approve', id as string])).code, 0);
+  await r.exit;
+  t.match(r.err(), `server ${g.id} failed (SC_MCP_CALL_FAILED); its stderr, last lines (secrets scrubbed):\n  fatal: cannot open /data/store.json: ENOENT\nhint: it ran in the sandbox`);
+});
+
 t.test('the terminal shows a manifest change whole before it is written, and warns that npm test runs the changed script', async (t) => {
   const sb = sandbox('cli-protect');
   await cli(sb, ['--project', sb.project, 'trust']);

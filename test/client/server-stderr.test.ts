@@ -2,7 +2,7 @@
 // scrubbed of secrets and with its control characters shown escaped, and a hint about the
 // sandbox. At the CLI review it is shown to the person; in a task it goes to the user as a
 // job event, never into what the model reads.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { activeConnections } from '../../src/client/connection.js';
@@ -34,6 +34,29 @@ t.test('a failed review shows the last lines of the server\'s stderr, scrubbed a
   t.match(err.detail.stderr_tail[2], /^\\u001b\[2Jpyenv: cannot find /);
   t.match(err.detail.hint, /sandbox/);
   t.notMatch(again.stdout, new RegExp(canary));
+});
+
+t.test('a failed review whose stderr names a folder the sandbox hid names it and the definition\'s sandbox key that shows it; --json has them as sandbox_blocked', async (t) => {
+  const w = await world();
+  const data = join(w.sb.root, 'data');
+  mkdirSync(data);
+  writeFileSync(join(data, 'store.json'), '{}');
+  // It exists out here; inside, the home it lies in is an empty private folder. (Named in a
+  // script of the project: a folder of an absolute path in a definition's argv would be shown,
+  // and its environment's values are scrubbed from what it says.)
+  writeFileSync(join(w.sb.project, 'serve.sh'), `exec cat ${join(data, 'store.json')}\n`);
+  writeFileSync(join(w.sb.root, 'reader.yaml'), `name: reader\ncommand: ["/bin/sh", ${JSON.stringify(join(w.sb.project, 'serve.sh'))}]\n`);
+  t.equal((await cli(w.sb, ['mcp', 'add', join(w.sb.root, 'reader.yaml')])).code, 0);
+  const hash = JSON.parse((await cli(w.sb, ['--json', 'mcp'])).stdout).definitions.find((d: { id: string }) => d.id === 'config:reader').hash;
+  const r = await cli(w.sb, ['--project', w.sb.project, 'mcp', 'enable', 'config:reader', '--hash', hash]);
+  t.equal(r.code, 0, 'the grant stays; the review failed');
+  t.match(r.stdout, `hint: it ran in the sandbox, which is why it could not reach what it names:\nsandbox: the sandbox hid ${data}/store.json: your home is an empty private folder inside the sandbox`);
+  // Only its definition adds to what a server sees: that is the fix named, never a project grant.
+  t.match(r.stdout, `to show ${data} to this server, grant it: declare it in the server's definition: sandbox: {read: ["${data}"]}, then store it and enable the new hash\n`);
+  t.notMatch(r.stdout, 'sandbox allow');
+  const again = await cli(w.sb, ['--json', '--project', w.sb.project, 'mcp', 'tools', 'config:reader', '--refresh']);
+  const err = JSON.parse(again.stdout).error;
+  t.match(err.detail.sandbox_blocked, [{ path: `${data}/store.json`, kind: 'hidden', error: 'ENOENT', fix: `declare it in the server's definition: sandbox: {read: ["${data}"]}, then store it and enable the new hash` }]);
 });
 
 t.test('a call that kills the server: its stderr goes to the user as a job event, the model gets the failure without it', async (t) => {

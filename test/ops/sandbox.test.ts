@@ -159,14 +159,19 @@ t.test('sandbox show -- COMMAND prints the exact bwrap command line, with the br
   const plain = await json(sb, [...ws(sb), 'sandbox', 'show', '--', 'sh', '-c', 'echo hi']);
   const line: string[] = plain.data.bwrap;
   t.match(line[0], /bwrap$/);
-  t.same(line.slice(-6), ['--chdir', sb.project, '--', 'sh', '-c', 'echo hi'], 'ends with the command, run in the project');
+  const end = line.indexOf('--');
+  t.same(line.slice(end - 2, end), ['--chdir', sb.project], 'run in the project');
+  t.same(line.slice(end + 1, end + 3), ['/bin/sh', '-c'], 'the shell that reports what is left in the private home and /tmp starts first');
+  t.same(line.slice(end + 4, end + 6), ['sh', '/run/shadowcode/report']);
+  t.same(line.slice(-3), ['sh', '-c', 'echo hi'], 'ends with the command');
+  t.ok(line.some((a, i) => a === '--bind' && /shadowcode-out-XXXXXX$/.test(line[i + 1] as string) && line[i + 2] === '/run/shadowcode/report'), 'the report file is bound in');
   t.ok(line.includes('--unshare-all') && !line.includes('--share-net'), 'no network');
   await cli(sb, [...ws(sb), 'sandbox', 'allow', '--net', 'api.example.com']);
   const bridged: string[] = (await json(sb, [...ws(sb), 'sandbox', 'show', '--', 'sh'])).data.bwrap;
   const dash = bridged.indexOf('--');
-  t.match(bridged.slice(dash + 1), [process.execPath, /net-bridge\.cjs$/, /shadowcode-net-XXXXXX\/proxy\.sock$/, '--', 'sh'], 'the bridge starts the command');
+  t.match(bridged.slice(bridged.indexOf(process.execPath, dash)), [process.execPath, /net-bridge\.cjs$/, /shadowcode-net-XXXXXX\/proxy\.sock$/, '--', 'sh'], 'the bridge starts the command');
   const text = await cli(sb, [...ws(sb), 'sandbox', 'show', '--', 'sh', '-c', 'echo hi']);
-  t.match(text.stdout, /bwrap command line:\n {2}\S*bwrap .* -- \S+ \S+net-bridge\.cjs \S+ -- sh -c 'echo hi'/);
+  t.match(text.stdout, /bwrap command line:\n {2}\S*bwrap .* -- \/bin\/sh -c .* \S+ \S+net-bridge\.cjs \S+ -- sh -c 'echo hi'/);
 });
 
 t.test('a grants file that does not match its schema stops show and every sandboxed start, with its own code', async (t) => {

@@ -13,13 +13,15 @@
  *   ─► exit status and output (and the files it changed) back to the model
  *   ─► a protected path it created where the sandbox could hold nothing (a new nested
  *   repository) ─► a `protected_created` event
+ *   ─► it failed on a path the sandbox hid or showed read-only ─► a `sandbox_blocked` event, and
+ *   the words and the `sandbox allow` fix at the end of what the model gets back
  */
 import { statSync } from 'node:fs';
 import { betweenCause, observeJob, type ObservedChange } from '../../engine/change-watch.js';
 import { childEnv } from '../../engine/child-env.js';
 import { commandContext } from '../../engine/command-context.js';
 import { sandboxMark } from '../../engine/jobs.js';
-import { protectedCreatedEvent, runCommand } from '../../engine/process.js';
+import { discardedEvent, protectedCreatedEvent, runCommand, sandboxBlockedEvent } from '../../engine/process.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { jobRunRequest } from '../../policy/requests.js';
@@ -105,10 +107,14 @@ export const runCommandTool: NativeTool<Args> = {
     ctx.emit('exit', { ...result, argv: a.argv, cwd });
     const created = protectedCreatedEvent(result.protected_created);
     if (created) ctx.emit('protected_created', created);
+    const blocked = sandboxBlockedEvent(result.sandbox_blocked);
+    if (blocked) ctx.emit('sandbox_blocked', blocked);
+    const lost = discardedEvent(result.discarded, ctx.project);
+    if (lost) ctx.emit('sandbox_discarded', { ...lost });
     const how = timedOut ? `was stopped after ${limits.agent.command_timeout_ms} ms` : result.cancelled ? 'was cancelled' : result.error ? `could not start: ${result.error}` : result.signal ? `ended by ${result.signal}` : `exited ${result.code}`;
     const text = (b: Buffer[]) => Buffer.concat(b).toString('utf8');
     const files = changed.length ? `\nIt changed ${changed.map((c) => `${c.path} (${c.kind})`).join(', ')}; these are changes of this task, reviewed and rolled back with the rest.` : '';
-    const body = `${JSON.stringify(a.argv)} ${how} after ${result.duration_ms} ms.${files}\n--- stdout ---\n${text(out.stdout)}\n--- stderr ---\n${text(out.stderr)}${captured >= limits.jobs.output_bytes ? `\n[output cut at ${limits.jobs.output_bytes} bytes]` : ''}`;
+    const body = `${JSON.stringify(a.argv)} ${how} after ${result.duration_ms} ms.${files}\n--- stdout ---\n${text(out.stdout)}\n--- stderr ---\n${text(out.stderr)}${captured >= limits.jobs.output_bytes ? `\n[output cut at ${limits.jobs.output_bytes} bytes]` : ''}${blocked ? `\n--- sandbox ---\nIt ran in a sandbox, which is why it failed here; the user can change that:\n${blocked.notice}` : ''}${lost ? `\n--- sandbox ---\n${lost.notice}` : ''}`;
     return result.code === 0 ? ok(body) : { content: body, is_error: true };
   },
 };

@@ -1,5 +1,5 @@
-/* shadowcode approvals: the pending approvals of every owner's jobs in the project. */
-import { pendingApprovals } from '../../engine/approvals.js';
+/* shadowcode approvals: the pending approvals of every owner's jobs in the project (ops/approvals.ts), as a table. */
+import { listApprovals } from '../../ops/approvals.js';
 import { approvalDetails, describeAction } from '../output.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
@@ -13,7 +13,8 @@ export const command: CommandSpec = {
   examples: ['shadowcode --project ~/src/app approvals', 'shadowcode --project ~/src/app --json approvals'],
   workspace: 'required',
   async run(ctx) {
-    const approvals = pendingApprovals(ctx.db(), { project: ctx.requireWorkspace('approvals') });
+    ctx.requireWorkspace('approvals');
+    const approvals = listApprovals(ctx.ops);
     const text = approvals.length
       ? table(
           ['APPROVAL', 'JOB', 'OWNER', 'KIND', 'ACTION'],

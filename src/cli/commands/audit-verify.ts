@@ -1,8 +1,6 @@
-/* shadowcode audit verify: recompute the audit hash chain. Exit 4 when it is broken. */
-import type { AuditReport } from '../../../gen/types/audit-report.js';
+/* shadowcode audit verify: recompute the audit hash chain (ops/audit.ts verifyChain). Exit 4 when it is broken. */
 import { EXIT } from '../../errors.js';
-import { check } from '../../schema/validate.js';
-import { verifyAudit } from '../../store/audit.js';
+import { verifyChain } from '../../ops/audit.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -14,7 +12,7 @@ export const command: CommandSpec = {
   examples: ['shadowcode audit verify', 'shadowcode --json audit verify'],
   workspace: 'ignored',
   async run(ctx) {
-    const report = check<AuditReport>('audit-report', verifyAudit(ctx.db()), 'SC_INTERNAL', 'audit report');
+    const report = verifyChain(ctx.ops);
     const text = report.ok
       ? `audit chain intact: ${report.rows} rows, head ${report.head ?? '(empty)'}`
       : `audit chain BROKEN at row ${report.first_break?.seq} (${report.first_break?.reason}); ${report.rows - 1} rows before it verify [SC_AUDIT_BROKEN]`;

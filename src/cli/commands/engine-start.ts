@@ -12,7 +12,7 @@ import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { ensureProfileDir } from '../../store/profile.js';
 import type { Ctx } from '../context.js';
-import { findShared } from '../engine.js';
+import { findShared } from '../../ops/engine.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,13 +25,13 @@ const alreadyRunning = (shared: Shared): Output => ({
 });
 
 async function already(ctx: Ctx): Promise<Output | null> {
-  const shared = await findShared(ctx);
+  const shared = await findShared(ctx.ops);
   return shared ? alreadyRunning(shared) : null;
 }
 
 /** The profile's engine, or null while there is none or it does not answer yet (it may still be starting). */
 function answering(ctx: Ctx): Promise<Shared | null> {
-  return findShared(ctx).catch((err: unknown) => {
+  return findShared(ctx.ops).catch((err: unknown) => {
     if ((err as ScError).code === 'SC_ENGINE_UNAVAILABLE' || (err as ScError).code === 'SC_ENGINE_TIMEOUT') return null;
     throw err;
   });

@@ -1,7 +1,7 @@
 /* shadowcode engine status: whether the profile's shared engine runs, and what it holds. */
 import { engineFiles } from '../../engine/daemon/files.js';
 import { controlRequest } from '../../engine/daemon/remote.js';
-import { findShared } from '../engine.js';
+import { findShared } from '../../ops/engine.js';
 import type { CommandSpec } from '../spec.js';
 
 interface Status {
@@ -20,7 +20,7 @@ export const command: CommandSpec = {
   workspace: 'ignored',
   async run(ctx) {
     const files = engineFiles(ctx.profile.dir);
-    const shared = await findShared(ctx);
+    const shared = await findShared(ctx.ops);
     if (!shared) return { data: { running: false, profile: ctx.profile.dir, socket: files.sock }, text: `no engine running for ${ctx.profile.dir}` };
     const { engine, data } = await controlRequest(ctx.gate(), files, { kind: 'cli', owner: 'cli' }, { type: 'status' });
     const s = data as unknown as Status;

@@ -18,8 +18,7 @@ export const COMMANDS: readonly Entry[] = [
   { name: 'audit list', summary: 'List the audit log, newest first: decisions (who, what, verdict, rules) and what followed them', load: () => import('./audit-list.js') },
   { name: 'audit show', summary: 'Show one audit row in full: a decision with its request and rules, and what followed it', load: () => import('./audit-show.js') },
   { name: 'audit verify', summary: 'Check the audit log hash chain and report the first break', load: () => import('./audit-verify.js') },
-  // The console lives above the CLI (src/console) and reuses its commands; only this table reaches up to it.
-  { name: 'console', summary: 'Serve a local page to watch tasks, decide approvals, review and roll back', load: () => import('../../console/command.js') },
+  { name: 'console', summary: 'Serve a local page to watch tasks, decide approvals, review and roll back', load: () => import('./console.js') },
   { name: 'engine start', summary: "Start the profile's shared engine (one per profile)", load: () => import('./engine-start.js') },
   { name: 'engine status', summary: "Show whether the profile's shared engine runs, its owners, jobs and background processes", load: () => import('./engine-status.js') },
   { name: 'engine stop', summary: "Stop the profile's shared engine, cancelling its jobs", load: () => import('./engine-stop.js') },

@@ -1,44 +1,18 @@
 /*
- * shadowcode jobs cancel ID: cancels a task or job of the project, whichever process runs it.
- *
- *   open (dead owners' jobs settled first) ─► the job, in this project, not ended
- *   ─► gate cli:jobs.cancel ─► cancel request recorded in the store (a job whose runner is gone
- *   is settled at once) ─► the runner notices within one approval poll and cancels it
- *   (process group TERM ─► grace ─► KILL) ─► wait, bounded, until the job has ended
- *
- * The request stands even if the wait gives up: the runner still acts on it, and the
- * output says the job had not ended yet.
+ * shadowcode jobs cancel ID: cancels a task or job of the project, whichever process runs it
+ * (ops/jobs.ts cancelJob: a request in the store that the running process acts on, waited
+ * for a bounded time), and says how it ended.
  */
-import { awaitEnd, requestCancel } from '../../engine/cancel-requests.js';
-import { settleWatches } from '../../engine/owners.js';
-import { getJob, now } from '../../engine/job-events.js';
-import { sql } from '../../store/db.js';
-import { ScError } from '../../errors.js';
-import { enforce } from '../../policy/gate.js';
+import { cancelJob } from '../../ops/jobs.js';
 import type { Ctx } from '../context.js';
 import type { CommandSpec, Output } from '../spec.js';
 
-/** What the console and the library run too. */
-export async function cancelJob(ctx: Ctx, id: string): Promise<Output> {
-  const project = ctx.requireWorkspace('jobs cancel');
-  const opened = now();
-  // Opening the profile settles the jobs of dead processes: this job may have been one of them just now.
-  const db = ctx.db();
-  const job = getJob(db, id);
-  if (!job || job.project !== project) throw new ScError('SC_JOB_NOT_FOUND', `no job ${JSON.stringify(id)} in ${project}`);
-  const l = ctx.policy().limits;
-  const justSettled = job.state === 'cancelled' && sql(db, "SELECT 1 FROM job_events WHERE job_id = ? AND kind = 'owner_gone' AND at >= ?").get(id, opened) !== undefined;
-  await enforce(ctx.gate(), ctx.request('cli:jobs.cancel', { resource: { kind: 'job', id, owner: job.owner, project }, args: { job_id: id } }), () =>
-    justSettled ? job : requestCancel(db, project, id, ctx.owner),
-  );
-  if (justSettled) return { data: { job, ended: true }, text: `job ${id} cancelled (the process that ran it was already gone)` };
-  // Long enough for the runner to notice (a poll) and for a process group's TERM grace and KILL.
-  const bound = l.jobs.approval_poll_ms * 25 + l.runners.kill_grace_ms * 2;
-  const { job: after, ended } = await awaitEnd(db, id, l.jobs.approval_poll_ms / 2, bound);
-  // Settled here because its process was gone: what it changed so far is recorded on it now.
-  if (ended) settleWatches(db, ctx.policy());
-  const text = ended ? `job ${id} ${after.state}` : `cancel of job ${id} requested; it is still ${after.state} and ends as soon as the process running it acts on the request (follow with shadowcode jobs)`;
-  return { data: { job: after, ended }, text };
+async function cancel(ctx: Ctx, id: string): Promise<Output> {
+  ctx.requireWorkspace('jobs cancel');
+  const { job, ended, runner_gone } = await cancelJob(ctx.ops, id);
+  if (runner_gone) return { data: { job, ended }, text: `job ${id} cancelled (the process that ran it was already gone)` };
+  const text = ended ? `job ${id} ${job.state}` : `cancel of job ${id} requested; it is still ${job.state} and ends as soon as the process running it acts on the request (follow with shadowcode jobs)`;
+  return { data: { job, ended }, text };
 }
 
 export const command: CommandSpec = {
@@ -50,5 +24,5 @@ export const command: CommandSpec = {
   args: [{ name: 'ID', required: true, description: 'the job id (a task or a test run)' }],
   examples: ['shadowcode --project ~/src/app jobs cancel job_0mh3k2x1a000f3c9d2e7b1'],
   workspace: 'required',
-  run: (ctx, { args }) => cancelJob(ctx, args[0] as string),
+  run: (ctx, { args }) => cancel(ctx, args[0] as string),
 };

@@ -2,18 +2,12 @@
  * shadowcode jobs: the project's tasks and jobs, whichever connection or
  * command owns them, newest first, with their state and answer.
  *
- *   gate cli:jobs ─► listJobs(project, any owner) ─► each agent task's answer ─► table | --json
+ *   --limit, --cursor ─► ops listJobPage (gate cli:jobs ─► every owner's jobs ─► each task's answer)
+ *   ─► table | --json
  */
-import { jobAnswer, listJobs } from '../../engine/jobs.js';
-import { enforce } from '../../policy/gate.js';
+import { listJobPage } from '../../ops/jobs.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
-
-interface Answer {
-  state: string;
-  summary: string | null;
-  reason: { code: string; message: string } | null;
-}
 
 const oneLine = (s: string, max: number) => {
   const flat = s.replace(/\s+/g, ' ').trim();
@@ -34,14 +28,8 @@ export const command: CommandSpec = {
   workspace: 'required',
   async run(ctx, { options }) {
     const project = ctx.requireWorkspace('jobs');
-    const l = ctx.policy().limits.inspection;
-    const asked = options.limit === undefined ? l.page_size_default : Number(options.limit);
-    const limit = Number.isInteger(asked) && asked > 0 ? Math.min(asked, l.page_size_max) : l.page_size_default;
-    const db = ctx.db();
-    const page = await enforce(ctx.gate(), ctx.request('cli:jobs', { args: { limit } }), () =>
-      listJobs(db, project, null, { limit, ...(typeof options.cursor === 'string' ? { cursor: options.cursor } : {}) }),
-    );
-    const jobs = page.items.map((j) => ({ ...j, answer: j.kind === 'agent' ? (jobAnswer(db, j.id) as Answer | null) : null }));
+    const page = await listJobPage(ctx.ops, { ...(options.limit !== undefined ? { limit: Number(options.limit) } : {}), ...(typeof options.cursor === 'string' ? { cursor: options.cursor } : {}) });
+    const jobs = page.jobs;
     const said = (j: (typeof jobs)[number]) => {
       if (j.kind === 'test') return j.exit_code === null ? JSON.stringify(j.argv) : `${JSON.stringify(j.argv)} exited ${j.exit_code}`;
       const a = j.answer;

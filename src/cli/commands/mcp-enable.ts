@@ -1,22 +1,16 @@
 /*
  * shadowcode mcp enable ID --hash H: grant one definition, pinned by hash, to this trusted project.
  *
- *   gate 'cli:mcp.enable' ─► grant stored ─► review (client/review.ts): the
+ *   ops enableServer (gate 'cli:mcp.enable' ─► grant stored) ─► review (ops/catalog.ts refreshPin): the
  *   server started once under the new grant, its tools shown and pinned here,
  *   in front of the user ─► a server that cannot be read keeps its grant, but
  *   tasks offer none of its tools until mcp tools ID --refresh pins them
  *   (--no-review: the same, without starting it)
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { sandboxWords } from '../../catalog/definition.js';
-import { currentHashes, grantStates } from '../../catalog/view.js';
-import { projectDefinitions } from '../../catalog/project-files.js';
-import { enableGrant } from '../../catalog/store.js';
-import { reviewCatalog } from '../../client/review.js';
 import { asScError, ScError } from '../../errors.js';
-import { enforce } from '../../policy/gate.js';
-import { getProject } from '../../store/projects.js';
+import { refreshPin } from '../../ops/catalog.js';
+import { enableServer } from '../../ops/servers.js';
 import type { CommandSpec } from '../spec.js';
 import { pinReport, readLine } from './mcp-tools.js';
 import { inert, inertBlock } from '../../util/inert-text.js';
@@ -41,22 +35,9 @@ export const command: CommandSpec = {
     const id = args[0] as string;
     const hash = options.hash as string | undefined;
     if (!hash) throw new ScError('SC_USAGE', `mcp enable needs --hash; see the hash of ${id} in shadowcode --project ${project} mcp`);
-    const db = ctx.db();
-    if (!getProject(db, project).trusted) throw new ScError('SC_PROJECT_UNTRUSTED', `${project} is not trusted; run shadowcode --project ${project} trust first`);
-    const refused = id.startsWith('project:') ? projectDefinitions(project, ctx.policy().limits.definitions).find((p) => p.id === id && !p.ok) : undefined;
-    if (refused && !refused.ok) throw new ScError('SC_DEF_REFUSED', `${id} cannot be enabled: ${refused.error.message}`);
-    const current = currentHashes(db, project, ctx.policy()).get(id);
-    const g = await enforce(ctx.gate(), ctx.request('cli:mcp.enable', { resource: { kind: 'definition', id, hash }, args: { id, hash } }), (t) =>
-      enableGrant(t, db, project, id, hash, current, ctx.policy().limits.grants.enabled_servers_per_project),
-    );
+    const { grant: g, listed, missing } = await enableServer(ctx.ops, { id, hash });
     // What the server will get beyond the sandbox's defaults is part of what is enabled here: said before its first start.
-    const listed = grantStates(db, project, ctx.policy()).definitions.find((d) => d.id === id);
     const sandbox = listed?.transport === 'stdio' ? { sandbox: listed.sandbox ?? null } : {};
-    const home = ctx.io.env.HOME;
-    const missing = [...(listed?.sandbox?.read ?? []), ...(listed?.sandbox?.write ?? [])].filter((p) => {
-      const abs = p.startsWith('~/') ? (home ? join(home, p.slice(2)) : null) : p;
-      return abs !== null && !existsSync(abs);
-    });
     const missingLine = missing.length ? `\nnot there yet, so not shown to it until you create ${missing.length === 1 ? 'it' : 'them'}: ${inert(missing.join(', '))}` : '';
     // An id can be a project file's name; a read's failure can quote the server.
     const enabled = `enabled ${inert(id)} for ${inert(project)} at hash ${g.hash}${listed?.transport === 'stdio' ? `\nits sandbox: ${inert(sandboxWords(listed.sandbox))}${missingLine}` : ''}`;
@@ -65,9 +46,9 @@ export const command: CommandSpec = {
       return { data: { grant: g, ...sandbox, review: null }, text: `${enabled}\nits tool catalog was not read (--no-review); tasks offer none of its tools until ${again} reads and pins it` };
     }
     try {
-      const r = await reviewCatalog({ env: ctx.io.env, secrets: ctx.secrets(), policy: ctx.policy(), db, gateEnv: ctx.gate() }, ctx.request('mcp:connect'), project, id);
+      const r = await refreshPin(ctx.ops, id);
       const shown = pinReport(ctx, project, id);
-      return { data: { grant: g, ...sandbox, review: { ok: true, state: r.pin, hash: r.catalog_hash }, catalog: shown.data }, text: `${enabled}\n${readLine(r.pin, r.catalog_hash)}\n${shown.text}` };
+      return { data: { grant: g, ...sandbox, review: { ok: true, state: r.state, hash: r.hash }, catalog: shown.data }, text: `${enabled}\n${readLine(r.state, r.hash)}\n${shown.text}` };
     } catch (err) {
       const e = asScError(err);
       return {

@@ -3,15 +3,8 @@
  * configuration. It edits no file, reads no secret, contacts nothing and starts
  * nothing. The entry text goes to stdout; where to merge it goes to stderr.
  */
-import type { Registration } from '../../../gen/types/registration.js';
 import { ScError } from '../../errors.js';
-import { enforce } from '../../policy/gate.js';
-import { hostCommand } from '../../register/host-command.js';
-import { checkPersistent, installedEntry, launchCommand } from '../../register/launch.js';
-import { type ClientName, httpRegistration, stdioRegistration } from '../../register/snippet.js';
-import { checkGatewayUrl } from '../../register/url.js';
-import { check } from '../../schema/validate.js';
-import { defaultProfileDir } from '../../store/profile.js';
+import { type ClientName, registration } from '../../ops/register.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -43,27 +36,11 @@ export const command: CommandSpec = {
     const tokenEnv = options['token-env'] as string | undefined;
     const rules = ctx.policy().clients;
     if (ctx.json && !rules.clients[client].json_output) throw new ScError('SC_REGISTER_UNSUPPORTED', `--client ${client} prints TOML; run it without --json`);
-    let reg: Registration;
-    if (url !== undefined || tokenEnv !== undefined) {
-      if (url === undefined || tokenEnv === undefined) throw new ScError('SC_USAGE', 'HTTP registration needs both --url and --token-env');
-      if (allowWrite || allowApprovals) throw new ScError('SC_REGISTER_UNSUPPORTED', "--allow-write and --allow-approvals do not apply to --url: a running gateway's permissions come from its own startup flags");
-      reg = httpRegistration(client, name, checkGatewayUrl(url), tokenEnv, rules);
-    } else {
-      if (allowApprovals && !allowWrite) throw new ScError('SC_USAGE', '--allow-approvals needs --allow-write');
-      const project = ctx.requireWorkspace('mcp register');
-      const { node, entry } = installedEntry();
-      checkPersistent([node, entry], ctx.io.env, rules.temporary_path_markers);
-      // The client starts the server without our environment: a profile other than the default travels as --profile DIR.
-      const profile = ctx.profile.dir === defaultProfileDir(ctx.io.env) ? undefined : ctx.profile.dir;
-      reg = stdioRegistration(client, name, launchCommand(node, entry, { project, profile, allowWrite, allowApprovals }), rules);
-      if (profile !== undefined) reg = { ...reg, profile };
-    }
-    const host = hostCommand(reg, rules);
-    if (host !== undefined) reg = { ...reg, host_command: host };
-    const userScope = rules.clients[client].user_scope;
-    if (userScope !== undefined) reg = { ...reg, user_scope: userScope };
-    check<Registration>('registration', reg, 'SC_INTERNAL', 'registration output');
-    await enforce(ctx.gate(), ctx.request('cli:register', { args: { client, name, transport: reg.transport, allow_write: allowWrite, allow_approvals: allowApprovals } }), () => undefined);
+    // The workspace message of the CLI, before the operation's own, for a stdio entry without --project.
+    if (url === undefined && tokenEnv === undefined && !(allowApprovals && !allowWrite)) ctx.requireWorkspace('mcp register');
+    const reg = await registration(ctx.ops, { client, name, allowWrite, allowApprovals, ...(url !== undefined ? { url } : {}), ...(tokenEnv !== undefined ? { tokenEnv } : {}) });
+    const host = reg.host_command;
+    const userScope = reg.user_scope;
     const err = ctx.io.stderr;
     err.write(`# Merge this ${reg.name} entry into ${reg.merge_into.join(' or ')}; keep your other servers.\n`);
     if (reg.profile !== undefined) err.write(`# The entry selects the profile in use, ${reg.profile}, with --profile: it is not the default profile.\n`);

@@ -1,7 +1,6 @@
-/* shadowcode mcp remove config:NAME --hash H: remove a definition and every grant of it. */
-import { removeDefinition } from '../../catalog/store.js';
+/* shadowcode mcp remove config:NAME --hash H: remove a definition and every grant of it (ops/servers.ts). */
 import { ScError } from '../../errors.js';
-import { enforce } from '../../policy/gate.js';
+import { removeServer } from '../../ops/servers.js';
 import type { CommandSpec } from '../spec.js';
 import { inert } from '../../util/inert-text.js';
 
@@ -17,8 +16,7 @@ export const command: CommandSpec = {
     const id = args[0] as string;
     const hash = options.hash as string | undefined;
     if (!hash) throw new ScError('SC_USAGE', 'mcp remove needs --hash of the current content');
-    const secrets = ctx.secrets();
-    const r = await enforce(ctx.gate(), ctx.request('cli:mcp.remove', { args: { id, hash } }), (t) => removeDefinition(t, ctx.db(), secrets, id, hash));
+    const r = await removeServer(ctx.ops, { id, hash });
     return { data: r, text: `removed ${inert(id)} and ${r.grants_removed} grant(s)` };
   },
 };

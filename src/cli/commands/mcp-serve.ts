@@ -8,7 +8,7 @@ import type { Bind } from '../../server/http-config.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
-import { openEngine } from '../engine.js';
+import { openEngine } from '../../ops/engine.js';
 import { rawStream } from '../terminal.js';
 import type { CommandSpec, Output } from '../spec.js';
 
@@ -47,7 +47,7 @@ export const command: CommandSpec = {
     console.log = console.error;
     console.info = console.error;
     // The profile's shared engine if one runs (shadowcode engine start), else a temporary one in this process.
-    const engine = await openEngine(ctx, { kind: http === undefined ? 'stdio' : 'http', owner: `${http === undefined ? 'stdio' : 'http'}:${process.pid}` });
+    const engine = await openEngine(ctx.ops, { kind: http === undefined ? 'stdio' : 'http', owner: `${http === undefined ? 'stdio' : 'http'}:${process.pid}` });
     if (engine.mode === 'shared') ctx.io.stderr.write(`shadowcode: jobs run in the shared engine (pid ${engine.sharedPid})\n`);
     engine.onSharedLost = (message) => ctx.io.stderr.write(`shadowcode: ${message}\n`);
     if (gateway) return serveHttp(ctx, engine, gateway, allowWrite, allowApprovals);

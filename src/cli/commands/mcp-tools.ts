@@ -1,25 +1,22 @@
 /*
- * shadowcode mcp tools ID [--refresh | --accept HASH]: the tool catalog pinned with a grant.
+ * shadowcode mcp tools ID [--refresh | --accept HASH]: the tool catalog pinned with a grant
+ * (ops/catalog.ts), as tables and a diff.
  *
  *   no pin yet ─► says none was reviewed, so tasks offer none of its tools
- *   --refresh ─► client/review.ts: the server started once, its catalog read
+ *   --refresh ─► ops refreshPin: the server started once, its catalog read
  *     (scrubbed); no pin yet ─► it becomes the pin, here in front of you
  *   pinned = last seen ─► the tools
  *   last seen differs ─► the pinned tools, then a diff (added, removed, changed
  *     descriptions and schema paths) and the --accept line for exactly that catalog
- *   --accept HASH ─► gate 'cli:mcp.tools.accept' ─► the last seen catalog becomes the pin
+ *   --accept HASH ─► ops acceptPin (gate 'cli:mcp.tools.accept') ─► the last seen catalog becomes the pin
  */
-import { type CanonicalTool, type CatalogDiff, diffCatalogs } from '../../client/catalog.js';
-import { acceptCatalog, readPin } from '../../client/pins.js';
-import { storedDefinition, storedDefinitions } from '../../catalog/store.js';
-import { reviewCatalog } from '../../client/review.js';
+import type { CanonicalTool, CatalogDiff } from '../../client/catalog.js';
 import { ScError } from '../../errors.js';
-import { enforce } from '../../policy/gate.js';
+import { acceptPin, refreshPin, showPin } from '../../ops/catalog.js';
 import type { Ctx } from '../context.js';
 import type { CommandSpec } from '../spec.js';
 import type { Style } from '../style.js';
 import { table } from '../style.js';
-import { nearest } from '../../util/suggest.js';
 import { inert } from '../../util/inert-text.js';
 
 const firstLine = (s: string, n = 72) => {
@@ -56,35 +53,26 @@ export function readLine(state: string, hash: string): string {
 
 /** The pinned catalog of a grant, and what the last read saw (text and data). */
 export function pinReport(ctx: Ctx, project: string, id: string): { data: Record<string, unknown>; text: string } {
-  const db = ctx.db();
-  const pin = readPin(db, project, id);
-  // With no pin, a stored id (config:, plugin:) that names no definition is a mistake, not an
-  // empty catalog. A project file's definition (project:) lives in the project, not the store.
-  if (!pin && !id.startsWith('project:') && storedDefinition(db, id) === undefined) {
-    const suggestion = nearest(id, storedDefinitions(db).map((d) => d.id));
-    throw new ScError('SC_DEF_NOT_FOUND', `no stored definition ${id}${suggestion ? `; did you mean ${suggestion}?` : ''} (shadowcode mcp lists them)`, { id, ...(suggestion ? { suggestion } : {}) });
-  }
-  if (!pin) {
+  const pin = showPin(ctx.ops, id);
+  if (pin.pinned_hash === null) {
     return {
-      data: { id, pinned_hash: null, last_hash: null, last_match: null, tools: [], diff: null },
+      data: pin,
       text: `no catalog of ${id} has been reviewed for ${project}, so tasks offer none of its tools; read and pin it with shadowcode --project ${project} mcp tools ${id} --refresh`,
     };
   }
-  const match = pin.pinned_hash === pin.seen_hash;
-  const diff = match ? null : diffCatalogs(pin.pinned, pin.seen);
   const st = ctx.style;
   const text = [
-    `${inert(id)}: catalog ${pin.pinned_hash} pinned ${pin.pinned_at}, ${pin.pinned.length} ${pin.pinned.length === 1 ? 'tool' : 'tools'}`,
-    pin.pinned.length ? table(['TOOL', 'HINT', 'DESCRIPTION (the server\'s own text)'], toolRows(pin.pinned), st) : 'no tools',
-    ...(match
-      ? [`last connection ${pin.seen_at}: ${st.state('matched')}`]
+    `${inert(id)}: catalog ${pin.pinned_hash} pinned ${pin.pinned_at}, ${pin.tools.length} ${pin.tools.length === 1 ? 'tool' : 'tools'}`,
+    pin.tools.length ? table(['TOOL', 'HINT', 'DESCRIPTION (the server\'s own text)'], toolRows(pin.tools), st) : 'no tools',
+    ...(pin.last_match
+      ? [`last connection ${pin.last_seen_at}: ${st.state('matched')}`]
       : [
-          `last connection ${pin.seen_at}: ${st.bad('CHANGED')} to ${pin.seen_hash}; tasks refuse this server until you accept it`,
-          ...diffText(diff as CatalogDiff, st),
-          `to accept exactly this catalog: shadowcode --project ${project} mcp tools ${id} --accept ${pin.seen_hash}`,
+          `last connection ${pin.last_seen_at}: ${st.bad('CHANGED')} to ${pin.last_hash}; tasks refuse this server until you accept it`,
+          ...diffText(pin.diff, st),
+          `to accept exactly this catalog: shadowcode --project ${project} mcp tools ${id} --accept ${pin.last_hash}`,
         ]),
   ].join('\n');
-  return { data: { id, pinned_hash: pin.pinned_hash, pinned_at: pin.pinned_at, last_hash: pin.seen_hash, last_seen_at: pin.seen_at, last_match: match, tools: pin.pinned, ...(match ? { diff: null } : { diff, seen_tools: pin.seen }) }, text };
+  return { data: pin, text };
 }
 
 export const command: CommandSpec = {
@@ -103,21 +91,18 @@ export const command: CommandSpec = {
     if (options.refresh === true && options.accept !== undefined) throw new ScError('SC_USAGE', 'mcp tools takes --refresh or --accept HASH, not both: read the catalog first, then accept the hash it shows');
     const project = ctx.requireWorkspace('mcp tools');
     const id = args[0] as string;
-    const db = ctx.db();
     const accept = options.accept as string | undefined;
     if (accept !== undefined) {
-      if (!/^[0-9a-f]{64}$/.test(accept)) throw new ScError('SC_BAD_VALUE', `--accept takes the full 64-character catalog hash that shadowcode --project ${project} mcp tools ${id} shows`);
-      const r = await enforce(ctx.gate(), ctx.request('cli:mcp.tools.accept', { resource: { kind: 'catalog', id, hash: accept }, args: { id, hash: accept } }), (t) => acceptCatalog(t, db, project, id, accept));
-      const changed = r.previous_hash !== r.pinned_hash;
+      const r = await acceptPin(ctx.ops, id, accept);
       return {
-        data: { id, pinned_hash: r.pinned_hash, previous_hash: r.previous_hash, changed },
-        text: changed ? `accepted the catalog ${r.pinned_hash} of ${id}; tasks may use it again (was ${r.previous_hash})` : `the catalog ${r.pinned_hash} of ${id} is already the pinned one; nothing changed`,
+        data: r,
+        text: r.changed ? `accepted the catalog ${r.pinned_hash} of ${id}; tasks may use it again (was ${r.previous_hash})` : `the catalog ${r.pinned_hash} of ${id} is already the pinned one; nothing changed`,
       };
     }
     if (options.refresh === true) {
-      const r = await reviewCatalog({ env: ctx.io.env, secrets: ctx.secrets(), policy: ctx.policy(), db, gateEnv: ctx.gate() }, ctx.request('mcp:connect'), project, id);
+      const r = await refreshPin(ctx.ops, id);
       const shown = pinReport(ctx, project, id);
-      return { data: { ...shown.data, read: { state: r.pin, hash: r.catalog_hash } }, text: `${readLine(r.pin, r.catalog_hash)}\n${shown.text}` };
+      return { data: { ...shown.data, read: { state: r.state, hash: r.hash } }, text: `${readLine(r.state, r.hash)}\n${shown.text}` };
     }
     return pinReport(ctx, project, id);
   },

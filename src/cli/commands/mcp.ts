@@ -1,8 +1,6 @@
-/* shadowcode mcp: the audit view of external server definitions and this project's grants. */
-import type { CatalogView } from '../../../gen/types/catalog-view.js';
+/* shadowcode mcp: the audit view of external server definitions and this project's grants (ops/catalog.ts showCatalog), as a table. */
 import { sandboxWords } from '../../catalog/definition.js';
-import { catalogView } from '../../catalog/view.js';
-import { check } from '../../schema/validate.js';
+import { showCatalog } from '../../ops/catalog.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
 import { inert } from '../../util/inert-text.js';
@@ -17,7 +15,7 @@ export const command: CommandSpec = {
   examples: ['shadowcode --project ~/src/app mcp', 'shadowcode --project ~/src/app --json mcp'],
   workspace: 'optional',
   async run(ctx) {
-    const view = check<CatalogView>('catalog-view', catalogView(ctx.db(), ctx.workspace ?? null, ctx.policy()), 'SC_INTERNAL', 'catalog view');
+    const view = showCatalog(ctx.ops);
     const st = ctx.style;
     const rows = view.definitions.map((d) => {
       const target = d.transport === 'stdio' ? `${d.executable} (+${d.argument_count} args)` : d.transport === 'http' ? `${d.url}${d.needs_network ? ' [network]' : ''}` : '-';

@@ -1,15 +1,11 @@
 /*
  * shadowcode model add ID: configure a model in settings.json. The key is named
  * (an environment variable or a stored secret), never given; the base URL is
- * checked before anything is written, and nothing is contacted.
+ * checked before anything is written, and nothing is contacted (ops/models.ts).
  */
-import { checkKeyTransport } from '../../agent/providers/index.js';
 import { isRunnerProvider } from '../../agent/runners/index.js';
-import { runnerModelEntry } from '../../agent/runners/register.js';
-import { checkBaseUrl, credentialPresent, endpointOf, type SettingsModel } from '../../engine/models.js';
 import { ScError } from '../../errors.js';
-import { enforce } from '../../policy/gate.js';
-import { updateSettings } from '../../store/settings.js';
+import { addModel, addRunner } from '../../ops/models.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -40,58 +36,52 @@ export const command: CommandSpec = {
   async run(ctx, { args, options }) {
     const id = args[0] as string;
     if (!options.provider) throw new ScError('SC_USAGE', 'model add needs --provider openai-compatible|anthropic|ollama|claude-code|codex|acp');
-    if (isRunnerProvider(options.provider as string)) return addRunner(ctx, id, options);
+    if (isRunnerProvider(options.provider as string)) return runner(ctx, id, options);
     if (options.command !== undefined || options.arg !== undefined) throw new ScError('SC_USAGE', '--command and --arg are for the coding CLI providers claude-code, codex and acp');
     if (!options.model) throw new ScError('SC_USAGE', 'model add needs --model NAME');
     if (options['api-key-env'] && options['api-key-secret']) throw new ScError('SC_USAGE', 'give --api-key-env or --api-key-secret, not both');
-    const entry: Record<string, unknown> = { id, provider: options.provider, model: options.model };
-    if (options['base-url'] !== undefined) entry.base_url = checkBaseUrl(options['base-url'] as string).toString();
-    if (options['api-key-env']) entry.api_key_env = options['api-key-env'];
-    if (options['api-key-secret']) entry.api_key_secret = options['api-key-secret'];
+    let contextTokens: number | undefined;
     if (options['context-tokens'] !== undefined) {
       const n = options['context-tokens'] as string;
       if (!/^\d{1,9}$/.test(n)) throw new ScError('SC_BAD_VALUE', `--context-tokens must be a whole number; got "${n.slice(0, 32)}"`, { option: '--context-tokens' });
-      entry.context_tokens = Number(n);
+      contextTokens = Number(n);
     }
-    const m = entry as unknown as SettingsModel;
-    const ep = endpointOf(m);
-    checkKeyTransport(id, ep, Boolean(m.api_key_env || m.api_key_secret));
-    const makeDefault = options.default === true;
-    const saved = await enforce(ctx.gate(), ctx.request('cli:model.add', { args: { id, provider: m.provider, endpoint_kind: ep.loopback ? 'loopback' : 'remote', default: makeDefault } }), (t) =>
-      updateSettings(t, ctx.profile.dir, ctx.db(), (s) => {
-        if ((s.models ?? []).some((x) => x.id === id)) throw new ScError('SC_MODEL_EXISTS', `a model named ${id} is configured; remove it first (shadowcode model remove ${id})`);
-        return { ...s, models: [...(s.models ?? []), m], ...(makeDefault || !s.default_model ? { default_model: id } : {}) };
-      }, 'SC_BAD_VALUE'),
-    );
+    const { url, ...added } = await addModel(ctx.ops, {
+      id,
+      provider: options.provider as string,
+      model: options.model as string,
+      ...(options['base-url'] !== undefined ? { base_url: options['base-url'] as string } : {}),
+      ...(options['api-key-env'] ? { api_key_env: options['api-key-env'] as string } : {}),
+      ...(options['api-key-secret'] ? { api_key_secret: options['api-key-secret'] as string } : {}),
+      ...(contextTokens !== undefined ? { context_tokens: contextTokens } : {}),
+      default: options.default === true,
+    });
+    const m = added.model;
+    const loopback = added.endpoint === 'loopback';
     const keyName = m.api_key_env ?? m.api_key_secret;
-    const secrets = keyName ? ctx.secrets() : undefined;
-    const present = keyName && secrets ? (m.api_key_env ? credentialPresent(keyName, ctx.io.env, secrets) : secrets.has(keyName)) : null;
-    const lines = [`added model ${id} (${m.provider}, ${m.model}) at ${ep.url.toString()} [${ep.loopback ? 'loopback' : 'remote'}]${saved.default_model === id ? ', the default' : ''}`];
+    const lines = [`added model ${id} (${m.provider}, ${m.model}) at ${url} [${added.endpoint}]${added.default ? ', the default' : ''}`];
     // A default endpoint is a public service for openai-compatible and anthropic: say which, so it is not a surprise.
-    if (options['base-url'] === undefined && !ep.loopback) lines.push(`no --base-url given: using the ${m.provider} default, ${ep.url.toString()}; pass --base-url for another server`);
-    if (keyName) lines.push(`key from ${m.api_key_env ? 'environment variable' : 'secret'} ${keyName}${present ? '' : ' (not set yet)'}`);
-    if (!ep.loopback) lines.push('a remote model is reached only from a project with network permission: shadowcode --project DIR trust --network');
-    return { data: { model: m, endpoint: ep.loopback ? 'loopback' : 'remote', default: saved.default_model === id, credential: keyName ? (present ? 'present' : 'missing') : 'not_needed' }, text: lines.join('\n') };
+    if (options['base-url'] === undefined && !loopback) lines.push(`no --base-url given: using the ${m.provider} default, ${url}; pass --base-url for another server`);
+    if (keyName) lines.push(`key from ${m.api_key_env ? 'environment variable' : 'secret'} ${keyName}${added.credential === 'present' ? '' : ' (not set yet)'}`);
+    if (!loopback) lines.push('a remote model is reached only from a project with network permission: shadowcode --project DIR trust --network');
+    return { data: added, text: lines.join('\n') };
   },
 };
 
 /** The runner branch: a literal executable and fixed arguments, no endpoint or key. */
-async function addRunner(ctx: Parameters<CommandSpec['run']>[0], id: string, options: Record<string, unknown>) {
-  const m = runnerModelEntry(id, options.provider as string, {
+async function runner(ctx: Parameters<CommandSpec['run']>[0], id: string, options: Record<string, unknown>) {
+  const added = await addRunner(ctx.ops, {
+    id,
+    provider: options.provider as string,
     ...(options.command !== undefined ? { command: options.command as string } : {}),
     args: (options.arg as string[] | undefined) ?? [],
     ...(options.model !== undefined ? { model: options.model as string } : {}),
-    ...(options['base-url'] !== undefined ? { baseUrl: options['base-url'] as string } : {}),
-    keyNamed: options['api-key-env'] !== undefined || options['api-key-secret'] !== undefined || options['context-tokens'] !== undefined,
+    ...(options['base-url'] !== undefined ? { base_url: options['base-url'] as string } : {}),
+    key_named: options['api-key-env'] !== undefined || options['api-key-secret'] !== undefined || options['context-tokens'] !== undefined,
+    default: options.default === true,
   });
-  const makeDefault = options.default === true;
-  const saved = await enforce(ctx.gate(), ctx.request('cli:model.add', { args: { id, provider: m.provider, command: m.command, args: m.args, default: makeDefault } }), (t) =>
-    updateSettings(t, ctx.profile.dir, ctx.db(), (s) => {
-      if ((s.models ?? []).some((x) => x.id === id)) throw new ScError('SC_MODEL_EXISTS', `a model named ${id} is configured; remove it first (shadowcode model remove ${id})`);
-      return { ...s, models: [...(s.models ?? []), m], ...(makeDefault || !s.default_model ? { default_model: id } : {}) };
-    }, 'SC_BAD_VALUE'),
-  );
-  const line = `added ${m.provider} runner ${id}: ${[m.command, ...(m.args ?? [])].map((a) => JSON.stringify(a)).join(' ')}${saved.default_model === id ? ', the default' : ''}`;
-  return { data: { model: m, endpoint: 'cli', default: saved.default_model === id, credential: 'not_needed' }, text: `${line}
+  const m = added.model;
+  const line = `added ${m.provider} runner ${id}: ${[m.command, ...(m.args ?? [])].map((a) => JSON.stringify(a)).join(' ')}${added.default ? ', the default' : ''}`;
+  return { data: added, text: `${line}
 it runs only in trusted projects; shadowcode model probe ${id} runs its --version` };
 }

@@ -3,11 +3,7 @@
  * present (never its value). For a coding CLI runner: its command, whether the
  * executable is found, and what its `--version` says (the only thing it runs).
  */
-import { isRunnerProvider } from '../../agent/runners/index.js';
-import { probeRunner } from '../../agent/runners/probe.js';
-import { listModels } from '../../engine/models.js';
-import { enforce } from '../../policy/gate.js';
-import { readSettings } from '../../store/settings.js';
+import { listModels } from '../../ops/models.js';
 import type { CommandSpec } from '../spec.js';
 
 /** Columns padded to their widest cell (a runner row has one column fewer; its last cell is not padded). */
@@ -25,24 +21,13 @@ export const command: CommandSpec = {
   examples: ['shadowcode model list', 'shadowcode --json model list'],
   workspace: 'ignored',
   async run(ctx) {
-    const s = readSettings(ctx.profile.dir);
-    const entries = s.models ?? [];
-    const runners = entries.filter((m) => isRunnerProvider(m.provider));
-    const policy = ctx.policy();
-    const probes = runners.length
-      ? await enforce(ctx.gate(), ctx.request('cli:model.list', { args: { runners: runners.map((m) => m.id) } }), (t) => Promise.all(runners.map((m) => probeRunner(t, m, policy, ctx.db(), ctx.io.env))))
-      : [];
-    const models = listModels(s, ctx.io.env, ctx.secrets()).map((v) => {
-      const entry = entries.find((m) => m.id === v.id);
-      const p = probes.find((x) => x.id === v.id);
-      return p && entry ? { ...v, runner: { command: p.command, args: entry.args ?? [], found: p.found, version: p.version, status: p.status, detail: p.detail } } : v;
-    });
+    const { models, default_model } = await listModels(ctx.ops);
     const rows = models.map((m) => {
       if ('runner' in m) return [`${m.default ? '*' : ' '} ${m.id}`, m.provider, `${m.runner.command}${m.runner.args.length ? ` ${m.runner.args.join(' ')}` : ''}`, m.runner.found ? (m.runner.version ?? `(${m.runner.detail})`) : '(not found)'];
       const key = m.api_key_env ? `env ${m.api_key_env}` : m.api_key_secret ? `secret ${m.api_key_secret}` : 'no key';
       return [`${m.default ? '*' : ' '} ${m.id}`, m.provider, m.model, `${m.base_url ?? ''} [${m.endpoint}]`, `${key}${m.credential === 'missing' ? ' (missing)' : ''}`];
     });
     const text = models.length ? aligned(rows) : 'no models configured; add one with: shadowcode model add ID --provider ollama --model NAME';
-    return { data: { models, default_model: s.default_model ?? null }, text };
+    return { data: { models, default_model }, text };
   },
 };

@@ -3,14 +3,8 @@
  * accepts the key. The only model command that contacts anything, and only
  * because you asked; no prompt is sent.
  */
-import { probeModel } from '../../agent/providers/probe.js';
-import { isRunnerProvider } from '../../agent/runners/index.js';
-import { probeRunner } from '../../agent/runners/probe.js';
-import { ScError } from '../../errors.js';
-import { enforce } from '../../policy/gate.js';
-import { readSettings } from '../../store/settings.js';
+import { probeModel } from '../../ops/models.js';
 import type { CommandSpec } from '../spec.js';
-import { didYouMean } from '../../util/suggest.js';
 import { inert } from '../../util/inert-text.js';
 
 export const command: CommandSpec = {
@@ -23,16 +17,12 @@ export const command: CommandSpec = {
   workspace: 'ignored',
   async run(ctx, { args }) {
     const id = args[0] as string;
-    const models = readSettings(ctx.profile.dir).models ?? [];
-    const entry = models.find((m) => m.id === id);
-    if (!entry) throw new ScError('SC_MODEL_NOT_FOUND', `no model named ${id.slice(0, 64)}${didYouMean(id, models.map((m) => m.id)) || '; see shadowcode model list'}`);
-    if (isRunnerProvider(entry.provider)) {
-      const policy = ctx.policy();
-      const p = await enforce(ctx.gate(), ctx.request('cli:model.probe', { args: { id } }), (t) => probeRunner(t, entry, policy, ctx.db(), ctx.io.env));
+    const probed = await probeModel(ctx.ops, id);
+    if ('runner' in probed) {
+      const p = probed.runner;
       return { data: { ...p, ok: p.status === 'ok' }, text: `runner ${p.id}: ${p.status === 'ok' ? 'ok' : 'FAILED'} (${inert(p.detail)})${p.version ? `: ${inert(p.version)}` : ''} at ${inert(p.command)}`, exitCode: p.status === 'ok' ? 0 : 1 };
     }
-    const secrets = ctx.secrets();
-    const r = await enforce(ctx.gate(), ctx.request('cli:model.probe', { args: { id } }), (t) => probeModel(t, entry, { env: ctx.io.env, secrets, limits: ctx.policy().limits.models }));
+    const r = probed.endpoint;
     return { data: r, text: `model ${r.id}: ${r.ok ? 'ok' : 'FAILED'} (${inert(r.detail)}) at ${inert(r.url)} [${r.endpoint}]`, exitCode: r.ok ? 0 : 1 };
   },
 };

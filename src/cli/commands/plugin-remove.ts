@@ -1,6 +1,5 @@
 /* shadowcode plugin remove NAME: remove its definitions and revoke their grants everywhere. */
-import { removePlugin } from '../../catalog/store.js';
-import { enforce } from '../../policy/gate.js';
+import { removePlugin } from '../../ops/plugins.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -12,7 +11,7 @@ export const command: CommandSpec = {
   workspace: 'ignored',
   async run(ctx, { args }) {
     const name = args[0] as string;
-    const r = await enforce(ctx.gate(), ctx.request('cli:plugin.remove', { args: { name } }), (t) => removePlugin(t, ctx.db(), name));
-    return { data: { plugin: name, ...r }, text: `removed plugin ${name}: ${r.removed.length} definition(s), ${r.grants_removed} grant(s) revoked` };
+    const r = await removePlugin(ctx.ops, name);
+    return { data: r, text: `removed plugin ${name}: ${r.removed.length} definition(s), ${r.grants_removed} grant(s) revoked` };
   },
 };

@@ -2,18 +2,11 @@
  * shadowcode review TASK: what a task changed, as a diff per file, with its
  * verification runs; the same review shadow_review gives an MCP host.
  *
- *   gate cli:review (resource: the task) ─► reviewTask ─► per file: status, path, diff | --json
+ *   TASK ─► ops review (gate cli:review, resource: the task) ─► per file: status, path, diff | --json
  */
-import { reviewTask } from '../../engine/history.js';
-import { enforce } from '../../policy/gate.js';
+import { review as reviewTask } from '../../ops/history.js';
 import type { CommandSpec } from '../spec.js';
 import { inert, inertBlock } from '../../util/inert-text.js';
-
-interface Review {
-  files: Array<{ path: string; status: string; diff: string }>;
-  verification: Array<{ job_id: string; argv: string[]; state: string; exit_code: number | null }>;
-  rolled_back: boolean;
-}
 
 export const command: CommandSpec = {
   name: 'review',
@@ -24,11 +17,9 @@ export const command: CommandSpec = {
   examples: ['shadowcode --project ~/src/app review job_0mh3k2x1a000f3c9d2e7b1', 'shadowcode --project ~/src/app --json review job_0mh3k2x1a000f3c9d2e7b1'],
   workspace: 'required',
   async run(ctx, { args }) {
-    const project = ctx.requireWorkspace('review');
+    ctx.requireWorkspace('review');
     const id = args[0] as string;
-    const l = ctx.policy().limits.jobs;
-    const db = ctx.db();
-    const review = (await enforce(ctx.gate(), ctx.request('cli:review', { resource: { kind: 'task', id, project } }), () => reviewTask(db, project, id, l.review_bytes, l.checkpoint_bytes))) as unknown as Review;
+    const review = await reviewTask(ctx.ops, id);
     // A file's name is one line and its diff keeps its lines: whatever the task wrote into either is shown, not obeyed.
     const parts = review.files.map((f) => `${ctx.style.bold(`${f.status} ${inert(f.path)}`)}\n${inertBlock(f.diff)}`);
     if (review.files.length === 0) parts.push(`task ${id} changed no files`);

@@ -4,12 +4,11 @@
  * shadow_rollback gives an MCP host, with the person at the terminal as the
  * authority.
  *
- *   reviewTask (what would be restored) ─► y/N at the terminal, or --yes
- *   ─► gate cli:rollback (resource: the task) ─► rollbackTaskFromCli ─► restored files
+ *   ops rollbackPreview (what would be restored) ─► y/N at the terminal, or --yes
+ *   ─► ops rollback (gate cli:rollback, resource: the task) ─► restored files
  */
-import { reviewTask, rollbackTaskFromCli } from '../../engine/history.js';
 import { ScError } from '../../errors.js';
-import { enforce } from '../../policy/gate.js';
+import { rollback, rollbackPreview } from '../../ops/history.js';
 import { ask } from '../ask.js';
 import type { CommandSpec } from '../spec.js';
 import { inert } from '../../util/inert-text.js';
@@ -26,19 +25,16 @@ export const command: CommandSpec = {
   async run(ctx, { args, options }) {
     const project = ctx.requireWorkspace('rollback');
     const id = args[0] as string;
-    const l = ctx.policy().limits.jobs;
-    const db = ctx.db();
-    const request = ctx.request('cli:rollback', { resource: { kind: 'task', id, project }, args: { task_id: id } });
     if (options.yes !== true) {
       if (!ctx.io.stdin.isTTY) throw new ScError('SC_USAGE', `rollback asks for confirmation at a terminal; without one, add --yes (shadowcode --project ${project} rollback --yes ${id})`);
-      const review = reviewTask(db, project, id, l.review_bytes, l.checkpoint_bytes) as { files: Array<{ path: string; status: string }> };
-      if (review.files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${id} changed no files`);
-      const list = review.files.map((f) => `  ${f.status} ${inert(f.path)}`).join('\n');
+      const files = rollbackPreview(ctx.ops, id);
+      if (files.length === 0) throw new ScError('SC_FILE_NOT_FOUND', `task ${id} changed no files`);
+      const list = files.map((f) => `  ${f.status} ${inert(f.path)}`).join('\n');
       if (!(await ask(ctx, `Roll back task ${id}? These files go back to their state before it:\n${list}\nRoll back? [y/N] `))) {
         return { data: { task_id: id, restored: [], declined: true }, text: 'nothing was rolled back', exitCode: 1 };
       }
     }
-    const done = await enforce(ctx.gate(), request, (ticket) => rollbackTaskFromCli(ticket, db, project, id, l.checkpoint_bytes));
+    const done = await rollback(ctx.ops, id);
     const left = done.not_restored?.length ? `; not restored (its earlier content was not kept): ${done.not_restored.map((f) => inert(f.path)).join(', ')}` : '';
     return { data: done, text: `rolled back task ${id}: restored ${done.restored.map((p) => inert(p)).join(', ') || 'nothing'}${left}` };
   },

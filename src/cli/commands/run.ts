@@ -27,7 +27,7 @@ import { enforce } from '../../policy/gate.js';
 import type { Level } from '../../ticket.js';
 import { encodeCursor } from '../../util/cursor.js';
 import type { Ctx } from '../context.js';
-import { openEngine } from '../engine.js';
+import { openEngine } from '../../ops/engine.js';
 import { ask } from '../ask.js';
 import { changePreview } from '../change-preview.js';
 import { approvalDetails, describeAction } from '../output.js';
@@ -67,7 +67,7 @@ export const command: CommandSpec = {
     const mode = (options.mode as 'plan' | 'review' | 'build' | undefined) ?? 'build';
     const level = (options.level as Level | undefined) ?? 'read_only';
     // The shared engine's queue when one runs; this invocation owns the task either way, so ^C cancels it.
-    const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    const engine = await openEngine(ctx.ops, { kind: 'cli', owner: 'cli' });
     if (options.detach === true) return detached(ctx, engine, project, prompt, mode, level, options.model as string | undefined);
     const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     let job: JobRow | undefined;
@@ -126,6 +126,9 @@ export const command: CommandSpec = {
           } else if (e.kind === 'checkpoint') line(`  changed ${inert(body.path)} (checkpoint ${body.checkpoint_id})`);
           else if (e.kind === 'runner.state_changed' || e.kind === 'protected_created' || e.kind === 'background_unwatched') line(`WARNING: ${inert(body.notice)}`);
           else if (e.kind === 'changes_limited' || e.kind === 'changes_unobserved') line(`${body.incomplete || e.kind === 'changes_unobserved' ? 'WARNING' : 'note'}: not every change of this task is recorded: ${inert(body.reason)}`);
+          else if (e.kind === 'sandbox_blocked') line(inert(body.notice));
+          else if (e.kind === 'sandbox_discarded' || e.kind === 'mcp.discarded') line(`note: ${inert(body.notice)}`);
+          else if (e.kind === 'mcp.stderr' && Array.isArray(body.lines)) line(`server ${inert(String(body.definition))} failed (${inert(String(body.code))}); its stderr, last lines (secrets scrubbed):\n${body.lines.map((l: unknown) => `  ${inert(String(l))}`).join('\n')}${body.hint ? `\nhint: ${inert(String(body.hint))}` : ''}`);
           else if (e.kind === 'approval_requested') {
             // The stored record, not the event: the event's copy is cut to the event text limit, and a diff must be shown whole.
             const stored = getApproval(engine.db(), body.approval_id);

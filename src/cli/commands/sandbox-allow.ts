@@ -6,7 +6,6 @@
 import { ScError } from '../../errors.js';
 import { allow, type GrantResult, type Scope } from '../../ops/sandbox.js';
 import { hostPortText } from '../../policy/net.js';
-import { opsEnv } from '../ops-env.js';
 import type { CommandSpec } from '../spec.js';
 
 /** One grant in words: `read-write /home/me/data`, `the host api.example.com:443`. */
@@ -41,7 +40,7 @@ export const command: CommandSpec = {
     if (net !== undefined && (options.write || options.secret)) throw new ScError('SC_USAGE', '--write and --secret are for a PATH, not for --net');
     if (net === undefined && options.private) throw new ScError('SC_USAGE', '--private is for --net HOST, not for a PATH');
     const scope: Scope = options['all-projects'] === true ? { all_projects: true } : { project: ctx.requireWorkspace('sandbox allow') };
-    const r = await allow(opsEnv(ctx), scope, net !== undefined ? { host: net, private: options.private === true } : { path: path as string, write: options.write === true, secret: options.secret === true }, ctx.io.cwd);
+    const r = await allow(ctx.ops, scope, net !== undefined ? { host: net, private: options.private === true } : { path: path as string, write: options.write === true, secret: options.secret === true }, ctx.io.cwd);
     const how = 'host' in r.grant ? "through shadowcode's proxy, each connection recorded" : 'at the same path';
     const text = r.changed
       ? `granted ${grantWords(r.grant)} to ${scopeWords(r)}, ${how}\nsee it with: shadowcode${r.project ? ` --project ${r.project}` : ''} sandbox show`

@@ -1,7 +1,6 @@
 /* shadowcode sandbox revoke PATH | --net HOST[:PORT] [--all-projects]: take one sandbox grant back (ops/sandbox.ts). */
 import { ScError } from '../../errors.js';
 import { revoke, type Scope } from '../../ops/sandbox.js';
-import { opsEnv } from '../ops-env.js';
 import type { CommandSpec } from '../spec.js';
 import { grantWords, scopeWords } from './sandbox-allow.js';
 
@@ -21,7 +20,7 @@ export const command: CommandSpec = {
     const path = args[0];
     if ((net === undefined) === (path === undefined)) throw new ScError('SC_USAGE', 'sandbox revoke takes a PATH or --net HOST[:PORT], one of them');
     const scope: Scope = options['all-projects'] === true ? { all_projects: true } : { project: ctx.requireWorkspace('sandbox revoke') };
-    const r = await revoke(opsEnv(ctx), scope, net !== undefined ? { host: net } : { path: path as string }, ctx.io.cwd);
+    const r = await revoke(ctx.ops, scope, net !== undefined ? { host: net } : { path: path as string }, ctx.io.cwd);
     return { data: r, text: `revoked ${grantWords(r.grant)} from ${scopeWords(r)}` };
   },
 };

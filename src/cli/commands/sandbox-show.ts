@@ -5,7 +5,6 @@
 import type { SandboxView } from '../../../gen/types/sandbox-view.js';
 import { show } from '../../ops/sandbox.js';
 import { check } from '../../schema/validate.js';
-import { opsEnv } from '../ops-env.js';
 import type { CommandSpec } from '../spec.js';
 
 const quote = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
@@ -13,8 +12,11 @@ const quote = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/
 function render(v: SandboxView): string {
   const list = (title: string, paths: readonly string[], mark: (p: string) => string = () => '') => [`${title}:`, ...(paths.length ? paths.map((p) => `  ${p}${mark(p)}`) : ['  (none)'])];
   const granted = new Map(v.grants.paths.map((g) => [g.path, g]));
+  const cached = new Map(v.caches.map((c) => [c.at, c]));
   const mark = (p: string) => {
     const g = granted.get(p);
+    const c = cached.get(p);
+    if (c) return `  (the project's own ${c.name} cache, kept in ${c.private}${c.mode === 'seeded' ? `, filled from ${c.user}` : c.mode === 'beside' ? `; yours, ${c.user}, read-only beside it where it exists` : ''})`;
     return g ? `  (granted${g.scope === 'all_projects' ? ' for all projects' : g.scope === 'definition' ? ' by the definition' : ''}${g.secret ? ', SECRET' : ''})` : '';
   };
   const net = v.network.mode === 'all' ? "all (the project's network permission: shadowcode trust --network)" : v.network.mode === 'hosts' ? `only ${v.network.hosts.join(', ')}, through shadowcode's proxy (each connection recorded)` : 'none (only its own loopback)';
@@ -26,6 +28,7 @@ function render(v: SandboxView): string {
     ...list('read-only', v.read_only, mark),
     ...list('private (empty; what is written there is discarded)', v.private),
     ...list('hidden', v.hidden),
+    `toolchains ${v.toolchains.length ? `${v.toolchains.join(', ')} (found on PATH and in the environment; read-only)` : 'none beyond the system folders'}`,
     `network   ${net}`,
     ...v.grants.skipped.map((s) => `not applied: ${s.path} (${s.scope === 'all_projects' ? 'all projects' : s.scope}): ${s.why}`),
     ...(v.bwrap ? ['bwrap command line:', `  ${v.bwrap.map(quote).join(' ')}`] : []),
@@ -36,14 +39,14 @@ export const command: CommandSpec = {
   name: 'sandbox show',
   summary: 'Show what a sandboxed command of the project sees, and its network',
   description:
-    'Show the effective boundary of a sandboxed command in the selected project, built the way the next start would build it: what it sees read-write and read-only, what is private to it (the home and /tmp, empty and discarded), what stays hidden (the profile, the secret paths of policy/sandbox.json), its network (none, all, or only granted hosts through the proxy), and the grants that make it (sandbox allow), including any that are not applied now and why. After -- name a command to see what it needs to start, and its exact bwrap command line (the placeholders for missing protected paths and the proxy\'s folder are made at the start itself).',
+    'Show the effective boundary of a sandboxed command in the selected project, built the way the next start would build it: what it sees read-write and read-only, what is private to it (the home and /tmp, empty and discarded), what stays hidden (the profile, the secret paths of policy/sandbox.json), the toolchains found on PATH and in the environment (read-only) and the package caches private to the project, its network (none, all, or only granted hosts through the proxy), and the grants that make it (sandbox allow), including any that are not applied now and why. After -- name a command to see what it needs to start, and its exact bwrap command line (the placeholders for missing protected paths and the proxy\'s folder are made at the start itself).',
   options: [],
   args: [{ name: 'COMMAND', required: false, variadic: true, description: 'the literal argv, after --' }],
   examples: ['shadowcode --project ~/src/app sandbox show', 'shadowcode --project ~/src/app --json sandbox show -- npm test'],
   workspace: 'required',
   async run(ctx, { args }) {
     const project = ctx.requireWorkspace('sandbox show');
-    const view = check<SandboxView>('sandbox-view', await show(opsEnv(ctx), project, args.length ? args : null), 'SC_INTERNAL', 'sandbox view');
+    const view = check<SandboxView>('sandbox-view', await show(ctx.ops, project, args.length ? args : null), 'SC_INTERNAL', 'sandbox view');
     return { data: view, text: render(view) };
   },
 };

@@ -1,4 +1,5 @@
-/* shadowcode secret list: names and dates only, and the definitions whose literal env values are stored (names only). */
+/* shadowcode secret list: names and dates only, and the definitions whose literal env values are stored (names only; ops/secrets.ts). */
+import { listSecrets } from '../../ops/secrets.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
 
@@ -10,10 +11,8 @@ export const command: CommandSpec = {
   examples: ['shadowcode secret list', 'shadowcode --json secret list'],
   workspace: 'ignored',
   async run(ctx) {
-    const store = ctx.secrets();
-    const secrets = store.list();
     // Literal env values that mcp add moved out of a definition are stored here too: list them by name.
-    const definitionEnv = store.definitionEnvNames();
+    const { secrets, definition_env: definitionEnv } = listSecrets(ctx.ops);
     const parts = [];
     if (secrets.length) parts.push(table(['NAME', 'CREATED', 'UPDATED'], secrets.map((s) => [s.name, s.created_at, s.updated_at]), ctx.style));
     if (definitionEnv.length) parts.push(table(['DEFINITION', 'ENV VALUES STORED'], definitionEnv.map((d) => [d.definition, d.names.join(', ')]), ctx.style));

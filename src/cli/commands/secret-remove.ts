@@ -1,6 +1,5 @@
-/* shadowcode secret remove NAME */
-import { enforce } from '../../policy/gate.js';
-import { checkSecretName } from '../../store/secrets.js';
+/* shadowcode secret remove NAME (ops/secrets.ts). */
+import { removeSecret } from '../../ops/secrets.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -12,9 +11,7 @@ export const command: CommandSpec = {
   workspace: 'ignored',
   async run(ctx, { args }) {
     const name = args[0] as string;
-    checkSecretName(name);
-    const store = ctx.secrets();
-    await enforce(ctx.gate(), ctx.request('cli:secret.remove', { args: { name } }), (t) => store.remove(t, name));
-    return { data: { name, removed: true }, text: `removed secret ${name}` };
+    const r = await removeSecret(ctx.ops, name);
+    return { data: r, text: `removed secret ${name}` };
   },
 };

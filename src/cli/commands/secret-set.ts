@@ -1,5 +1,5 @@
-/* shadowcode secret set NAME: store a value from stdin or a hidden prompt, never from argv. */
-import { enforce } from '../../policy/gate.js';
+/* shadowcode secret set NAME: store a value from stdin or a hidden prompt, never from argv (ops/secrets.ts). */
+import { setSecret } from '../../ops/secrets.js';
 import { checkSecretName } from '../../store/secrets.js';
 import { readSecretValue } from '../read-secret.js';
 import type { CommandSpec } from '../spec.js';
@@ -18,8 +18,7 @@ export const command: CommandSpec = {
     const name = args[0] as string;
     checkSecretName(name);
     const value = await readSecretValue(ctx.io, name, ctx.policy().limits.secrets.value_bytes);
-    const store = ctx.secrets();
-    const { created } = await enforce(ctx.gate(), ctx.request('cli:secret.set', { args: { name } }), (t) => store.set(t, name, value));
+    const { created } = await setSecret(ctx.ops, { name, value });
     return { data: { name, created }, text: `${created ? 'stored' : 'replaced'} secret ${name}` };
   },
 };

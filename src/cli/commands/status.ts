@@ -1,13 +1,6 @@
-/* shadowcode status: what this invocation would act on, and with which policy. */
+/* shadowcode status: what this invocation would act on, and with which policy (ops/status.ts), in lines. */
 import type { Status } from '../../../gen/types/status.js';
-import { check } from '../../schema/validate.js';
-import { holdsHome } from '../../policy/home.js';
-import { getProject } from '../../store/projects.js';
-import { PROTOCOL_REVISIONS, VERSION } from '../../version.js';
-import { engineFiles } from '../../engine/daemon/files.js';
-import { sandboxStatus } from '../../engine/spawn/index.js';
-import { telemetryStatus } from '../../ops/telemetry.js';
-import { findShared } from '../engine.js';
+import { status } from '../../ops/status.js';
 import type { CommandSpec } from '../spec.js';
 import { inert } from '../../util/inert-text.js';
 
@@ -19,35 +12,15 @@ export const command: CommandSpec = {
   examples: ['shadowcode --project ~/src/app status', 'shadowcode --json status'],
   workspace: 'optional',
   async run(ctx) {
-    const db = ctx.db();
-    const policy = ctx.policy();
-    const project = ctx.workspace === undefined ? null : { ...getProject(db, ctx.workspace), holds_home: holdsHome(ctx.workspace, ctx.homes()) };
-    const shared = await findShared(ctx);
-    const data = check<Status>(
-      'status',
-      {
-        project,
-        profile: { path: ctx.profile.dir },
-        engine: { mode: shared ? 'shared' : 'temporary', pid: shared?.info.pid ?? null, socket: engineFiles(ctx.profile.dir).sock },
-        versions: {
-          shadowcode: VERSION,
-          node: process.versions.node,
-          sqlite: (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v,
-          protocols: [...PROTOCOL_REVISIONS],
-        },
-        policy: { hash: policy.hash, rules: policy.permissions.rules.length },
-        sandbox: sandboxStatus(policy),
-        telemetry: telemetryStatus({ profileDir: ctx.profile.dir, env: ctx.io.env, policy }),
-      },
-      'SC_INTERNAL',
-      'status output',
-    );
+    const data = await status(ctx.ops);
+    const project = data.project;
+    const shared = data.engine.mode === 'shared';
     const lines = [
       project
         ? `project   ${inert(project.path)}${project.holds_home ? '\nrefused   it is /, your home folder or holds it: trust, tasks, tests and commands are refused here (rule project-holds-home)' : ''}\ntrust     ${project.trusted ? `trusted at ${project.level} since ${project.trusted_at}` : 'not trusted (read_only)'}\nnetwork   ${project.network ? 'allowed: tasks may reach remote models and servers' : 'off: loopback models and servers only'}`
         : 'project   none selected (use --project DIR)',
       `profile   ${inert(data.profile.path)}`,
-      `engine    ${shared ? `shared, pid ${shared.info.pid} on ${inert(data.engine.socket)}` : 'temporary (no shared engine running; each server runs its own jobs)'}`,
+      `engine    ${shared ? `shared, pid ${data.engine.pid} on ${inert(data.engine.socket)}` : 'temporary (no shared engine running; each server runs its own jobs)'}`,
       `versions  shadowcode ${data.versions.shadowcode}, node ${data.versions.node}, sqlite ${data.versions.sqlite}`,
       `protocols ${data.versions.protocols.join(', ')}`,
       `policy    ${data.policy.hash} (${data.policy.rules} rules)`,

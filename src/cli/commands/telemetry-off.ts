@@ -1,5 +1,5 @@
 /* shadowcode telemetry off: nothing of this profile is exported, whatever the environment says. */
-import { telemetryDepsOf, telemetryOff } from '../../ops/telemetry.js';
+import { telemetryOff } from '../../ops/telemetry.js';
 import type { CommandSpec } from '../spec.js';
 import { telemetryText } from './telemetry-view.js';
 
@@ -13,7 +13,7 @@ export const command: CommandSpec = {
   examples: ['shadowcode telemetry off'],
   workspace: 'ignored',
   async run(ctx) {
-    const view = await telemetryOff(telemetryDepsOf(ctx));
+    const view = await telemetryOff(ctx.ops);
     return { data: view, text: telemetryText(view) };
   },
 };

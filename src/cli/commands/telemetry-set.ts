@@ -1,6 +1,6 @@
 /* shadowcode telemetry set: export this profile's traces, audit rows and metrics to an OTLP/HTTP endpoint. */
 import { ScError } from '../../errors.js';
-import { telemetryDepsOf, telemetrySet } from '../../ops/telemetry.js';
+import { telemetrySet } from '../../ops/telemetry.js';
 import type { CommandSpec } from '../spec.js';
 import { telemetryText } from './telemetry-view.js';
 
@@ -26,7 +26,7 @@ export const command: CommandSpec = {
   workspace: 'ignored',
   async run(ctx, { options }) {
     if (typeof options.endpoint !== 'string') throw new ScError('SC_USAGE', 'telemetry set needs --endpoint URL, e.g. --endpoint http://127.0.0.1:4318');
-    const view = await telemetrySet(telemetryDepsOf(ctx), {
+    const view = await telemetrySet(ctx.ops, {
       endpoint: options.endpoint,
       protocol: options.protocol as string | undefined,
       headers: options.header as string[] | undefined,

@@ -13,7 +13,7 @@ export const command: CommandSpec = {
   examples: ['shadowcode telemetry show', 'shadowcode --json telemetry show'],
   workspace: 'ignored',
   async run(ctx) {
-    const view = telemetryShow({ profileDir: ctx.profile.dir, env: ctx.io.env, policy: ctx.policy() });
+    const view = telemetryShow(ctx.ops);
     return { data: view, text: telemetryText(view) };
   },
 };

@@ -14,9 +14,9 @@ import { EXIT, ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { getProject } from '../../store/projects.js';
 import { encodeCursor } from '../../util/cursor.js';
-import { openEngine } from '../engine.js';
+import { openEngine } from '../../ops/engine.js';
 import type { CommandSpec } from '../spec.js';
-import { sandboxMark, sandboxSupport } from '../../engine/spawn/index.js';
+import { blockText, type Discarded, type SandboxBlock, sandboxMark, sandboxSupport } from '../../engine/spawn/index.js';
 import { inert } from '../../util/inert-text.js';
 import { grantsWords } from '../output.js';
 
@@ -70,7 +70,7 @@ export const command: CommandSpec = {
   name: 'test',
   summary: "Run the project's test command as an approved job",
   description:
-    "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output); 3 when the policy refused to run it, e.g. in a project that is not trusted. What the run changed in the project is recorded on its job and named in the summary (--json: changed_files): shadowcode review JOB shows the diff, shadowcode rollback JOB undoes it.",
+    "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output; when it failed on a path the sandbox hid or showed read-only, the summary names the path and the sandbox allow command that would show it, and --json has them as sandbox_blocked); 3 when the policy refused to run it, e.g. in a project that is not trusted. What the run changed in the project is recorded on its job and named in the summary (--json: changed_files): shadowcode review JOB shows the diff, shadowcode rollback JOB undoes it.",
   options: [{ name: 'yes', type: 'boolean', description: 'approve the exact command without asking' }],
   args: [{ name: 'COMMAND', required: false, variadic: true, description: 'the literal argv, after --' }],
   examples: ['shadowcode --project ~/src/app test', 'shadowcode --project ~/src/app test --yes -- npm run test:unit'],
@@ -85,12 +85,14 @@ export const command: CommandSpec = {
       if (!(await confirm(ctx, argv, project))) throw new ScError('SC_APPROVAL_REQUIRED', `not approved: ${JSON.stringify(argv)}; nothing ran (answer y, or pass --yes)`);
     }
     // The shared engine's queue when one runs; this invocation owns the job either way, so ^C cancels it.
-    const engine = await openEngine(ctx, { kind: 'cli', owner: 'cli' });
+    const engine = await openEngine(ctx.ops, { kind: 'cli', owner: 'cli' });
     const owner: OwnerSpec = { label: `cli:${process.pid}:${randomBytes(4).toString('hex')}`, transport: 'cli', project };
     const tail = new Tail(ctx.policy().limits.cli.output_tail_bytes);
     let exit: ExitBody | undefined;
     let refusal: { message: string; code?: string; decision_id?: string } | undefined;
     const changed = new Map<string, string>();
+    const blocked: SandboxBlock[] = [];
+    let discarded: (Discarded & { notice: string }) | undefined;
     try {
       // A refusal, at submission or when the job is about to run, says which rule and what to do about it.
       const refused = (message: string, detail: Record<string, unknown> | undefined): ScError => {
@@ -118,6 +120,8 @@ export const command: CommandSpec = {
               tail.add(body.text);
               if (!ctx.json) (e.kind === 'stderr' ? ctx.io.stderr : ctx.io.stdout).write(body.text);
             } else if (e.kind === 'exit') exit = body;
+            else if (e.kind === 'sandbox_blocked') blocked.push(...((e.body as { blocks?: SandboxBlock[] }).blocks ?? []));
+            else if (e.kind === 'sandbox_discarded') discarded = e.body as Discarded & { notice: string };
             else if (e.kind === 'files_changed') for (const c of (e.body as { changed?: Array<{ path: string; kind: string }> }).changed ?? []) changed.set(c.path, c.kind);
             else if (e.kind === 'error') refusal = { message: body.message ?? 'the job failed', ...(body.code ? { code: body.code } : {}), ...(body.decision_id ? { decision_id: body.decision_id } : {}) };
           }
@@ -138,8 +142,8 @@ export const command: CommandSpec = {
             ? `succeeded: ${inert(JSON.stringify(argv))} exited 0 after ${cur.duration_ms} ms (job ${cur.id})`
             : `${cur.state}: ${inert(JSON.stringify(argv))}: ${inert(reason ?? '')}${cur.duration_ms !== null ? ` after ${cur.duration_ms} ms` : ''} (job ${cur.id})`;
           const files = [...changed].map(([path, kind]) => ({ path, kind }));
-          const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated, changed_files: files };
-          const note = files.length ? `\nit changed ${files.map((f) => `${inert(f.path)} (${f.kind})`).join(', ')}: see shadowcode --project ${project} review ${cur.id}` : '';
+          const data = { job: cur, passed: ok, ...(reason ? { reason } : {}), output_tail: tail.toString(), output_truncated: tail.truncated, changed_files: files, ...(blocked.length ? { sandbox_blocked: blocked } : {}), ...(discarded ? { discarded: { count: discarded.count, paths: discarded.paths, more: discarded.more } } : {}) };
+          const note = `${files.length ? `\nit changed ${files.map((f) => `${inert(f.path)} (${f.kind})`).join(', ')}: see shadowcode --project ${project} review ${cur.id}` : ''}${blocked.length ? `\nit ran in the sandbox, which is why it failed here:\n${inert(blockText(blocked))}` : ''}${discarded ? `\nnote: ${inert(discarded.notice)}` : ''}`;
           // Our own status, never the command's: its 2, 3 or 4 would read as a usage error, a denial or a broken chain.
           return { data, text: `${summary}${note}`, exitCode: ok ? EXIT.ok : EXIT.error };
         }

@@ -1,16 +1,12 @@
 /*
  * shadowcode trust: record that the user trusts the selected project, at a level,
- * and optionally whether its tasks may reach hosts that are not loopback.
+ * and optionally whether its tasks may reach hosts that are not loopback (ops/trust.ts).
  *
- *   --level (default: workspace, or the current one for a network change alone)
- *   --network | --no-network (neither: the network permission stays as it is)
- *   ─► gate cli:trust (a project that is /, the home or holds it: SC_PROJECT_HOLDS_HOME)
- *   ─► stored ─► one line: the level, and the network state that results, saying
- *      when it was kept from before
+ *   --level, --network | --no-network ─► ops trust ─► one line: the level, and the network
+ *   state that results, saying when it was kept from before
  */
-import { asScError, ScError } from '../../errors.js';
-import { enforce } from '../../policy/gate.js';
-import { getProject, setTrust } from '../../store/projects.js';
+import { ScError } from '../../errors.js';
+import { trust } from '../../ops/trust.js';
 import type { Level } from '../../ticket.js';
 import type { CommandSpec } from '../spec.js';
 
@@ -28,25 +24,14 @@ export const command: CommandSpec = {
   examples: ['shadowcode --project ~/src/app trust', 'shadowcode --project ~/src/app trust --level read_only', 'shadowcode --project ~/src/app trust --network', 'shadowcode --project ~/src/app trust --no-network'],
   workspace: 'required',
   async run(ctx, { options }) {
-    const path = ctx.requireWorkspace('trust');
+    ctx.requireWorkspace('trust');
     if (options.network && options['no-network']) throw new ScError('SC_USAGE', 'trust takes --network or --no-network, not both');
     const network = options.network ? true : options['no-network'] ? false : undefined;
-    const current = getProject(ctx.db(), path);
-    const level = (options.level as Level | undefined) ?? (network !== undefined && current.trusted ? current.level : 'workspace');
-    let rec;
-    try {
-      rec = await enforce(ctx.gate(), ctx.request('cli:trust', { args: network === undefined ? { level } : { level, network } }), (t) => setTrust(t, ctx.db(), path, level, network));
-    } catch (err) {
-      const e = asScError(err);
-      if (e.code !== 'SC_PROJECT_HOLDS_HOME') throw e;
-      const home = ctx.homes().find((h) => h === path || h.startsWith(path === '/' ? '/' : `${path}/`));
-      const what = path === '/' ? 'the root folder' : home === path ? 'your home folder' : `a folder holding your home folder ${home ?? ''}`.trimEnd();
-      throw new ScError('SC_PROJECT_HOLDS_HOME', `${path} is ${what}: a task trusted there could change your shell start-up files, git and SSH configuration and read your keys, so it is not trusted. Trust the project's own folder instead (shadowcode --project DIR trust) [rule project-holds-home]`, { ...e.detail, project: path });
-    }
-    const kept = network === undefined && current.trusted;
+    const r = await trust(ctx.ops, { ...(options.level !== undefined ? { level: options.level as Level } : {}), ...(network !== undefined ? { network } : {}) });
+    const rec = r.project;
     const state = rec.network ? 'network allowed' : 'network off';
     // A network permission granted earlier and kept without being asked for is the one to point out.
-    const note = kept && rec.network ? ' (kept from before; --no-network withdraws it)' : '';
-    return { data: { project: rec, network_changed: rec.network !== current.network }, text: `trusted ${rec.path} at level ${rec.level}, ${state}${note}` };
+    const note = r.network_kept && rec.network ? ' (kept from before; --no-network withdraws it)' : '';
+    return { data: { project: rec, network_changed: r.network_changed }, text: `trusted ${rec.path} at level ${rec.level}, ${state}${note}` };
   },
 };

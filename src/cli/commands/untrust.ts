@@ -1,6 +1,5 @@
-/* shadowcode untrust: withdraw trust; the project drops back to read_only. */
-import { enforce } from '../../policy/gate.js';
-import { removeTrust } from '../../store/projects.js';
+/* shadowcode untrust: withdraw trust (ops/trust.ts); the project drops back to read_only. */
+import { untrust } from '../../ops/trust.js';
 import type { CommandSpec } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -12,8 +11,8 @@ export const command: CommandSpec = {
   examples: ['shadowcode --project ~/src/app untrust'],
   workspace: 'required',
   async run(ctx) {
-    const path = ctx.requireWorkspace('untrust');
-    const rec = await enforce(ctx.gate(), ctx.request('cli:untrust'), (t) => removeTrust(t, ctx.db(), path));
+    ctx.requireWorkspace('untrust');
+    const { project: rec } = await untrust(ctx.ops);
     return { data: { project: rec }, text: `${rec.path} is no longer trusted (read_only)` };
   },
 };

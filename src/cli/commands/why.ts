@@ -3,23 +3,12 @@
  * first: which task changed it, when, how and why; the same history
  * shadow_why gives an MCP host.
  *
- *   PATH confined to the project ─► gate cli:why ─► pathHistory ─► table | --json
+ *   PATH, --limit ─► ops why (confined to the project ─► gate cli:why ─► pathHistory) ─► table | --json
  */
-import { relative } from 'node:path';
-import { pathHistory } from '../../engine/history.js';
-import { enforce } from '../../policy/gate.js';
-import { confinedPath } from '../../util/confine.js';
+import { why } from '../../ops/history.js';
 import type { CommandSpec } from '../spec.js';
 import { table } from '../style.js';
 import { inert } from '../../util/inert-text.js';
-
-interface Change {
-  task_id: string;
-  at: string;
-  kind: string;
-  why: string;
-  task_title: string;
-}
 
 export const command: CommandSpec = {
   name: 'why',
@@ -30,13 +19,8 @@ export const command: CommandSpec = {
   examples: ['shadowcode --project ~/src/app why src/greet.js', 'shadowcode --project ~/src/app --json why src/greet.js'],
   workspace: 'required',
   async run(ctx, { args, options }) {
-    const project = ctx.requireWorkspace('why');
-    const path = relative(project, confinedPath(project, args[0] as string, { mustExist: false }));
-    const l = ctx.policy().limits.inspection;
-    const asked = options.limit === undefined ? l.page_size_default : Number(options.limit);
-    const limit = Number.isInteger(asked) && asked > 0 ? Math.min(asked, l.page_size_max) : l.page_size_default;
-    const db = ctx.db();
-    const changes = (await enforce(ctx.gate(), ctx.request('cli:why', { resource: { kind: 'file', id: path.slice(0, 512), project }, args: { path } }), () => pathHistory(db, project, path, limit))) as Change[];
+    ctx.requireWorkspace('why');
+    const { path, changes } = await why(ctx.ops, { path: args[0] as string, ...(options.limit !== undefined ? { limit: Number(options.limit) } : {}) });
     const text = changes.length
       ? table(['WHEN', 'TASK', 'CHANGE', 'WHY'], changes.map((c) => [c.at.slice(0, 19).replace('T', ' '), c.task_id, c.kind, c.why.replace(/\s+/g, ' ')]), ctx.style)
       : `no recorded changes to ${inert(path)}`;

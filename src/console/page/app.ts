@@ -177,6 +177,8 @@ function stepView(e: Json): HTMLElement {
   else if (e.kind === 'runner.state_changed') text = `WARNING: ${b.notice ?? ''}\n${show(b.changed ?? [])}`;
   else if (e.kind === 'protected_created' || e.kind === 'background_unwatched') text = `WARNING: ${b.notice ?? ''}`;
   else if (e.kind === 'changes_limited' || e.kind === 'changes_unobserved') text = `${b.incomplete || e.kind === 'changes_unobserved' ? 'WARNING' : 'note'}: not every change of this task is recorded: ${b.reason ?? ''}`;
+  else if (e.kind === 'sandbox_blocked' || e.kind === 'sandbox_discarded' || e.kind === 'mcp.discarded') text = `${b.notice ?? ''}`;
+  else if (e.kind === 'mcp.stderr') text = `server ${b.definition ?? ''} failed (${b.code ?? ''}); its stderr, last lines (secrets scrubbed):\n${Array.isArray(b.lines) ? b.lines.map((l: unknown) => `  ${String(l)}`).join('\n') : ''}${b.hint ? `\nhint: ${b.hint}` : ''}`;
   else text = JSON.stringify(b);
   return el('div', { class: 'step', 'data-testid': 'step', 'data-kind': e.kind }, el('span', { class: 'kind' }, `${e.seq} ${e.kind}`), el('pre', {}, text));
 }

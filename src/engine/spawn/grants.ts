@@ -66,7 +66,9 @@ export function hiddenPaths(policy: SandboxPolicy, home: string | undefined): st
   return policy.hidden.map((p) => expandHome(p, home)).filter((p): p is string => p !== null && isAbsolute(p));
 }
 
+/** The real path; the path itself when it is not there (looked at first: a thrown ENOENT per missing path was a start's largest cost). */
 function real(p: string): string {
+  if (!lstatSync(p, { throwIfNoEntry: false })) return p;
   try {
     return realpathSync(p);
   } catch {
@@ -213,6 +215,25 @@ function cover(path: string): string[] {
 }
 
 /**
+ * Covers for every hidden path that lies inside one of `shown` (but is not one of them): an empty
+ * read-only folder or an empty file, where it really lies (a link into a shown folder is covered
+ * at its target). The hidden list wins over what merely holds a hidden path.
+ */
+export function coverHidden(hidden: readonly string[], shown: readonly string[]): string[] {
+  const args: string[] = [];
+  const covered = new Set<string>();
+  for (const h of hidden) {
+    for (const at of new Set([h, real(h)])) {
+      if (covered.has(at) || !shown.some((p) => within(at, p) && at !== p)) continue;
+      covered.add(at);
+      if (at === h && lstatSync(h, { throwIfNoEntry: false })?.isSymbolicLink()) continue;
+      args.push(...cover(at));
+    }
+  }
+  return args;
+}
+
+/**
  * The grant block of the bwrap command line. `rebind`: what was bound read-write
  * before it (the project, a toolchain's state folders), bound again where a
  * grant holds it so that a read-only grant above cannot take its writes away.
@@ -224,15 +245,7 @@ export function grantArgs(paths: readonly ActivePath[], hidden: readonly string[
   for (const p of plain) args.push(p.write ? '--bind' : '--ro-bind', p.path, p.path);
   for (const w of rebind) if (plain.some((p) => within(w, p.path) && w !== p.path)) args.push('--bind', w, w);
   // The hidden list wins over a grant that only holds a hidden path: it is covered again, where it really lies.
-  const covered = new Set<string>();
-  for (const h of hidden) {
-    for (const at of new Set([h, real(h)])) {
-      if (covered.has(at) || !plain.some((p) => within(at, p.path) && at !== p.path)) continue;
-      covered.add(at);
-      if (at === h && lstatSync(h, { throwIfNoEntry: false })?.isSymbolicLink()) continue;
-      args.push(...cover(at));
-    }
-  }
+  args.push(...coverHidden(hidden, plain.map((p) => p.path)));
   for (const p of ordered.filter((x) => x.secret)) args.push(p.write ? '--bind' : '--ro-bind', p.path, p.path);
   return { args, bound: ordered.map((p) => p.path), writable: ordered.filter((p) => p.write).map((p) => p.path) };
 }

@@ -28,7 +28,7 @@
  *   with telemetry on, every sandboxed start is a `spawn KIND` span: sandbox level, network, exit
  */
 import { type ChildProcess, spawn, spawnSync, type StdioOptions } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Socket } from 'node:net';
 import { ScError } from '../../errors.js';
@@ -44,15 +44,21 @@ import { trustOf } from '../../policy/requests.js';
 import { hostPortText } from '../../policy/net.js';
 import { getProject } from '../../store/projects.js';
 import { describeBound, processBound, SHELL, startBound } from './bounds.js';
+import { builderFor, bwrapBuilder, type Trial } from './builder.js';
+import { type Discarded, readDiscarded, reportFile } from './discarded.js';
+import { explainFailure, type SandboxBlock } from './explain.js';
 import { sealed } from './fds.js';
-import { type Boundary, definitionBoundary, NO_GRANTS, profileBoundary } from './grants.js';
+import { type CachePlan, cachePlan } from './caches.js';
+import { type Boundary, definitionBoundary, hiddenPaths, NO_GRANTS, profileBoundary } from './grants.js';
 import { holdProtected } from './holds.js';
 import { startNetProxy } from './net-proxy.js';
-import { absolutePath, type BwrapFeatures, commandError, type Confinement, findOnPath, helperArgv, type Lookup, pathLookup, type SandboxBounds, type SandboxLevel, type SandboxSupport, sandboxArgv, sandboxEnv } from './sandbox.js';
+import { absolutePath, type BwrapFeatures, commandError, type Confinement, type Lookup, pathLookup, type SandboxBounds, type SandboxLevel, type SandboxSupport, sandboxEnv } from './sandbox.js';
 import { within } from './state-paths.js';
 
 export { type SandboxLevel, type SandboxSupport, protectedProjectPaths } from './sandbox.js';
 export { type Boundary, NO_GRANTS } from './grants.js';
+export { blockText, type SandboxBlock } from './explain.js';
+export { type Discarded, discardedNotice } from './discarded.js';
 
 export type SpawnKind = 'command' | 'background' | 'runner' | 'mcp_server' | 'probe';
 
@@ -113,6 +119,14 @@ export interface Supervised {
    * host's config folder below the top). Each is also in a `protected_created` audit row.
    */
   readonly created: Promise<readonly string[]>;
+  /**
+   * Why it failed, when the sandbox is why: the paths its output (the end of it) names that the
+   * sandbox hid or showed read-only, each with the `sandbox allow` that would show it (explain.ts).
+   * None unsandboxed, or when it succeeded.
+   */
+  explain(output: string, code: number | null): SandboxBlock[];
+  /** After the whole group is gone: what it wrote in its private home and /tmp, now discarded (discarded.ts); null for nothing. */
+  readonly discarded: Promise<Discarded | null>;
 }
 
 const probed = new Map<string, SandboxSupport & { features: BwrapFeatures }>();
@@ -126,26 +140,17 @@ export function sandboxSupport(path: string = process.env.PATH ?? ''): SandboxSu
   return s;
 }
 
-const ok = (bwrap: string, args: string[]) => spawnSync(bwrap, [...args, '--ro-bind', '/', '/', 'true'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
-const BASE = ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL'];
-const NO_USERNS = ['--unshare-user', '--disable-userns'];
-const SIZED = ['--size', '1048576', '--tmpfs', '/tmp'];
-
 function probe(path: string): SandboxSupport & { features: BwrapFeatures } {
-  const none = (detail: string) => ({ level: 'none' as const, bwrap: null, detail, features: ALL });
-  if (process.platform !== 'linux') return none(`no sandbox on ${process.platform} (bubblewrap is Linux only)`);
-  const bwrap = findOnPath('bwrap', path);
-  if (!bwrap) return none('bwrap is not on PATH (install the bubblewrap package)');
-  // Everything we use, in one throwaway run; one part at a time only where that fails (bubblewrap before 0.8.0, a setuid bwrap).
-  if (ok(bwrap, [...BASE, ...NO_USERNS, ...SIZED]).status === 0) return { level: 'bwrap', bwrap, detail: `bubblewrap (${bwrap})`, features: ALL };
-  const r = ok(bwrap, BASE);
-  if (r.status !== 0) {
-    const why = (r.stderr?.toString('utf8').trim().split('\n')[0] ?? '') || r.error?.message || `exit ${r.status}`;
-    return none(`bwrap cannot create namespaces here: ${why.slice(0, 200)}`);
-  }
-  const features = { size: ok(bwrap, [...BASE, ...SIZED]).status === 0, disableUserns: ok(bwrap, [...BASE, ...NO_USERNS]).status === 0 };
-  return { level: 'bwrap', bwrap, detail: `bubblewrap (${bwrap})`, features };
+  const builder = builderFor();
+  if (!builder) return { level: 'none', bwrap: null, detail: `no sandbox on ${process.platform} (bubblewrap is Linux only; no other platform has a sandbox builder yet)`, features: ALL };
+  return builder.probe(path, trial);
 }
+
+/** The builder's throwaway start (is the sandbox possible here?), made here like every start. */
+const trial: Trial = (program, args) => {
+  const r = spawnSync(program, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
+  return { status: r.status, stderr: r.stderr?.toString('utf8') ?? '', ...(r.error ? { error: r.error.message } : {}) };
+};
 
 const currentUid = () => (typeof process.getuid === 'function' ? process.getuid() : -1);
 
@@ -192,6 +197,8 @@ interface Prepared {
    * Project-relative; call after release.
    */
   readonly created: () => string[];
+  /** What it left in its private home and /tmp, read from its report (once, after it ended); null when nothing or no report. */
+  readonly discarded: () => Discarded | null;
 }
 
 /** What the user granted that applies to a start: the profile's grants for commands, tests, background processes and runners; a server gets only what its definition declares. */
@@ -230,9 +237,22 @@ export const bridgeProgram = () => join(packageRoot(), 'dist', 'net-bridge.cjs')
 
 export interface Extras {
   readonly grants: Boundary;
+  /** The project's private package caches; made here (folders made, seeds copied) when not given. */
+  readonly caches?: CachePlan;
   readonly proxy?: { readonly dir: string; readonly socket: string } | null;
   /** The project's protected paths found below its top (protected-scan.ts); found here when not given. */
   readonly protectedBinds?: readonly string[];
+  /** Report what the process leaves in its private home and /tmp (a command, a background process, a server). */
+  readonly report?: boolean;
+  /** The report file made for this start (confinedCommand). */
+  readonly reportFile?: string;
+  /** The protected layout of each folder granted writable; found here when not given. */
+  readonly grantLayouts?: ReadonlyArray<{ readonly root: string; readonly layout: ProtectedLayout }>;
+}
+
+/** The protected layout of each folder a start gets read-write (protected-scan.ts, as for the project). */
+export function grantLayouts(policy: Policy, grants: Boundary): Array<{ root: string; layout: ProtectedLayout }> {
+  return grants.paths.filter((p) => p.write && statSync(p.path, { throwIfNoEntry: false })?.isDirectory()).map((p) => ({ root: p.path, layout: protectedLayout(policy, p.path) }));
 }
 
 /** The bwrap command line of a start, with nothing made or held (sandbox show; confinedCommand below). */
@@ -241,7 +261,17 @@ export function commandLine(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: strin
   const proxy = extras.proxy ? { ...extras.proxy, bridge: bridgeProgram(), node: process.execPath } : undefined;
   const project = req.confine.project;
   const protectedBinds = extras.protectedBinds ?? (project ? protectedLayout(req.policy, project).entries.filter((e) => e.kind !== 'link').map((e) => e.rel) : []);
-  return sandboxArgv({ ...req.confine, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
+  const caches = extras.caches ?? projectCaches(req, profileDir);
+  const report = extras.reportFile ? { report: { file: extras.reportFile, entries: req.policy.limits.sandbox.discarded_entries } } : {};
+  const grantProtected = (extras.grantLayouts ?? grantLayouts(req.policy, extras.grants)).map((g) => ({ root: g.root, rels: g.layout.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) }));
+  return (builderFor() ?? bwrapBuilder).commandLine({ ...req.confine, ...report, grantProtected, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, caches, pathEntries: req.policy.limits.sandbox.path_entries, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
+}
+
+/** The private package caches of a start (caches.ts): none without a project; `dry` makes and copies nothing (sandbox show). */
+export function projectCaches(req: Pick<SpawnRequest, 'confine' | 'env' | 'policy'>, profileDir: string | null, dry = false, owner?: number): CachePlan {
+  const sp = sandboxPolicy(req.policy);
+  const avoid = [...hiddenPaths(sp, req.env.HOME), ...(profileDir ? [profileDir] : [])];
+  return cachePlan(req.confine.project, req.env, sp, req.policy.limits.sandbox.cache_seed_entries, avoid, { dry, ...(owner !== undefined ? { owner } : {}) });
 }
 
 /**
@@ -273,6 +303,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
   // A protected path that does not exist yet gets a placeholder first, so the sandbox can bind it read-only.
   const hold = project ? holdProtected(project, held, profileDir) : null;
   let bound: ReturnType<typeof startBound> | null = null;
+  let rep: ReturnType<typeof reportFile> | null = null;
   try {
     const pb = processBound(uid);
     // The shell that sets the limit must be visible inside: only where the policy shows its system folder.
@@ -282,9 +313,25 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     const bounds = { tmp_bytes: L.tmp_bytes, home_bytes: L.home_bytes, inner: bound.inner, features: sandboxSupport().features };
     const b = bound;
     const protectedBinds = layout?.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) ?? [];
+    rep = extras.report ? reportFile(req.env.TMPDIR, uid) : null;
+    const granted = grantLayouts(req.policy, extras.grants);
+    const line = commandLine(req, bwrap, profileDir, { ...extras, protectedBinds, grantLayouts: granted, caches: extras.caches ?? projectCaches(req, profileDir, false, uid), ...(rep ? { reportFile: rep.file } : {}) }, bounds, find);
+    const r = rep;
+    let read = false;
     return {
-      argv: [...b.outer, ...commandLine(req, bwrap, profileDir, { ...extras, protectedBinds }, bounds, find)],
+      argv: [...b.outer, ...line],
       bwrapAt: b.outer.length,
+      // Read once, after the end; the report file goes with it.
+      discarded: () => {
+        if (!r || read) return null;
+        read = true;
+        try {
+          const mounted = (builderFor() ?? bwrapBuilder).mounts(line).map((m) => m.at);
+          return readDiscarded(r.file, req.env.HOME, mounted, L.discarded_entries);
+        } finally {
+          r.remove();
+        }
+      },
       env: sandboxEnv(req.env, req.confine.project),
       error: commandError(req.argv[0] ?? '', req.cwd, req.env.PATH ?? '', find),
       release: () => {
@@ -294,11 +341,16 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
           hold?.release();
         }
       },
-      created: () => (project && layout ? createdSince(req.policy, project, layout, held) : []),
+      created: () => [
+        ...(project && layout ? createdSince(req.policy, project, layout, held) : []),
+        // In a folder granted writable: named by its full path.
+        ...granted.flatMap((g) => createdSince(req.policy, g.root, g.layout, []).map((rel) => join(g.root, rel))),
+      ],
     };
   } catch (err) {
     bound?.release();
     hold?.release();
+    rep?.remove();
     throw err;
   }
 }
@@ -335,7 +387,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   if (support.level === 'none' && req.policy.sandbox.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
   }
-  let prepared: Prepared = { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, release: () => {}, created: () => [] };
+  let prepared: Prepared = { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, release: () => {}, created: () => [], discarded: () => null };
   let grants = NO_GRANTS;
   if (support.level === 'bwrap') {
     const profileDir = profileOf(req.db);
@@ -343,7 +395,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
     // Only granted hosts: a proxy of its own, outside, for as long as the process lives.
     const proxy = proxied(req, grants) ? startNetProxy(ticket, { hosts: grants.hosts, gate: proxyGate(req), owner: ticket.owner, project: req.confine.project, limits: req.policy.limits.net_proxy }) : null;
     try {
-      const inner = confinedCommand(req, support.bwrap as string, profileDir, undefined, { grants, proxy });
+      const inner = confinedCommand(req, support.bwrap as string, profileDir, undefined, { grants, proxy, report: REPORTED.has(req.kind) });
       prepared = { ...inner, level: 'bwrap', release: () => (proxy?.close(), inner.release()) };
     } catch (err) {
       proxy?.close();
@@ -357,10 +409,14 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
     recordSpawn(req.db, req.kind, { decision_id: ticket.decisionId, kind: req.kind, argv0: req.argv[0] ?? null, level: prepared.level, network: req.confine.network, ...(req.confine.network && req.confine.networkWhy ? { network_why: req.confine.networkWhy } : {}), ...granted, ...hosts, project: req.confine.project });
   } catch (err) {
     prepared.release();
+    prepared.discarded();
     throw err;
   }
   return prepared;
 }
+
+/** The kinds told what they left in their private home and /tmp: a coding CLI's home is its own business, a probe writes nothing. */
+const REPORTED = new Set<SpawnKind>(['command', 'background', 'mcp_server']);
 
 /** Starts a process under the supervisor, sandboxed where possible. stdin 'pipe' gives the caller the child's stdin. */
 export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: number; stdin: 'pipe' | 'ignore' }): Supervised {
@@ -410,7 +466,31 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
   // The supervisor reports only after the whole group is gone, and with it the sandbox's mounts.
   const created = status.then(afterExit(p, ticket.decisionId, req));
   tel()?.track(`spawn ${req.kind}`, spawnAttrs(req.kind, req.argv[0], p.level, req.confine.network, ticket.decisionId), status.then((s) => ({ 'process.exit.code': s.code ?? undefined, 'shadowcode.spawn.outcome': s.outcome, 'shadowcode.spawn.signal': s.signal ?? undefined })));
-  return { process: sup, level: p.level, pid, status, stop: () => life.end(), created };
+  const discarded = created.then(() => discardedOf(p));
+  return { process: sup, level: p.level, pid, status, stop: () => life.end(), created, explain: explainer(p, req), discarded };
+}
+
+/** The explanation of a start's failure, against the command line it was started with. */
+function explainer(p: Prepared, req: SpawnRequest): Supervised['explain'] {
+  return (output, code) => {
+    if (p.level === 'none' || p.bwrapAt === null) return [];
+    const sp = sandboxPolicy(req.policy);
+    const builder = builderFor() ?? bwrapBuilder;
+    const cap = req.policy.limits.sandbox.explain_bytes;
+    return explainFailure(builder.mounts(p.argv.slice(p.bwrapAt)), output.length > cap ? output.slice(-cap) : output, code, {
+      project: req.confine.project, profileDir: profileOf(req.db), home: req.env.HOME, path: req.env.PATH ?? '', cwd: req.cwd,
+      hidden: hiddenPaths(sp, req.env.HOME), systemReadOnly: sp.system_read_only, server: req.kind === 'mcp_server',
+    });
+  };
+}
+
+/** What the process left in its private home and /tmp; never an error in the caller's path. */
+function discardedOf(p: Prepared): Discarded | null {
+  try {
+    return p.discarded();
+  } catch {
+    return null;
+  }
 }
 
 /** A spawn's span attributes: what was started (the program's name, not its arguments), how confined. */
@@ -453,7 +533,7 @@ const afterExit = (p: Prepared, decisionId: string, req: SpawnRequest) => (): st
 };
 
 /** Starts a process with no supervisor (it keeps its own lifetime), detached as the leader of its own group, sandboxed where possible. */
-export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: StdioOptions }): { child: ChildProcess; level: SandboxLevel; created: Promise<readonly string[]> } {
+export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: StdioOptions }): { child: ChildProcess; level: SandboxLevel; created: Promise<readonly string[]>; discarded: Promise<Discarded | null> } {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   const p = prepare(ticket, req);
   let child: ChildProcess;
@@ -464,6 +544,7 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
     child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: s.stdio, shell: false });
   } catch (err) {
     p.release();
+    discardedOf(p);
     throw err;
   }
   // bwrap exits only after the sandbox's first process, and with it the PID namespace, is gone.
@@ -475,7 +556,7 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
     child.once('error', end);
   });
   tel()?.track(`spawn ${req.kind}`, spawnAttrs(req.kind, req.argv[0], p.level, req.confine.network, ticket.decisionId), exitOf(child));
-  return { child, level: p.level, created };
+  return { child, level: p.level, created, discarded: created.then(() => discardedOf(p)) };
 }
 
 export interface HelperRequest {
@@ -512,7 +593,7 @@ export function startHelper(ticket: GateTicket, req: HelperRequest): { child: Ch
   const bounds = { tmp_bytes: req.policy.limits.sandbox.tmp_bytes, features: support.features };
   const boxed =
     support.level === 'bwrap'
-      ? helperArgv({ bwrap: support.bwrap as string, policy: sp, argv, reads: [...helperFiles(req.program), ...req.reads], writes: req.writes, unset: req.policy.environment.deny, home: process.env.HOME, bounds })
+      ? (builderFor() ?? bwrapBuilder).helperLine({ bwrap: support.bwrap as string, policy: sp, argv, reads: [...helperFiles(req.program), ...req.reads], writes: req.writes, unset: req.policy.environment.deny, home: process.env.HOME, bounds })
       : argv;
   recordSpawn(req.db, 'helper', { decision_id: ticket.decisionId, kind: 'helper', argv0: name, level: support.level, network: false, project: req.project });
   const s = sealed(boxed, req.stdio, support.level === 'bwrap' ? 0 : null);

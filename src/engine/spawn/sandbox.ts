@@ -26,8 +26,10 @@ import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSyn
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { readUserFile } from '../../util/safe-read.js';
-import { type Boundary, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
+import { type CachePlan, cacheArgs } from './caches.js';
+import { type Boundary, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
 import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
+import { type ToolchainView, toolchainView } from './toolchains.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
 
@@ -101,7 +103,35 @@ export interface SandboxPlan extends Confinement {
   readonly grants?: Boundary;
   /** Only granted hosts may be reached: the proxy's socket (in its own folder), bound in, and the bridge that starts the command. */
   readonly proxy?: { readonly dir: string; readonly socket: string; readonly bridge: string; readonly node: string };
+  /** The user's toolchains (toolchains.ts); found here when not given. */
+  readonly tools?: ToolchainView;
+  /** How many entries of a PATH folder are looked at for links (limits.sandbox.path_entries). */
+  readonly pathEntries?: number;
+  /** The project's private package caches (caches.ts); none when not given. */
+  readonly caches?: CachePlan;
+  /**
+   * The protected paths (relative, protected-scan.ts) found in each folder granted writable: a
+   * repository or a host config there is held read-only like the project's own.
+   */
+  readonly grantProtected?: ReadonlyArray<{ readonly root: string; readonly rels: readonly string[] }>;
+  /**
+   * A file of ours, bound in at its own path, where a shell that runs first inside lists what the
+   * process left in its private home and /tmp when it ends (at most `entries` lines): those files
+   * are discarded with the sandbox, and its result says so (discarded.ts).
+   */
+  readonly report?: { readonly file: string; readonly entries: number };
 }
+
+/**
+ * The shell that runs the command and, when it has ended (also by TERM: the trap lets the shell
+ * outlive the signal its command got), lists the files left on the private home and /tmp (-xdev:
+ * not what is bound into them) into the report file. Its exit status is the command's.
+ */
+const REPORT = 'trap : TERM INT HUP; f=$1 h=$2; shift 2; "$@"; s=$?; find ${h:+"$h"} /tmp -xdev \\( -type f -o -type l \\) -fprint "$f" 2>/dev/null; exit $s';
+/** The process bound's shell (bounds.ts) ends by exec'ing the command; the report shell takes its limit over instead, saving a shell. */
+const EXEC_TAIL = 'exec "$@"';
+/** Where the report file is inside: a folder of the sandbox's own root, no host folder. */
+export const REPORT_AT = '/run/shadowcode/report';
 
 /** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
 function statQuiet(p: string): ReturnType<typeof statSync> {
@@ -145,7 +175,9 @@ export function protectedProjectPaths(policy: SandboxPolicy): readonly string[] 
   return policy.project_read_only;
 }
 
+/** The real path; the path itself when it is not there (looked at first: a thrown ENOENT per missing path was a start's largest cost). */
 function real(p: string): string {
+  if (!lstatSync(p, { throwIfNoEntry: false })) return p;
   try {
     return realpathSync(p);
   } catch {
@@ -271,10 +303,6 @@ export function startupRoots(argv: readonly string[], cwd: string, env: Record<s
     const value = a.startsWith('/') ? a : /^--?[\w-]+=\//.test(a) ? a.slice(a.indexOf('=') + 1) : null;
     if (value && exists(value)) addPackage(roots, packageRoot(real(value), home));
   }
-  for (const p of policy.tool_caches[basename(argv[0] ?? '')] ?? []) {
-    const abs = expandHome(p, home);
-    if (abs) roots.add(abs);
-  }
   for (const p of policy.extra_read_only) {
     const abs = expandHome(p, home);
     if (abs) roots.add(abs);
@@ -379,6 +407,27 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const bound: string[] = [...system.bound];
   const home = plan.env.HOME;
   if (home && isAbsolute(home) && home !== '/') out.push(...tmpfs(home, plan.bounds?.home_bytes, f));
+  // Outside the home and /tmp, so the process sees its private folders as empty as ever.
+  if (plan.report) out.push('--bind', plan.report.file, REPORT_AT);
+  // ── The user's toolchains (toolchains.ts): every PATH folder and the install behind it, what the
+  // environment names, read-only, for the command and everything it starts. Never the profile or the
+  // project from here, nothing in a hidden path, and a hidden path inside one is covered again.
+  const hidden = hiddenPaths(plan.policy, home);
+  const hiddenAll = [...new Set([...hidden, ...hidden.map(real)])];
+  const profile = plan.profileDir ? real(plan.profileDir) : null;
+  const allowed = (p: string) => {
+    const r = real(p);
+    return !hiddenAll.some((h) => within(p, h) || within(r, h)) && !(profile && (within(p, profile) || within(r, profile))) && !(plan.project && (within(p, plan.project) || within(r, plan.project)));
+  };
+  const tools = plan.tools ?? toolchainView(plan.env, plan.policy, plan.project, plan.pathEntries ?? 4096);
+  const shown: string[] = [];
+  for (const p of tools.read) {
+    if (!allowed(p) || bound.some((b) => within(p, b))) continue;
+    // -try: a toolchain removed since it was found is not there, rather than a start that fails.
+    out.push('--ro-bind-try', p, p);
+    bound.push(p);
+    shown.push(p);
+  }
   const extra = (plan.readable ?? []).filter((r) => isAbsolute(r) && r !== '/' && existsSync(r));
   const roots = [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra];
   for (const root of roots) {
@@ -386,6 +435,20 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     if (bound.some((b) => within(root, b))) continue;
     out.push('--ro-bind', root, root);
     bound.push(root);
+    shown.push(root);
+  }
+  out.push(...coverHidden(hiddenAll, shown));
+  // Links on the way to a PATH folder (a Nix profile, an fnm shell), as the host has them, where nothing shows them already.
+  for (const [at, to] of tools.links) {
+    if (bound.some((b) => within(at, b)) || !allowed(at) || !(home && within(at, home))) continue;
+    out.push('--symlink', to, at);
+  }
+  // ── The project's private package caches (caches.ts): written there, never in the user's own.
+  if (plan.caches) {
+    // A cache inside something read-only shown above needs its mount point there already.
+    const usable = { ...plan.caches, binds: plan.caches.binds.filter((c) => !bound.some((b) => within(c.at, b) && c.at !== b) || existsSync(c.at)) };
+    out.push(...cacheArgs(usable));
+    for (const c of usable.binds) bound.push(c.at, ...(c.userShown ? [c.user] : []));
   }
   // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write; a missing one is not created.
   const keys = plan.stateKeys ?? [basename(plan.argv[0] ?? '')];
@@ -428,11 +491,17 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const privates = home ? privateStatePaths(plan.policy, keys, home).filter((abs) => within(abs, home) && statQuiet(abs)?.isFile()) : [];
   // The executable's own install inside its state folder (Claude Code in ~/.claude/local): read-only
   // again on top of that folder, or the CLI could rewrite what the user runs next time.
-  const installs = roots.filter((r) => writable.some((w) => within(real(r), real(w))));
+  const installs = [...tools.read, ...roots].filter((r) => writable.some((w) => within(real(r), real(w))));
   out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates, ...installs], open));
   // The project's protected paths after that: a folder bound above to pin a protected state
   // file (a project that is the home) must not make them writable again.
   if (plan.project) out.push(...protectedArgs(plan.project, [...protectedProjectPaths(plan.policy), ...(plan.protectedBinds ?? [])], out));
+  // The same in each folder granted writable (a sibling checkout has its own .git); never what holds
+  // or lies in the project, which is held above.
+  for (const g of plan.grantProtected ?? []) {
+    const rels = g.rels.filter((rel) => !plan.project || (!within(join(g.root, rel), plan.project) && !within(plan.project, join(g.root, rel))));
+    out.push(...protectedArgs(g.root, rels, out));
+  }
   // A state file the CLI writes as it runs but that also configures it: a copy of its own
   // to write, at its path (its real file is read-only above). Where the project shows that
   // path through a link, a bind would go through it (and fail where it leads nowhere
@@ -448,7 +517,16 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   }
   // Names only (a value in argv would show in the process table); bwrap drops them before exec.
   for (const name of plan.unset) if (!(name in plan.env)) out.push('--unsetenv', name);
-  out.push('--chdir', plan.cwd, '--', ...(plan.bounds?.inner ?? []), ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
+  const usableHome = home && isAbsolute(home) && home !== '/' ? home : '';
+  let inner = plan.bounds?.inner ?? [];
+  let report: string[] = [];
+  if (plan.report) {
+    // An ordinary user's limit shell (`ulimit …; exec "$@"`): its limit set by the report shell itself.
+    const limit = inner.length === 4 && inner[1] === '-c' && inner[2]?.endsWith(EXEC_TAIL) ? inner[2].slice(0, -EXEC_TAIL.length) : '';
+    report = [inner[0] && limit ? inner[0] : '/bin/sh', '-c', `${limit}${REPORT}`, 'sh', REPORT_AT, usableHome];
+    if (limit) inner = [];
+  }
+  out.push('--chdir', plan.cwd, '--', ...report, ...inner, ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
   return out;
 }
 
@@ -500,10 +578,13 @@ export function absolutePath(env: Record<string, string>): Record<string, string
   return kept.length ? { ...rest, PATH: kept.join(delimiter) } : rest;
 }
 
-/** The environment inside: a TMPDIR that exists there, a PATH of absolute folders. */
+/**
+ * The environment inside: a TMPDIR that exists there (the private /tmp is empty, so a folder below
+ * the host's /tmp is not there either), a PATH of absolute folders.
+ */
 export function sandboxEnv(env: Record<string, string>, project: string | null): Record<string, string> {
   const tmp = env.TMPDIR;
   const out = absolutePath(env);
-  if (tmp && !within(tmp, '/tmp') && !(project && within(tmp, project))) return { ...out, TMPDIR: '/tmp' };
+  if (tmp && tmp !== '/tmp' && !(project && within(tmp, project))) return { ...out, TMPDIR: '/tmp' };
   return out;
 }

@@ -57,7 +57,8 @@ t.test('starts Claude Code headless and isolated, with exactly the arguments and
   // bwrap itself sets PWD to the directory it starts the CLI in: the project, nothing of ours.
   t.equal(r.env.PWD, s.sb.project, 'PWD is the project, set by the sandbox');
   const passed = Object.keys(r.env).filter((k) => !k.startsWith('_TAPJS_') && k !== 'NODE_OPTIONS' && k !== 'PWD').sort();
-  t.same(passed, ['CLAUDE_CONFIG_DIR', 'HOME', 'PATH', 'TMPDIR'], 'only the sanitised names and the CLI config dir');
+  // And the variables that point package managers at the project's private caches beside the user's (policy/sandbox.json caches).
+  t.same(passed, ['CLAUDE_CONFIG_DIR', 'GOFLAGS', 'GOMODCACHE', 'GOPROXY', 'GRADLE_RO_DEP_CACHE', 'GRADLE_USER_HOME', 'HOME', 'MAVEN_ARGS', 'PATH', 'TMPDIR'], 'only the sanitised names, the CLI config dir and the cache variables');
   t.notMatch(String(r.env.NODE_OPTIONS ?? ''), /--inspect/, 'our NODE_OPTIONS is not passed');
   t.notMatch(JSON.stringify(r.env), /sk-ant-canary/, 'no API key reaches the CLI');
   t.same(r.stdin[0], { type: 'user', message: { role: 'user', content: 'change hello to goodbye' }, parent_tool_use_id: null, session_id: '' }, 'the prompt goes in as a stream-json user message');
@@ -360,7 +361,8 @@ t.test('Claude Code runs in the sandbox: no profile, no home, .git read-only, it
   t.equal(p.read[join(home, '.ssh', 'id_rsa')], 'ENOENT', "the user's home is private");
   t.equal(p.read[join(home, 'notes.txt')], 'ENOENT');
   t.equal(p.read[join(s.sb.project, 'src', 'app.txt')], 'ok', 'the project is readable');
-  t.same(p.list[home], ['.claude', '.claude.json', 'project'], 'in the home: only its own state and the project');
+  // Beside them the mount points of the project's private package caches (empty unless written: its own).
+  t.same(p.list[home], ['.cache', '.cargo', '.claude', '.claude.json', '.local', '.npm', 'project'], 'in the home: only its own state, the project and the private caches');
   t.equal(p.write[join(s.sb.project, '.git', 'config')], 'EROFS', '.git is read-only');
   t.equal(readFileSync(join(s.sb.project, '.git', 'config'), 'utf8'), '[core]\n');
   t.equal(p.write[join(home, '.claude', 'probe.txt')], 'ok', 'its tool_state folder is writable');

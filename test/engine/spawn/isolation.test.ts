@@ -8,7 +8,7 @@
 // .ci/non-root, which runs this file as one). Run as root, the profile and /tmp checks are
 // also run as an ordinary user (uid 65534): those variants need root to start a process as
 // another user, so a run as an ordinary user has them not at all; its own run is that case.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
@@ -67,7 +67,15 @@ if (isRoot) {
 const tmpScript = (canary: string) => [`(cat ${canary}) 2>/dev/null && echo "@ READ the canary" || echo "@ no canary"`, 'ls -A /tmp | sed "s/^/@ \\/tmp holds /"', 'echo "@ end"'].join('; ');
 
 /** The private /tmp holds only the folders bwrap made on the way to the project's mount point. */
-const tmpHolds = (project: string) => [...(project.startsWith('/tmp/') ? [`/tmp holds ${project.split('/')[2]}`] : []), 'end'];
+/**
+ * The private /tmp holds only the folders bwrap made on the way to the project's mount point, and
+ * to a folder on PATH below /tmp (the toolchains are shown: a test run from a checkout there has
+ * its node_modules/.bin on PATH).
+ */
+const tmpHolds = (project: string, path = process.env.PATH ?? '') => {
+  const tops = [project, ...path.split(':').filter((d) => d.startsWith('/tmp/') && existsSync(d))].filter((p) => p.startsWith('/tmp/')).map((p) => p.split('/')[2] as string);
+  return [...[...new Set(tops)].sort().map((n) => `/tmp holds ${n}`), 'end'];
+};
 
 function hostCanary(t: any): string {
   const canary = join('/tmp', `sc-host-canary-${process.pid}`);
@@ -90,7 +98,7 @@ if (isRoot) {
     const w = ordinaryUser(t);
     const run = w.start(tmpScript(canary));
     t.equal(await run.exit, 0, run.out());
-    t.strictSame(marked(run.out()), ['no canary', ...tmpHolds(w.project)], run.out());
+    t.strictSame(marked(run.out()), ['no canary', ...tmpHolds(w.project, '/usr/local/bin:/usr/bin:/bin')], run.out());
   });
 }
 

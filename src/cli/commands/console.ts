@@ -1,73 +1,20 @@
 /*
  * shadowcode console [--port N] [--open] | --code
  *
- *   gate cli:serve.console ─► startConsole (loopback) ─► the address with its one-time code on stdout
+ *   --port ─► console/open.ts openConsole (gate cli:serve.console ─► startConsole, loopback)
+ *   ─► the address with its one-time code on stdout
  *   ─► --open: gate cli:console.open ─► the desktop's opener ─► runs until SIGINT/SIGTERM
  *   --code: gate cli:console.code ─► a new code in the running console's record ─► its address
  *
  * The console acts with the CLI user's authority; its decisions are audited with owner
  * `console`, so the log tells them from the terminal's.
  */
-import { Ctx } from '../cli/context.js';
-import type { CommandSpec, Output } from '../cli/spec.js';
-import { openInBrowser } from '../engine/spawn/index.js';
-import { ScError } from '../errors.js';
-import { enforce } from '../policy/gate.js';
-import { getProject } from '../store/projects.js';
-import type { Api } from './api.js';
-import { mintCode, readRecord } from './codes.js';
-import { type ConsoleHandle, startConsole } from './server.js';
-
-/** The console's own Ctx for a project: the CLI user, seen in the audit as `console`. */
-function consoleApi(ctx: Ctx): Api & { close(): void } {
-  const policy = ctx.policy();
-  const make = (workspace?: string) => new Ctx(ctx.io, { ...ctx.globals, workspace, json: true }, { policy, owner: 'console' });
-  const profile = make(undefined);
-  const byProject = new Map<string, Ctx>();
-  return {
-    profile,
-    auditPage: policy.limits.console.audit_page_size,
-    eventPage: policy.limits.jobs.event_page_size,
-    project(path) {
-      if (typeof path !== 'string' || !path) throw new ScError('SC_BAD_VALUE', 'project must name a trusted project');
-      let c = byProject.get(path);
-      if (!c) {
-        if (!getProject(profile.db(), path).trusted) throw new ScError('SC_WORKSPACE_INVALID', `${path} is not a trusted project of this profile`);
-        c = make(path);
-        byProject.set(path, c);
-      }
-      return c;
-    },
-    close() {
-      for (const c of byProject.values()) c.close();
-      profile.close();
-    },
-  };
-}
-
-/** Starts the console for the profile of `ctx` (the command, and tests, call this). */
-export async function openConsole(ctx: Ctx, port?: number, log: (line: string) => void = (l) => ctx.io.stderr.write(`${l}\n`)): Promise<ConsoleHandle> {
-  const L = ctx.policy().limits.console;
-  const running = readRecord(ctx.profile.dir);
-  if (running && running.pid !== process.pid) throw new ScError('SC_USAGE', `a console already runs for this profile at ${running.url}; for another browser run shadowcode console --code`);
-  const api = consoleApi(ctx);
-  const chosen = port ?? L.port;
-  try {
-    const h = await enforce(ctx.gate(), ctx.request('cli:serve.console', { args: { port: chosen } }), (t) =>
-      startConsole(t, { api, profileDir: ctx.profile.dir, port: chosen, limits: L, pageSize: ctx.policy().limits.inspection.page_size_max, log }),
-    );
-    return {
-      ...h,
-      close: async () => {
-        await h.close();
-        api.close();
-      },
-    };
-  } catch (err) {
-    api.close();
-    throw err;
-  }
-}
+import { mintCode } from '../../console/codes.js';
+import { openConsole } from '../../console/open.js';
+import { openInBrowser } from '../../engine/spawn/index.js';
+import { ScError } from '../../errors.js';
+import { enforce } from '../../policy/gate.js';
+import type { CommandSpec, Output } from '../spec.js';
 
 export const command: CommandSpec = {
   name: 'console',
@@ -95,7 +42,7 @@ export const command: CommandSpec = {
       port = Number(options.port);
       if (!/^\d{1,5}$/.test(options.port) || port > 65535) throw new ScError('SC_BAD_VALUE', `--port ${options.port}: give a port number 0-65535`);
     }
-    const h = await openConsole(ctx, port);
+    const h = await openConsole(ctx.ops, port, (l) => ctx.io.stderr.write(`${l}\n`));
     // Listening for the stop signals before anything else, so a Ctrl-C during --open still closes cleanly.
     const stopped = new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));

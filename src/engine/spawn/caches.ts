@@ -1,0 +1,217 @@
+/*
+ * Package managers' caches inside the sandbox: read what the user has, write somewhere private
+ * to the project, so that nothing a sandboxed command downloads or writes can end up in what
+ * the user later installs outside the sandbox (a poisoned tarball in ~/.npm, a crate source
+ * rewritten in ~/.cargo/registry).
+ *
+ *   cachePlan(project, env, policy, limits) ─► per cache of policy/sandbox.json `caches`:
+ *     the user's cache (the first set variable, else the first path that exists, else the last)
+ *     ─► the project's own folder: $XDG_CACHE_HOME/shadowcode/sandbox/<hash of the project>/<name>
+ *        (made once, 0700; kept between runs, outside the project and the profile)
+ *     ─► private: that folder read-write at the cache's path (only inside the home, which is
+ *                 private anyway; the tool reads one cache, the user's is not shown)
+ *        seeded:  the same, first filled with copies (never links) of the files of the user's
+ *                 `seed` folders it lacks, again whenever those folders changed (cargo's registry:
+ *                 an offline build keeps finding what the user downloaded)
+ *        beside:  the user's cache read-only at its path, the private folder read-write at its
+ *                 own, and `env` inside pointing the tool at both ({private}, {user}): Go's
+ *                 module cache with the user's as a file proxy, Maven's tail, Gradle's read-only
+ *                 dependency cache
+ *
+ * bubblewrap 0.8 has no overlay, and a mount made inside the sandbox would need a capability
+ * the sandbox never has (docs/sandbox.md, "Package caches"); so a cache is either the user's,
+ * read-only, or the project's own.
+ */
+import { createHash } from 'node:crypto';
+import { chownSync, constants, copyFileSync, lstatSync, mkdirSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
+import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
+import { usableHome, within } from './state-paths.js';
+import { placeOf } from './toolchains.js';
+
+export interface CacheBind {
+  readonly name: string;
+  readonly mode: 'private' | 'beside' | 'seeded';
+  /** The user's cache. */
+  readonly user: string;
+  /** The project's own folder, on the host. */
+  readonly private: string;
+  /** Where the private folder is shown inside (the user's path, or its own for beside). */
+  readonly at: string;
+  /** The user's cache is shown read-only at its path (beside). */
+  readonly userShown: boolean;
+  /** Seeded: what was not copied because the walk reached limits.sandbox.cache_seed_entries. */
+  readonly seedIncomplete?: true;
+}
+
+export interface CachePlan {
+  readonly binds: readonly CacheBind[];
+  /** Variables set inside the sandbox (beside caches). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export const NO_CACHES: CachePlan = Object.freeze({ binds: [], env: {} });
+
+/** Where a project's private caches live: $XDG_CACHE_HOME (or ~/.cache) /shadowcode/sandbox/<hash>. */
+export function cacheRoot(project: string, env: Record<string, string | undefined>): string | null {
+  const home = usableHome(env.HOME);
+  const xdg = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : home ? join(home, '.cache') : null;
+  if (!xdg) return null;
+  return join(xdg, 'shadowcode', 'sandbox', createHash('sha256').update(project).digest('hex').slice(0, 16));
+}
+
+/** The user's cache path of one entry: the first set variable, else the first path that exists, else the last path. */
+function userPath(alts: readonly string[], env: Record<string, string | undefined>, home: string | undefined): string | null {
+  let last: string | null = null;
+  for (const alt of alts) {
+    const at = placeOf(alt, env, home);
+    if (!at) continue;
+    if (alt.startsWith('$')) return at;
+    if (lstatSync(at, { throwIfNoEntry: false })) return at;
+    last = at;
+  }
+  return last;
+}
+
+const made = new Set<string>();
+/** Makes a private folder once; what root makes for a sandbox another user starts becomes that user's. */
+function ensureDir(dir: string, owner: number | undefined): void {
+  if (made.has(dir)) return;
+  const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (first && owner !== undefined && owner !== process.getuid?.()) {
+    for (let d = dir; d.length >= first.length; d = dirname(d)) chownSync(d, owner, owner);
+  }
+  made.add(dir);
+}
+
+const ident = (p: string): string => {
+  const st = statSync(p, { throwIfNoEntry: false });
+  return st ? `${st.ino}:${st.mtimeMs}:${st.ctimeMs}` : '-';
+};
+
+/** What a seed's source looks like now: each seed folder and the folders right inside it (one per registry). */
+function seedStamp(user: string, seed: readonly string[]): string {
+  const parts: string[] = [];
+  for (const s of seed) {
+    const dir = join(user, s);
+    parts.push(`${s}=${ident(dir)}`);
+    for (const e of listDirNoFollow(dir) ?? []) if (e.kind === 'dir') parts.push(`${s}/${e.name}=${ident(join(dir, e.name))}`);
+  }
+  return parts.join('\n');
+}
+
+const seeded = new Map<string, string>();
+
+/**
+ * Copies into `to` the files of `from` it lacks (folders made, files copied with their times, links
+ * skipped: a link would lead back into the user's cache). Returns false when the walk stopped at `max`.
+ */
+function copyMissing(from: string, to: string, budget: { left: number }): boolean {
+  // A listing opens nothing but the folder; entries keep the kind it gives (a link is a link, never followed).
+  const entries = listDirNoFollow(from);
+  if (!entries) return true;
+  mkdirSync(to, { recursive: true, mode: 0o700 });
+  for (const e of entries) {
+    if (--budget.left < 0) return false;
+    const src = join(from, e.name);
+    const dst = join(to, e.name);
+    if (e.kind === 'dir') {
+      if (!copyMissing(src, dst, budget)) return false;
+    } else if (e.kind === 'file' && !lstatSync(dst, { throwIfNoEntry: false })) {
+      try {
+        copyFileSync(src, dst, constants.COPYFILE_EXCL);
+        const st = statSync(src);
+        utimesSync(dst, st.atime, st.mtime);
+      } catch {
+        /* gone meanwhile, or copied by a parallel start */
+      }
+    }
+  }
+  return true;
+}
+
+/** Fills a seeded cache with what it lacks of the user's, when the user's changed since the last fill. */
+function seed(user: string, priv: string, folders: readonly string[], stampFile: string, max: number): boolean {
+  // The file keeps the stamp's digest: a fixed size to read back, whatever the user's cache holds.
+  const stamp = createHash('sha256').update(seedStamp(user, folders)).digest('hex');
+  if (seeded.get(stampFile) === stamp) return true;
+  let before = '';
+  try {
+    before = readUserFile(stampFile, { cap: stamp.length, kind: 'cache seed stamp', overflow: 'truncate' }).bytes.toString('utf8');
+  } catch {
+    /* never seeded */
+  }
+  if (before === stamp) {
+    seeded.set(stampFile, stamp);
+    return true;
+  }
+  const budget = { left: max };
+  let complete = true;
+  for (const s of folders) if (!copyMissing(join(user, s), join(priv, s), budget)) complete = false;
+  if (complete) {
+    writeFileSync(stampFile, stamp, { mode: 0o600 });
+    seeded.set(stampFile, stamp);
+  }
+  return complete;
+}
+
+const fill = (text: string, priv: string, user: string) => text.replaceAll('{private}', priv).replaceAll('{user}', user);
+
+function realQuiet(p: string): string {
+  if (!lstatSync(p, { throwIfNoEntry: false })) return p;
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/**
+ * The caches of a sandboxed start in `project`: what to bind where, and the variables to set.
+ * `avoid`: paths no cache may be (hidden paths, the profile): such a cache is left alone. `dry`
+ * (sandbox show): nothing is made or copied. `owner`: the user the sandbox runs as, when root
+ * prepares it for another one.
+ */
+export function cachePlan(project: string | null, env: Record<string, string | undefined>, policy: SandboxPolicy, seedEntries: number, avoid: readonly string[], o: { dry?: boolean; owner?: number } = {}): CachePlan {
+  const home = usableHome(env.HOME);
+  if (!project || !home) return NO_CACHES;
+  const root = cacheRoot(project, env);
+  if (!root || within(root, project)) return NO_CACHES;
+  const rootReal = realQuiet(root);
+  if (avoid.some((a) => within(root, a) || within(rootReal, a))) return NO_CACHES;
+  const binds: CacheBind[] = [];
+  const vars: Record<string, string> = {};
+  for (const [name, c] of Object.entries(policy.caches)) {
+    const user = userPath(c.path, env, home);
+    if (!user || within(user, project) || within(home, user)) continue;
+    if (avoid.some((a) => within(user, a) || within(a, user))) continue;
+    const priv = join(root, name);
+    if (!o.dry) ensureDir(priv, o.owner);
+    if (c.mode === 'beside') {
+      const shown = lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
+      binds.push({ name, mode: c.mode, user, private: priv, at: priv, userShown: shown });
+      for (const [k, v] of Object.entries(c.env ?? {})) vars[k] = fill(v, priv, user);
+      continue;
+    }
+    // Bound at the cache's own path: only where the sandbox can make that path, inside the private home.
+    if (!within(user, home)) continue;
+    let incomplete = false;
+    if (!o.dry && c.mode === 'seeded' && c.seed?.length && lstatSync(user, { throwIfNoEntry: false })?.isDirectory()) {
+      incomplete = !seed(user, priv, c.seed, join(root, `${name}.seeded`), seedEntries);
+    }
+    binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, ...(incomplete ? { seedIncomplete: true as const } : {}) });
+  }
+  return { binds, env: vars };
+}
+
+/** The bwrap arguments of a cache plan: each private folder read-write where it is shown, a beside cache's user folder read-only, the variables. */
+export function cacheArgs(plan: CachePlan): string[] {
+  const out: string[] = [];
+  for (const b of plan.binds) {
+    if (b.userShown) out.push('--ro-bind', b.user, b.user);
+    out.push('--bind', b.private, b.at);
+  }
+  for (const [k, v] of Object.entries(plan.env)) out.push('--setenv', k, v);
+  return out;
+}

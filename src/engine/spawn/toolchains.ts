@@ -1,0 +1,262 @@
+/*
+ * What a sandboxed process needs of the user's toolchains: found from the user's PATH and
+ * environment, never guessed from the first word of a command, so that whatever the command
+ * starts (`make` ─► `cargo`, `sh -c`, an npm script, a pyenv shim) finds the same programs
+ * it finds outside the sandbox.
+ *
+ *   toolchainView(env, policy, project)
+ *     each absolute PATH folder (never the home itself or a folder above it; a system folder
+ *     is shown anyway) ─► its real path, the links met on the way there (recreated inside as
+ *     the same links), and the links inside it that lead elsewhere (a pipx or mise shim)
+ *     ─► a layout of policy/sandbox.json `toolchains` whose root holds one of them is in use;
+ *        nothing claims it: the folder itself, or its install prefix (a bin beside a lib)
+ *     ─► layouts whose root a set variable names ($PYENV_ROOT, $JAVA_HOME) are in use too;
+ *        the interpreter a project's .venv was made from puts only a layout in use
+ *     ─► read: what each layout in use shows (its `read` under the root, its `also`)
+ *        links: symlinks to recreate in the private home
+ *   cached per PATH, home and the variables the layouts name; checked again at each start
+ *   against each PATH folder's inode and times, so a new shim or version is seen.
+ *
+ * The hidden list, the profile and the project are applied by the caller (sandboxArgv):
+ * nothing here is a grant, and a hidden path inside what is found is covered again there.
+ */
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
+import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
+import { usableHome, within } from './state-paths.js';
+
+export interface ToolchainView {
+  /** Folders and files shown read-only at their own path. */
+  readonly read: readonly string[];
+  /** Links to recreate inside: [where, what it points to], as the host has them. */
+  readonly links: ReadonlyArray<readonly [string, string]>;
+  /** The layouts in use, by name (sandbox show, tests). */
+  readonly layouts: readonly string[];
+}
+
+/** Where a policy place points: `$VAR[/rest]` (only when set), `~/x`, `/x`; null when it cannot be said. */
+export function placeOf(p: string, env: Record<string, string | undefined>, home: string | undefined): string | null {
+  if (p.startsWith('$')) {
+    const m = /^\$([A-Za-z_][A-Za-z0-9_]*)(\/.*)?$/.exec(p);
+    const value = m ? env[m[1] as string] : undefined;
+    if (!m || !value) return null;
+    const base = value === '~' || value.startsWith('~/') ? (home ? join(home, value.slice(1)) : null) : value;
+    if (!base || !isAbsolute(base)) return null;
+    return m[2] ? join(base, m[2]) : resolve(base);
+  }
+  if (p.startsWith('~/')) return home ? join(home, p.slice(2)) : null;
+  return isAbsolute(p) ? p : null;
+}
+
+const exists = (p: string) => {
+  try {
+    return statSync(p, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
+};
+
+function real(p: string): string | null {
+  if (!lstatSync(p, { throwIfNoEntry: false })) return null;
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/** The variables a policy's places name: part of the cache key. */
+const namedVars = new WeakMap<object, readonly string[]>();
+function varsOf(policy: SandboxPolicy): readonly string[] {
+  let v = namedVars.get(policy.toolchains);
+  if (v) return v;
+  const names = new Set<string>();
+  for (const l of Object.values(policy.toolchains)) for (const p of [...l.root, ...(l.also ?? [])]) if (p.startsWith('$')) names.add(p.slice(1).split('/')[0] as string);
+  namedVars.set(policy.toolchains, (v = [...names].sort()));
+  return v;
+}
+
+interface Layout {
+  readonly name: string;
+  readonly root: string;
+  readonly rootReal: string | null;
+  /** Named by a set variable: in use whatever PATH says. */
+  readonly named: boolean;
+  readonly read: readonly string[];
+  readonly also: readonly string[];
+}
+
+function layoutsOf(policy: SandboxPolicy, env: Record<string, string | undefined>, home: string | undefined): Layout[] {
+  const out: Layout[] = [];
+  for (const [name, l] of Object.entries(policy.toolchains)) {
+    let root: string | null = null;
+    let named = false;
+    for (const alt of l.root) {
+      const at = placeOf(alt, env, home);
+      if (!at || !exists(at)) continue;
+      root = at;
+      named = alt.startsWith('$');
+      break;
+    }
+    if (!root) continue;
+    const also = (l.also ?? []).map((a) => placeOf(a, env, home)).filter((a): a is string => a !== null);
+    out.push({ name, root, rootReal: real(root), named, read: l.read ?? ['.'], also });
+  }
+  return out;
+}
+
+/**
+ * The links met on the way to `path`, each as [link, what it says], in the order they are
+ * met (a Nix profile: ~/.nix-profile ─► /nix/var/nix/profiles/per-user/u/profile ─► ...).
+ */
+export function linkChain(path: string, max = 40): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  let todo = path.split(sep).filter(Boolean);
+  let cur = '/';
+  while (todo.length) {
+    const next = join(cur, todo.shift() as string);
+    const st = lstatSync(next, { throwIfNoEntry: false });
+    if (!st) return out;
+    if (!st.isSymbolicLink()) {
+      cur = next;
+      continue;
+    }
+    if (out.length >= max) return out;
+    const target = readlinkSync(next);
+    out.push([next, target]);
+    // Go on from where the link leads, with what is left of the path after it.
+    const to = resolve(dirname(next), target);
+    todo = [...to.split(sep).filter(Boolean), ...todo];
+    cur = '/';
+  }
+  return out;
+}
+
+/** A PATH folder's links that lead out of it, by its identity (cached: a shims folder holds hundreds of entries). */
+const folderLinks = new Map<string, { key: string; targets: string[] }>();
+function linksOut(dir: string, key: string, max: number): string[] {
+  const had = folderLinks.get(dir);
+  if (had && had.key === key) return had.targets;
+  const targets = new Set<string>();
+  const home = real(dir) ?? dir;
+  // A listing opens nothing but the folder (unreadable: nothing to follow).
+  let n = 0;
+  for (const e of listDirNoFollow(dir) ?? []) {
+    if (++n > max) break;
+    if (e.kind !== 'link') continue;
+    const t = real(join(dir, e.name));
+    if (t && !within(t, home)) targets.add(t);
+  }
+  const list = [...targets];
+  folderLinks.set(dir, { key, targets: list });
+  return list;
+}
+
+const identity = (p: string): string => {
+  try {
+    const st = statSync(p);
+    return `${st.dev}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
+  } catch {
+    return 'none';
+  }
+};
+
+/** An install prefix: a bin folder's parent when it also holds lib, lib64, libexec or share. */
+function prefixOf(dir: string, home: string | undefined): string {
+  if (basename(dir) !== 'bin') return dir;
+  const up = dirname(dir);
+  if (up === '/' || (home && within(home, up))) return dir;
+  return ['lib', 'lib64', 'libexec', 'share'].some((d) => exists(join(up, d))) ? up : dir;
+}
+
+/** The interpreters a project's virtual environments were made from (pyvenv.cfg's home, where bin/python leads). */
+function projectEnvs(project: string | null): string[] {
+  if (!project) return [];
+  const out: string[] = [];
+  for (const name of ['.venv', 'venv']) {
+    const dir = join(project, name);
+    if (!lstatSync(dir, { throwIfNoEntry: false })) continue;
+    const py = real(join(dir, 'bin', 'python'));
+    if (py && !within(py, project)) out.push(py);
+    try {
+      const cfg = readUserFile(join(dir, 'pyvenv.cfg'), { cap: 4096, kind: 'virtual environment config', overflow: 'truncate' }).bytes.toString('utf8');
+      const home = /^\s*home\s*=\s*(\/.*?)\s*$/m.exec(cfg)?.[1];
+      if (home) out.push(home);
+    } catch {
+      /* no virtual environment there */
+    }
+  }
+  return out;
+}
+
+interface Found {
+  readonly key: string;
+  readonly stamps: ReadonlyArray<readonly [string, string]>;
+  readonly view: ToolchainView;
+}
+const cache = new Map<string, Found>();
+
+/**
+ * What the user's toolchains need, for a process started with `env` (its PATH, HOME and the
+ * variables the layouts name) in `project` (whose .venv may name an interpreter).
+ */
+export function toolchainView(env: Record<string, string | undefined>, policy: SandboxPolicy, project: string | null, maxEntries: number): ToolchainView {
+  const home = usableHome(env.HOME);
+  const path = env.PATH ?? '';
+  const envs = projectEnvs(project);
+  const key = [path, home ?? '', ...varsOf(policy).map((v) => `${v}=${env[v] ?? ''}`), ...envs].join('\0');
+  const had = cache.get(key);
+  if (had && had.stamps.every(([p, id]) => identity(p) === id)) return had.view;
+
+  const system = policy.system_read_only;
+  const layouts = layoutsOf(policy, env, home);
+  const inUse = new Set<Layout>(layouts.filter((l) => l.named));
+  const shown = new Set<string>();
+  const links = new Map<string, string>();
+  const claim = (p: string): boolean => {
+    // The innermost root that holds it: pipx's venvs lie in ~/.local too.
+    let hit: Layout | undefined;
+    for (const l of layouts) {
+      const at = within(p, l.root) ? l.root : l.rootReal !== null && within(p, l.rootReal) ? l.rootReal : null;
+      if (at && (!hit || at.length > hit.root.length)) hit = l;
+    }
+    if (hit) inUse.add(hit);
+    return hit !== undefined;
+  };
+  const show = (p: string) => {
+    if (home && within(home, p)) return; // the home itself, or above it: never whole
+    shown.add(p);
+  };
+  const stamps: Array<readonly [string, string]> = [];
+  const dirs = [...new Set(path.split(delimiter).filter((d) => d && isAbsolute(d)))];
+  for (const d of dirs) {
+    const id = identity(d);
+    stamps.push([d, id]);
+    if (id === 'none') continue;
+    if ((home && within(home, d)) || system.some((s) => within(d, s))) continue;
+    const r = real(d);
+    if (!r) continue;
+    if (r !== d) for (const [at, to] of linkChain(d)) links.set(at, to);
+    // The real folder, once: a linked one is reached through the links above.
+    if (!system.some((s) => within(r, s)) && !claim(r)) show(prefixOf(r, home));
+    if (r !== d) claim(d);
+    for (const t of linksOut(d, id, maxEntries)) {
+      if (system.some((s) => within(t, s)) || claim(t)) continue;
+      show(prefixOf(dirname(t), home));
+    }
+  }
+  for (const p of envs) claim(p);
+  for (const l of inUse) {
+    for (const r of l.read) {
+      const at = r === '.' ? l.root : join(l.root, r);
+      if (exists(at)) show(at);
+    }
+    for (const a of l.also) if (exists(a)) show(a);
+  }
+  // A folder inside another one shown is shown with it.
+  const read = [...shown].filter((p) => ![...shown].some((o) => o !== p && within(p, o))).sort();
+  const view: ToolchainView = { read, links: [...links], layouts: [...inUse].map((l) => l.name).sort() };
+  cache.set(key, { key, stamps, view });
+  return view;
+}

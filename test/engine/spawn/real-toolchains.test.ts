@@ -1,0 +1,141 @@
+// The machine's real toolchains in the sandbox, as a person runs them: `shadowcode test --yes --
+// COMMAND` in a trusted project. pytest through pyenv's shim runs the same python as it does
+// outside; `make test` runs `cargo test` (rustup's proxy in ~/.cargo/bin) for a crate with no
+// dependencies and one with a path dependency outside the project (granted with `sandbox allow`)
+// and a git dependency (cloned into the project's private cargo cache, offline); `npm install`
+// with the network leaves the user's ~/.npm as it was.
+//
+// These need the toolchains this kind of machine has, CI's included (pyenv's python 3.11.7 under
+// ~/.pyenv, rustup's cargo under ~/.cargo/bin, npm; /work/.library/env/machines/node.md lists
+// them): a missing one fails here with what is missing, never skips. They run as the user running
+// the suite; the toolchains are that user's (root's home is not readable to another user, so the
+// ordinary-user variants are the hermetic fakes of toolchains.test.ts).
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { cli, type Sandbox, sandbox } from '../../fixtures/env.js';
+
+const HOME = homedir();
+const PATH = process.env.PATH ?? '';
+
+/** Where the toolchain is on this user's PATH, or a failure that says what is missing. */
+function need(t: any, name: string, where: string): string | null {
+  const r = spawnSync('sh', ['-c', `command -v ${name}`], { env: { PATH, HOME }, encoding: 'utf8' });
+  const at = r.stdout.trim();
+  if (r.status !== 0 || !at.startsWith(where)) {
+    t.fail(`this test needs ${name} from ${where} on PATH (CI's machines have it: /work/.library/env/machines/node.md); found ${at || 'nothing'}`);
+    return null;
+  }
+  return at;
+}
+
+/** A trusted project whose processes get this user's real HOME and PATH; private caches in a throwaway folder. */
+async function project(t: any, o: { home?: string; network?: boolean } = {}): Promise<Sandbox> {
+  const sb = sandbox('sc-real');
+  sb.env = { ...sb.env, HOME: o.home ?? HOME, PATH, XDG_CACHE_HOME: join(sb.root, 'cache'), ...(process.env.PYENV_ROOT ? { PYENV_ROOT: process.env.PYENV_ROOT } : {}) };
+  const r = await cli(sb, ['--workspace', sb.project, 'trust', ...(o.network ? ['--network'] : [])]);
+  t.equal(r.code, 0, r.stderr);
+  return sb;
+}
+
+async function test(sb: Sandbox, argv: string[]) {
+  const r = await cli(sb, ['--json', '--workspace', sb.project, 'test', '--yes', '--', ...argv]);
+  return { code: r.code, data: JSON.parse(r.stdout || '{}') as { passed: boolean; output_tail: string; reason?: string }, stderr: r.stderr };
+}
+
+t.test("pytest through pyenv's shim passes in the sandbox, with the very python it runs outside", async (t) => {
+  if (!need(t, 'pytest', join(HOME, '.pyenv/shims'))) return;
+  const sb = await project(t);
+  mkdirSync(join(sb.project, 'tests'));
+  writeFileSync(join(sb.project, 'tests', 'test_where.py'), 'import sys\n\ndef test_runs():\n    print("@", sys.prefix, sys.version.split()[0])\n    assert True\n');
+  const which = 'python3 -c "import sys; print(\\"@\\", sys.prefix, sys.version.split()[0])"';
+  const outside = spawnSync('sh', ['-c', which], { cwd: sb.project, env: { PATH, HOME, ...(process.env.PYENV_ROOT ? { PYENV_ROOT: process.env.PYENV_ROOT } : {}) }, encoding: 'utf8' });
+  t.equal(outside.status, 0, outside.stderr);
+  // `sh -c 'python3 …'`: the shell finds python3 on PATH itself, as make or an npm script would.
+  const r = await test(sb, ['sh', '-c', `${which} && pytest -q -s tests`]);
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.data.passed, true, r.data.output_tail);
+  const lines = r.data.output_tail.split('\n').filter((l) => l.startsWith('@ '));
+  t.equal(lines[0], outside.stdout.trim(), 'sh -c python3: the same interpreter as outside');
+  t.match(lines[0], `${HOME}/.pyenv/versions/`, "pyenv's, not the system's");
+  t.equal(lines[1], lines[0], 'and pytest runs on it');
+  t.match(r.data.output_tail, /1 passed/);
+});
+
+/** A git repository outside the project holding a crate, committed; a cargo git dependency on it needs no network. */
+function gitCrate(dir: string): void {
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  writeFileSync(join(dir, 'Cargo.toml'), '[package]\nname = "gitdep"\nversion = "0.1.0"\nedition = "2021"\n');
+  writeFileSync(join(dir, 'src', 'lib.rs'), 'pub fn three() -> i32 { 3 }\n');
+  const git = (...a: string[]) => spawnSync('git', a, { cwd: dir, encoding: 'utf8', env: { PATH, HOME, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-qm', 'gitdep');
+}
+
+t.test('make test running cargo test passes: a crate with no dependencies, and one with a path dependency outside the project and a git dependency', async (t) => {
+  if (!need(t, 'cargo', join(HOME, '.cargo/bin'))) return;
+  const sb = await project(t);
+  const crate = (dir: string, name: string, deps: string, body: string) => {
+    mkdirSync(join(dir, 'src'), { recursive: true });
+    writeFileSync(join(dir, 'Cargo.toml'), `[package]\nname = "${name}"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n${deps}`);
+    writeFileSync(join(dir, 'src', 'lib.rs'), body);
+  };
+  crate(join(sb.project, 'tiny'), 'tiny', '', '#[test]\nfn adds() { assert_eq!(2 + 2, 4); }\n');
+  const shared = join(sb.root, 'shared');
+  crate(shared, 'shared', '', 'pub fn two() -> i32 { 2 }\n');
+  const repo = join(sb.root, 'gitdep');
+  gitCrate(repo);
+  crate(join(sb.project, 'app'), 'app', `shared = { path = "../../shared" }\ngitdep = { git = "file://${repo}" }\n`, '#[test]\nfn five() { assert_eq!(shared::two() + gitdep::three(), 5); }\n');
+  writeFileSync(join(sb.project, 'Makefile'), 'test:\n\tcd tiny && cargo test --offline\n\tcd app && cargo test\n');
+  // The folders outside the project the build reads: granted, read-only.
+  for (const dir of [shared, repo]) t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', dir])).code, 0);
+  const userGit = join(HOME, '.cargo', 'git');
+  const before = existsSync(userGit) ? fingerprint(userGit) : null;
+  const r = await test(sb, ['make', 'test']);
+  t.equal(r.data.passed, true, r.data.output_tail);
+  t.match(r.data.output_tail, /test adds \.\.\. ok/);
+  t.match(r.data.output_tail, /test five \.\.\. ok/);
+  // The git dependency was cloned into the project's private cache, not the user's ~/.cargo/git.
+  const cache = join(sb.root, 'cache', 'shadowcode', 'sandbox');
+  const [hash] = readdirSync(cache);
+  t.ok(existsSync(join(cache, hash as string, 'cargo-git', 'db')), 'cloned into the private cache');
+  t.equal(existsSync(userGit) ? fingerprint(userGit) : null, before, "nothing written in the user's ~/.cargo/git");
+});
+
+/** A fingerprint of a folder: every path, its size and content. */
+function fingerprint(dir: string): string {
+  const h = createHash('sha256');
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = join(d, e.name);
+      h.update(`${p}\n`);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) h.update(readFileSync(p));
+    }
+  };
+  walk(dir);
+  return h.digest('hex');
+}
+
+t.test("npm install with the network works in the sandbox and leaves the user's ~/.npm untouched", async (t) => {
+  if (!need(t, 'npm', '/usr/')) return;
+  const sb0 = sandbox('sc-npm-home');
+  const home = join(sb0.root, 'home');
+  // A user's npm cache as it is: one entry, which a sandboxed install must neither change nor add to.
+  mkdirSync(join(home, '.npm', '_cacache'), { recursive: true });
+  writeFileSync(join(home, '.npm', '_cacache', 'marker'), 'the user cache');
+  const before = fingerprint(join(home, '.npm'));
+  const sb = await project(t, { home: realpathSync(home), network: true });
+  writeFileSync(join(sb.project, 'package.json'), '{"name":"app","version":"1.0.0","private":true}');
+  const r = await test(sb, ['npm', 'install', '--no-audit', '--no-fund', 'is-number@7.0.0']);
+  t.equal(r.data.passed, true, r.data.output_tail);
+  t.ok(statSync(join(sb.project, 'node_modules', 'is-number', 'package.json')).isFile(), 'installed into the project');
+  t.equal(fingerprint(join(home, '.npm')), before, "the user's ~/.npm is as it was");
+  const cache = join(sb.root, 'cache', 'shadowcode', 'sandbox');
+  const [hash] = readdirSync(cache);
+  t.ok(existsSync(join(cache, hash as string, 'npm', '_cacache')), "npm wrote its cache in the project's private one");
+});
