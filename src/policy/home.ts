@@ -9,8 +9,8 @@
  *   project real path ─► '/' or a folder at or above one of them ─► true
  *
  * The gate asks on every decision with the same few paths: the folders are kept per value
- * of HOME and the answers per list of folders (a pure function of the strings), so a
- * decision costs one map lookup here, not a path walk.
+ * of HOME and the last answer per list of folders (a pure function of the strings), so a
+ * decision about the same project costs one lookup here, not a path walk.
  */
 import { realpathSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -21,9 +21,8 @@ const reals = new Map<string, string>();
 let account: string | null | undefined;
 /** The last answer of homeFolders, by the HOME it was for. */
 let last: { readonly home: string | undefined; readonly folders: string[] } | undefined;
-/** Answers per list of home folders (by identity), per project path; bounded, as a path can come from a peer. */
-const answers = new WeakMap<readonly string[], Map<string, boolean>>();
-const ANSWERS_KEPT = 256;
+/** The last answer per list of home folders (by identity): a process asks about its one project, again and again. */
+const answers = new WeakMap<readonly string[], { readonly project: string; readonly holds: boolean }>();
 
 function real(p: string): string {
   let r = reals.get(p);
@@ -56,14 +55,10 @@ export function homeFolders(env: NodeJS.ProcessEnv = process.env): readonly stri
 
 /** Whether the project (a canonical real path) is /, a home folder, or holds one. */
 export function holdsHome(project: string, homes: readonly string[] = homeFolders()): boolean {
-  let m = answers.get(homes);
-  const known = m?.get(project);
-  if (known !== undefined) return known;
+  const known = answers.get(homes);
+  if (known?.project === project) return known.holds;
   const holds = project === '/' || homes.some((h) => insideProject(project, h));
   // Only a list that cannot change is remembered (homeFolders' own are frozen; a caller's may be edited).
-  if (Object.isFrozen(homes)) {
-    if (!m) answers.set(homes, (m = new Map()));
-    if (m.size < ANSWERS_KEPT) m.set(project, holds);
-  }
+  if (Object.isFrozen(homes)) answers.set(homes, { project, holds });
   return holds;
 }
