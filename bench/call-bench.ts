@@ -5,6 +5,8 @@
  *
  *   call       callTool(shadow_status): arguments, gate (transaction + audit row), run, result
  *   gate       enforce(tool:shadow_status) with an empty run: the audited decision alone
+ *   relay      enforce(mcp:call) as the outbound relay asks it (bench/client-bench.ts): trust read
+ *              in the transaction, the tool's arguments in the row; an empty run
  *   audit      appendAuditRows of one decision-sized row: BEGIN IMMEDIATE … COMMIT
  *   result     dataResult of the status answer: scrub, serialise, size check
  *   snapshot   secretSnapshot: the scrubber's check that the secret set is unchanged
@@ -26,7 +28,7 @@ import { callTool } from '../src/server/dispatch.js';
 import { dataResult } from '../src/server/result.js';
 import { check } from '../src/schema/validate.js';
 import { appendAuditRows } from '../src/store/audit.js';
-import { getProject } from '../src/store/projects.js';
+import { getProject, setTrust } from '../src/store/projects.js';
 import { secretSnapshot } from '../src/util/secret-values.js';
 
 const N = Number(process.env.BENCH_PARTS_N ?? 2000);
@@ -63,6 +65,12 @@ export async function run(): Promise<Array<[string, number]>> {
   const out: Array<[string, number]> = [];
   out.push(await time('call', () => callTool(conn, 'shadow_status', {})));
   out.push(await time('gate', () => enforce(conn.gate(), conn.request('tool:shadow_status', { args: {} }), () => undefined)));
+  const gateEnv = { policy, db: () => engine.db(), project: (d: Parameters<typeof getProject>[0]) => { const p = getProject(d, project); return { path: p.path, trusted: p.trusted, level: p.level, network: p.network }; } };
+  const principal = { kind: 'engine', owner: 'bench:owner', allow_write: true, allow_approvals: false } as const;
+  let n = 0;
+  // An external server is reached only from a trusted project at workspace level, as in bench/client-bench.ts.
+  await enforce({ policy, db: () => engine.db() }, { action: 'cli:trust', principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project: null }, (t) => setTrust(t, engine.db(), project, 'workspace'));
+  out.push(await time('relay', () => enforce(gateEnv, { action: 'mcp:call', principal, requested_level: 'workspace', resource: { kind: 'mcp_tool', id: 'bench:everything/echo' }, args: { server: 'bench:everything', tool: 'echo', arguments: { message: `hello ${n++}` } } }, () => undefined)));
   out.push(await time('audit', () => appendAuditRows(engine.db(), () => [row])));
   out.push(await time('result', () => dataResult(data, 2_000_000), N * 3));
   out.push(await time('snapshot', () => secretSnapshot(), N * 10));

@@ -21,6 +21,8 @@ import { McpConnection } from '../src/client/connection.js';
 import { openStdio } from '../src/client/stdio.js';
 import { enforce, type GateEnv } from '../src/policy/gate.js';
 import { shippedPolicy } from '../src/policy/load.js';
+import { randomUUID } from 'node:crypto';
+import { type AuditRow, appendAuditRows } from '../src/store/audit.js';
 import { openDb } from '../src/store/db.js';
 import { getProject, setTrust } from '../src/store/projects.js';
 import { packageRoot } from '../src/util/paths.js';
@@ -77,26 +79,48 @@ async function main() {
     return enforce(gateEnv, { action: 'mcp:call', principal, requested_level: 'workspace', resource: { kind: 'mcp_tool', id: `${id}/echo` }, args: { server: id, tool: 'echo', arguments: args } }, (ticket) => conn.call(ticket, 'echo', args, signal));
   };
   const plain = (message: string) => direct.callTool({ name: 'echo', arguments: { message } });
+  // BENCH_CLIENT_REUSE=1: the relay's connection path alone, on one decision made once (what the gate costs is the difference).
+  let reused: Parameters<Parameters<typeof enforce>[2]>[0] | undefined;
+  const connOnly = async (message: string) => {
+    const args = { message };
+    reused ??= await enforce(gateEnv, { action: 'mcp:call', principal, requested_level: 'workspace', resource: { kind: 'mcp_tool', id: `${id}/echo` }, args: { server: id, tool: 'echo', arguments: args } }, (t) => t);
+    return conn.call(reused, 'echo', args, signal);
+  };
+  // BENCH_CLIENT_REUSE=floor: the floor, one decision-sized audit row committed (BEGIN IMMEDIATE … COMMIT) before each call on the reused decision.
+  let row: AuditRow[] | undefined;
+  const floor = async (message: string) => {
+    row ??= [{ kind: 'decision', body: { decision_id: randomUUID(), action: 'mcp:call', principal, project, trust: { trusted: true, level: 'workspace' }, resource: { kind: 'mcp_tool', id: `${id}/echo` }, requested_level: 'workspace', allow: true, reasons: ['engine-mcp-call'], ceiling: 'workspace', policy_hash: policy.hash, args: { server: id, tool: 'echo', arguments: { message } } } }];
+    appendAuditRows(db, () => row!);
+    return connOnly(message);
+  };
+  const mode = process.env.BENCH_CLIENT_REUSE;
   const paths: Array<[string, (m: string) => Promise<unknown>]> = [
-    ['relay', relay],
+    ['relay', mode === '1' ? connOnly : mode === 'floor' ? floor : relay],
     ['direct', plain],
   ];
 
   for (let i = 0; i < 30; i++) await relay(`warm ${i}`), await plain(`warm ${i}`), await pace();
-  const rounds = { relay: [] as number[], direct: [] as number[] };
+  const rounds = { relay: [] as number[], direct: [] as number[], relay_cpu_us: [] as number[], direct_cpu_us: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
     const lat = { relay: [] as number[], direct: [] as number[] };
+    const cpu = { relay: 0, direct: 0 };
     for (let i = 0; i < CALLS; i++) {
       for (const [name, fn] of (round + i) % 2 ? [...paths].reverse() : paths) {
+        const c0 = process.cpuUsage();
         const t0 = performance.now();
         const r = (await fn(`hello ${i}`)) as { content?: Array<{ text?: string }> };
         lat[name as 'relay' | 'direct'].push(performance.now() - t0);
+        const c = process.cpuUsage(c0);
+        cpu[name as 'relay' | 'direct'] += c.user + c.system;
         if (!String(r.content?.[0]?.text).includes(`hello ${i}`)) throw new Error(`${name}: unexpected answer ${JSON.stringify(r)}`);
       }
       await pace();
     }
     rounds.relay.push(median(lat.relay));
     rounds.direct.push(median(lat.direct));
+    // This process's CPU while each path's calls were in flight (the calls are sequential, so it is that path's), µs per call.
+    rounds.relay_cpu_us.push(cpu.relay / CALLS);
+    rounds.direct_cpu_us.push(cpu.direct / CALLS);
     process.stderr.write(`client round ${round + 1}/${ROUNDS} done\n`);
   }
   await direct.close();

@@ -23,10 +23,14 @@ const summary = {
   cpus: cpus().length,
   target: TARGET,
   call_ms: { relay: spread(r.relay), direct: spread(r.direct), ratio: spread(r.relay.map((x, i) => x / r.direct[i])) },
+  // The client process's own CPU per call while each path's call was in flight (holds on a busy machine).
+  cpu_us: { relay: spread(r.relay_cpu_us), direct: spread(r.direct_cpu_us), ratio: spread(r.relay_cpu_us.map((x, i) => x / r.direct_cpu_us[i])) },
 };
 const met = summary.call_ms.ratio.median <= TARGET;
 console.log(`echo call over stdio, ms, median (min–max) of ${r.rounds} round medians, ${r.calls_per_round} calls each:`);
 console.log(`  relay (gate + McpConnection)  ${fs(summary.call_ms.relay)}`);
 console.log(`  direct (SDK v2 Client)        ${fs(summary.call_ms.direct)}`);
 console.log(`  ratio ${fs(summary.call_ms.ratio)}x  target ≤ ${TARGET}x  ${met ? 'PASS' : 'FAIL'}`);
+const f0 = (x) => x.toFixed(0);
+console.log(`client CPU per call, µs: relay ${fs(summary.cpu_us.relay, f0)}, direct ${fs(summary.cpu_us.direct, f0)}, ratio ${fs(summary.cpu_us.ratio)}x`);
 writeFileSync(join(out, 'client.json'), `${JSON.stringify(summary, null, 2)}\n`);

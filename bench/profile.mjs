@@ -14,6 +14,12 @@
 //                                                and print its top functions by self time
 //   node bench/profile.mjs --parts               one call's parts in this process (bench/call-bench.ts): CPU µs
 //                                                per call, gate, audit row, result, scrubber check, decision…
+//   node bench/profile.mjs --relay               the outbound relay call (bench/client-bench.ts) in three forms, each
+//                                                against the bare SDK v2 client in the same run: the whole call
+//                                                (gate 'mcp:call' + McpConnection), the floor (one decision-sized audit
+//                                                row committed, then the call), and the connection alone (a decision
+//                                                reused); client CPU µs per call and wall ms. Under chrt -f 10 as root
+//                                                for the wall clock; node --cpu-prof bench/client.mjs for a V8 profile
 //   node bench/profile.mjs --strace              also count the system calls each server makes per call (strace -c)
 //   node bench/profile.mjs --callgrind           instructions per call and to the first tools/list,
 //                                                under valgrind (slow: minutes; fewer calls by default)
@@ -274,6 +280,18 @@ function newestProfile(dir) {
 }
 
 const report = (line) => console.log(line);
+
+if (argv.includes('--relay')) {
+  const { run } = await loadBench(root, 'client-bench');
+  const ratio = (a, b) => median(a.map((x, i) => x / b[i])).toFixed(2);
+  for (const [mode, label] of [['0', 'whole call'], ['floor', 'floor: audit row + call'], ['1', 'connection alone']]) {
+    process.env.BENCH_CLIENT_REUSE = mode;
+    const r = await run();
+    report(`relay ${label.padEnd(24)} wall ${median(r.relay).toFixed(2)} ms vs bare ${median(r.direct).toFixed(2)} ms: ${ratio(r.relay, r.direct)}x   CPU ${median(r.relay_cpu_us).toFixed(0)} µs vs ${median(r.direct_cpu_us).toFixed(0)} µs: ${ratio(r.relay_cpu_us, r.direct_cpu_us)}x`);
+  }
+  rmSync(work, { recursive: true, force: true });
+  process.exit(0);
+}
 
 if (argv.includes('--parts')) {
   const { run } = await loadBench(root, 'call-bench');

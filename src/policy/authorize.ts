@@ -82,8 +82,17 @@ function holdsTest(value: Attrs[Attribute], test: Test, attrs: Attrs): boolean {
   return false;
 }
 
+/** A frozen condition's tests, listed once (a loaded policy is deep-frozen); one that can change is listed afresh. */
+const tests = new WeakMap<Condition, readonly (readonly [Attribute, Test])[]>();
+
 function holds(cond: Condition, attrs: Attrs): boolean {
-  return Object.entries(cond).every(([k, t]) => holdsTest(attrs[k as Attribute], t, attrs));
+  let list = tests.get(cond);
+  if (!list) {
+    list = Object.entries(cond) as [Attribute, Test][];
+    if (Object.isFrozen(cond)) tests.set(cond, list);
+  }
+  for (const [k, t] of list) if (!holdsTest(attrs[k], t, attrs)) return false;
+  return true;
 }
 
 export function matchesAction(pattern: string, action: string): boolean {

@@ -119,3 +119,14 @@ t.test('a rule set changed between two decisions decides the second by its new r
   (rules.rules[1] as { actions: string[] }).actions = ['tool:other'];
   t.same(authorize(req, rules).reasons, ['p'], 'and stops applying once its actions no longer match');
 });
+
+t.test("a rule's condition changed between two decisions decides the second by its new tests", async (t) => {
+  // A frozen condition has its tests listed once; one that can still change is read afresh at each decision.
+  const forbid = { id: 'f', effect: 'forbid' as const, description: 'x', actions: ['tool:z'], when: { 'principal.kind': 'http' } as Record<string, unknown> };
+  const rules = { version: 1, rules: [{ id: 'p', effect: 'permit', description: 'x', actions: ['tool:z'] }, forbid] } as Permissions;
+  const req: GateRequest = { action: 'tool:z', principal: { kind: 'stdio', owner: 'a', allow_write: false, allow_approvals: false }, project: null };
+  t.same(authorize(req, rules).reasons, ['p'], 'the forbid is for http only');
+  forbid.when['principal.owner'] = 'a';
+  forbid.when['principal.kind'] = 'stdio';
+  t.same(authorize(req, rules).reasons, ['f'], 'its new tests apply to the next decision');
+});

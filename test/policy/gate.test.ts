@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { GateRequest } from '../../gen/types/gate-request.js';
 import { isErrorCode, ScError } from '../../src/errors.js';
@@ -242,6 +244,35 @@ t.test('the gate itself says whether a project holds the home folder: a caller c
   t.equal(await enforce({ ...env, homes }, trust('/home/me/src/app'), () => 'ran'), 'ran', 'a project inside the home');
   t.equal(await enforce({ ...env, homes }, trust('/home/other'), () => 'ran'), 'ran', "another user's folder beside it");
   t.match(readAudit(db, { kinds: ['decision'], limit: 10 }).map((r) => r.body), [{ allow: false }, { allow: false }, { allow: false }, { allow: true }, { allow: true }]);
+});
+
+t.test('a project that did not hold the home folder is refused once HOME moves into it', async (t) => {
+  const { env } = setup(t);
+  const sb = sandbox('sc-gate-home');
+  const before = process.env.HOME;
+  t.teardown(() => {
+    process.env.HOME = before;
+  });
+  const trust = (path: string) => stdio({ action: 'cli:trust', principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project: { path, trusted: false, level: 'read_only' } });
+  process.env.HOME = join(sb.root, 'elsewhere');
+  mkdirSync(process.env.HOME);
+  // The same decision twice: an answer remembered for this path must not outlive the HOME it was for.
+  t.equal(await enforce(env, trust(sb.project), () => 'ran'), 'ran', 'HOME beside the project');
+  t.equal(await enforce(env, trust(sb.project), () => 'ran'), 'ran', 'and again');
+  process.env.HOME = join(sb.project, 'me');
+  mkdirSync(process.env.HOME);
+  const err = await enforce(env, trust(sb.project), () => 'ran').catch((e: ScError) => e);
+  t.match(err, { code: 'SC_PROJECT_HOLDS_HOME' }, 'HOME now inside the project');
+});
+
+t.test("a caller's list of home folders is read as it is at each decision, not as it was", async (t) => {
+  const { env } = setup(t);
+  const homes = ['/home/me'];
+  const trust = stdio({ action: 'cli:trust', principal: { kind: 'cli', owner: 'cli', allow_write: true, allow_approvals: true }, project: { path: '/srv/app', trusted: false, level: 'read_only' } });
+  t.equal(await enforce({ ...env, homes }, trust, () => 'ran'), 'ran', 'no home below /srv/app');
+  homes.push('/srv/app/me');
+  const err = await enforce({ ...env, homes }, trust, () => 'ran').catch((e: ScError) => e);
+  t.match(err, { code: 'SC_PROJECT_HOLDS_HOME' }, 'the home added to the same list counts');
 });
 
 t.test('every error code a rule of the shipped policy names is a known one', async (t) => {
