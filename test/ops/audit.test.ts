@@ -101,6 +101,15 @@ t.test('audit show gives one decision in full, by id or row number, with what fo
   t.match(missing.stderr, /\[SC_AUDIT_NOT_FOUND\]/);
 });
 
+t.test('audit list shows a row that follows a decision as its plain fields, not raw JSON', async (t) => {
+  const { sb } = await history();
+  const text = (await cli(sb, ['audit', 'list', '--limit', '1000'])).stdout;
+  const line = text.split('\n').find((l) => /^\d+\s+\S+ \S+\s+spawn\s/.test(l));
+  t.ok(line, 'the spawn row is listed');
+  t.match(line, /\skind=command argv0=\S+ level=(bwrap|none) network=false\s/, 'what was started, in words');
+  t.notMatch(line, /[{}"]|decision_id/, 'no JSON, no decision id (audit show has it)');
+});
+
 t.test('a stored secret that reached a recorded argument is not printed by audit list or show', async (t) => {
   const sb = sandbox();
   const canary = 'sc-canary-value-7f3a91c2d4';

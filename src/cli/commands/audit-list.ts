@@ -17,10 +17,14 @@ interface DecisionBody {
   project?: string | null;
 }
 
-/** One line of a row that is not a decision: what happened, briefly. */
+/** One line of a row that is not a decision: its plain fields, briefly (the decision it follows is in audit show). */
 function gist(r: ChainRow): string {
-  const text = JSON.stringify(r.body);
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  const b = (r.body ?? {}) as Record<string, unknown>;
+  const text = Object.entries(b)
+    .filter(([k, v]) => k !== 'decision_id' && k !== 'project' && v !== null && typeof v !== 'object')
+    .map(([k, v]) => `${k}=${typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : String(v)}`)
+    .join(' ');
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
 
 export const command: CommandSpec = {
@@ -54,7 +58,7 @@ export const command: CommandSpec = {
     const page = await listAuditRows(ctx.gate(), caller, q, { rows: l.audit_list_rows, max: l.audit_page_size });
     const cells = page.rows.map((r) => {
       const b = r.body as DecisionBody;
-      if (r.kind !== 'decision') return [String(r.seq), r.at.slice(0, 19).replace('T', ' '), r.kind, gist(r), '', '', ''];
+      if (r.kind !== 'decision') return [String(r.seq), r.at.slice(0, 19).replace('T', ' '), r.kind, gist(r), '', typeof b.project === 'string' ? b.project : '', ''];
       return [String(r.seq), r.at.slice(0, 19).replace('T', ' '), b.allow ? 'allow' : ctx.style.bad('deny'), b.action ?? '', b.principal?.owner ?? '', b.project ?? '', (b.reasons ?? []).join(', ')];
     });
     const next = page.next_cursor ? `\nmore: shadowcode${ctx.workspace ? ` --project ${ctx.workspace}` : ''} audit list${rebuilt(options)} --cursor ${page.next_cursor}` : '';
