@@ -21,9 +21,24 @@ class Wire implements Transport {
   onclose?: () => void;
   onerror?: (e: Error) => void;
   readonly sent: Msg[] = [];
+  private onSent: (() => void) | undefined;
   async start(): Promise<void> {}
   async send(m: JSONRPCMessage): Promise<void> {
     this.sent.push(m as unknown as Msg);
+    this.onSent?.();
+  }
+  /** Resolves as soon as `done` holds for what was sent (checked on each send, not polled), or fails after `ms`. */
+  sentUntil(done: () => boolean, ms: number): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('timed out waiting for the answers')), ms);
+      this.onSent = () => {
+        if (!done()) return;
+        clearTimeout(timer);
+        this.onSent = undefined;
+        resolve();
+      };
+    });
   }
   async close(): Promise<void> {
     this.onclose?.();
@@ -36,7 +51,7 @@ async function sdkAnswers(conn: Awaited<ReturnType<typeof connection>>['conn'], 
   const handle = serveStdio(() => buildServer(conn), { legacy: 'serve', transport: wire });
   const ids = messages.filter((m) => m.id !== undefined).map((m) => m.id);
   for (const m of messages) wire.onmessage?.(m as unknown as JSONRPCMessage);
-  await until(() => ids.every((id) => wire.sent.some((s) => s.id === id)), 5000);
+  await wire.sentUntil(() => ids.every((id) => wire.sent.some((s) => s.id === id)), 5000);
   await handle.close();
   return ids.map((id) => JSON.stringify(wire.sent.find((s) => s.id === id)));
 }
@@ -45,7 +60,7 @@ async function sdkAnswers(conn: Awaited<ReturnType<typeof connection>>['conn'], 
 async function sentBy(client: { connect(t: Transport): Promise<unknown>; close(): Promise<void> }): Promise<Msg> {
   const wire = new Wire();
   void client.connect(wire).catch(() => undefined);
-  await until(() => wire.sent.length > 0, 5000);
+  await wire.sentUntil(() => wire.sent.length > 0, 5000);
   await client.close();
   return wire.sent[0] as Msg;
 }
@@ -196,10 +211,13 @@ t.test('an initialize of another shape is the SDK\'s to answer, as before', asyn
     await s.exit;
     return JSON.parse(s.stdout().split('\n')[0] as string);
   };
-  const odd = await answer({ ...INIT, params: { ...INIT.params, capabilities: { sampling: { tools: {} }, elicitation: { form: {} } } } });
+  // Two servers at once: neither writes anything the other reads.
+  const [odd, bad] = await Promise.all([
+    answer({ ...INIT, params: { ...INIT.params, capabilities: { sampling: { tools: {} }, elicitation: { form: {} } } } }),
+    answer({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {} } }),
+  ]);
   t.equal(odd.result?.protocolVersion, '2025-06-18');
   t.equal(odd.result?.serverInfo?.name, 'shadowcode');
-  const bad = await answer({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {} } });
   t.equal(bad.error?.code, -32603, 'an initialize without clientInfo is refused by the SDK, with its own code');
   t.match(bad.error?.message, /clientInfo/);
 });

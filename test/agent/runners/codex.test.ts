@@ -49,8 +49,9 @@ t.test('runs codex exec --json in the workspace-write sandbox for a Build task, 
 });
 
 t.test('Plan, Review and a read_only Build run codex in the read-only sandbox', async (t) => {
+  // One project for the three: each run is its own task, and its record is read before the next run writes it.
+  const s = await setup(t);
   for (const [mode, ceiling] of [['plan', 'workspace'], ['review', 'workspace'], ['build', 'read_only']] as const) {
-    const s = await setup(t);
     const { ctx } = s.task({ mode, ceiling });
     t.equal((await s.runner.run(ctx)).state, 'succeeded');
     const r = s.recorded();

@@ -142,7 +142,7 @@ t.test('without bwrap on PATH: status, doctor and the approval say "unsandboxed"
     const status = JSON.parse((await cli(b.sb, ['--json', 'status'])).stdout);
     const text = (await cli(b.sb, ['status'])).stdout;
     const checks = diagnose({ profileDir: b.sb.profile, project: b.sb.project, db: b.engine.db(), policy: b.policy, settings: () => b.engine.settings(), secrets: b.engine.secrets(), env: b.sb.env });
-    return { approval, result, spawns, status, text, checks };
+    return { approval, result, spawns, status, text, checks, sb: b.sb };
   });
   t.match(r.approval.action, { unsandboxed: true }, 'the approval record says so');
   t.match(describeAction('command', r.approval.action), /unsandboxed/, 'so does its text');
@@ -151,11 +151,10 @@ t.test('without bwrap on PATH: status, doctor and the approval say "unsandboxed"
   t.match(r.status.sandbox, { level: 'none', label: 'unsandboxed', require: false, detail: /bwrap is not on PATH/ });
   t.match(r.text, /^sandbox\s+unsandboxed/m);
   t.match(r.checks.find((c) => c.id === 'sandbox'), { status: 'warn', detail: /^unsandboxed/ });
-  // The CLI as a real process, with a PATH lacking bwrap.
-  const sb = (await agentBench(() => scripted([]))).sb;
-  const bare = await spawnCli(sb, ['--json', 'status'], '', { PATH: '/nonexistent-bin' });
+  // The CLI as a real process, with a PATH lacking bwrap and with this process's own, in the same project
+  // (its environment was taken while PATH lacked bwrap, so each run says which PATH it gets).
+  const [bare, boxed] = await Promise.all([spawnCli(r.sb, ['--json', 'status'], '', { PATH: '/nonexistent-bin' }), spawnCli(r.sb, ['--json', 'status'], '', { PATH: process.env.PATH })]);
   t.match(JSON.parse(bare.stdout).sandbox, { label: 'unsandboxed' });
-  const boxed = await spawnCli(sb, ['--json', 'status']);
   t.match(JSON.parse(boxed.stdout).sandbox, { level: 'bwrap', label: 'sandboxed' });
 });
 
