@@ -126,12 +126,49 @@ export interface SandboxPlan extends Confinement {
  * The shell that runs the command and, when it has ended (also by TERM: the trap lets the shell
  * outlive the signal its command got), lists the files left on the private home and /tmp (-xdev:
  * not what is bound into them) into the report file. Its exit status is the command's.
+ *
+ * Starting `find` was most of a sandboxed start's cost (another program to load, in every start),
+ * and nearly every command leaves nothing there. So the shell first looks itself (`w`, builtins
+ * only): every entry of the home and /tmp is a mount point the command line made (`$k`: skipped,
+ * a command cannot unmount or rename one), or a folder on the way to one (`$a`: looked into);
+ * any other entry (a file, a link, a folder of its own, a mount point moved aside with a folder
+ * renamed above it) and find runs and lists exactly as before. What was made as a mount point
+ * but replaced (its folder above renamed, a new one made in its place) leaves the renamed folder
+ * behind: an entry of the second kind.
  */
-const REPORT = 'trap : TERM INT HUP; f=$1 h=$2; shift 2; "$@"; s=$?; find ${h:+"$h"} /tmp -xdev \\( -type f -o -type l \\) -fprint "$f" 2>/dev/null; exit $s';
+const WALK = 'w() { for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do [ -L "$e" ] && return 1; [ -e "$e" ] || continue; case "$k" in *"\n$e\n"*) continue;; esac; [ -d "$e" ] || return 1; case "$a" in *"\n$e\n"*) w "$e" || return 1;; *) return 1;; esac; done; }';
+const REPORT = `trap : TERM INT HUP; f=$1 h=$2 k=$3 a=$4; shift 4; "$@"; s=$?; ${WALK}; { [ -z "$h" ] || w "$h"; } && w /tmp || find \${h:+"$h"} /tmp -xdev \\( -type f -o -type l \\) -fprint "$f" 2>/dev/null; exit $s`;
 /** The process bound's shell (bounds.ts) ends by exec'ing the command; the report shell takes its limit over instead, saving a shell. */
 const EXEC_TAIL = 'exec "$@"';
 /** Where the report file is inside: a folder of the sandbox's own root, no host folder. */
 export const REPORT_AT = '/run/shadowcode/report';
+
+/** How many arguments follow each bwrap option the command line uses, and which of them is where it makes something. */
+const OPTS: Readonly<Record<string, readonly [number, number]>> = { '--bind': [2, 2], '--ro-bind': [2, 2], '--bind-try': [2, 2], '--ro-bind-try': [2, 2], '--symlink': [2, 2], '--tmpfs': [1, 1], '--dev': [1, 1], '--proc': [1, 1], '--remount-ro': [1, 0], '--size': [1, 0], '--setenv': [2, 0], '--unsetenv': [1, 0], '--chdir': [1, 0] };
+
+/**
+ * What the command line makes inside the private `roots` (the home, /tmp), for the report shell's
+ * look: each path it mounts or links there, and each folder above one of them (made on the way),
+ * each list one path a line with a line before and after. A path with a line break in it is in
+ * neither: the look then meets it as an entry of its own, and find runs.
+ */
+function madeWithin(line: readonly string[], roots: readonly string[]): { mounts: string; folders: string } {
+  const mounts = new Set<string>();
+  const folders = new Set<string>();
+  for (let i = 1; i < line.length; i++) {
+    const o = OPTS[line[i] as string];
+    if (!o) continue;
+    const at = o[1] ? (line[i + o[1]] as string) : null;
+    i += o[0];
+    if (!at || at.includes('\n')) continue;
+    const root = roots.find((r) => within(at, r) && at !== r);
+    if (!root) continue;
+    mounts.add(at);
+    for (let d = dirname(at); d !== root && within(d, root); d = dirname(d)) folders.add(d);
+  }
+  const lines = (s: Set<string>) => `\n${[...s].join('\n')}\n`;
+  return { mounts: lines(mounts), folders: lines(folders) };
+}
 
 /** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
 function statQuiet(p: string): ReturnType<typeof statSync> {
@@ -548,7 +585,8 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   if (plan.report) {
     // An ordinary user's limit shell (`ulimit …; exec "$@"`): its limit set by the report shell itself.
     const limit = inner.length === 4 && inner[1] === '-c' && inner[2]?.endsWith(EXEC_TAIL) ? inner[2].slice(0, -EXEC_TAIL.length) : '';
-    report = [inner[0] && limit ? inner[0] : '/bin/sh', '-c', `${limit}${REPORT}`, 'sh', REPORT_AT, usableHome];
+    const made = madeWithin(out, [...(usableHome ? [usableHome] : []), '/tmp']);
+    report = [inner[0] && limit ? inner[0] : '/bin/sh', '-c', `${limit}${REPORT}`, 'sh', REPORT_AT, usableHome, made.mounts, made.folders];
     if (limit) inner = [];
   }
   out.push('--chdir', plan.cwd, '--', ...report, ...inner, ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);

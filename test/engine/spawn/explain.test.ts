@@ -154,3 +154,49 @@ if (isRoot) {
     t.equal(c.discarded(), null, 'read once, then gone');
   });
 }
+
+// The report shell looks at the private home and /tmp itself and starts find only when something
+// is there: a `find` of our own first on PATH counts its starts, then runs the real one.
+for (const uid of isRoot ? [0, NOBODY] : [process.getuid?.() as number]) {
+  t.test(`as uid ${uid}: a command that leaves nothing starts no find; one that leaves a file, a link or a folder of its own does, and each file is named`, async (t) => {
+    const root = realpathSync(mkdtempSync(join(SHARED_TMP, 'sc-explain-look-')));
+    chmodSync(root, 0o755);
+    t.teardown(() => rmSync(root, { recursive: true, force: true }));
+    const home = join(root, 'home');
+    const project = join(home, 'app');
+    const profile = join(home, '.shadowcode');
+    const tools = join(root, 'tools');
+    for (const d of [home, project, profile, tools]) mkdirSync(d, { recursive: true });
+    const ran = join(project, 'find-ran');
+    writeFileSync(join(tools, 'find'), `#!/bin/sh\necho run >> ${ran}\nexec /usr/bin/find "$@"\n`, { mode: 0o755 });
+    if (uid !== process.getuid?.()) for (const d of [home, project, profile]) chownSync(d, uid, uid);
+    const bwrap = sandboxSupport().bwrap as string;
+    const run = async (script: string) => {
+      rmSync(ran, { force: true });
+      const c = confinedCommand({ argv: ['sh', '-c', script], cwd: project, env: { PATH: `${tools}:/usr/bin:/bin`, HOME: home, TMPDIR: root }, confine: { project, network: false }, trustedArgv: false, policy: shippedPolicy() }, bwrap, profile, uid, { grants: { paths: [], hosts: [], skipped: [] }, report: true });
+      const child = spawn(c.argv[0] as string, c.argv.slice(1), { cwd: project, env: c.env, uid, gid: uid, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (d) => (out += d));
+      child.stderr!.on('data', (d) => (out += d));
+      const code = await new Promise<number | null>((r) => child.on('close', r));
+      c.release();
+      t.equal(code, 0, out);
+      let finds = 0;
+      try {
+        finds = (await import('node:fs')).readFileSync(ran, 'utf8').split('\n').filter(Boolean).length;
+      } catch {
+        /* never ran */
+      }
+      return { finds, discarded: c.discarded() };
+    };
+    t.same(await run('true'), { finds: 0, discarded: null }, 'nothing left: no find, nothing to say');
+    t.same(await run('echo x > ~/notes.txt; echo y > /tmp/out.txt'), { finds: 1, discarded: { count: 2, paths: [join(home, 'notes.txt'), '/tmp/out.txt'], more: false } });
+    t.same(await run('mkdir -p ~/work/a/b && echo z > ~/work/a/b/f'), { finds: 1, discarded: { count: 1, paths: [join(home, 'work/a/b/f')], more: false } }, 'deep in a folder of its own');
+    // A cache's mount point cannot be moved, but the folder above it can: renamed aside, and a
+    // folder of the command's own made at the mount point's path, it is looked into all the same.
+    t.same(await run('cd ~ && mv .cache .moved && mkdir -p .cache/pip && echo z > .cache/pip/hidden'), { finds: 1, discarded: { count: 1, paths: [join(home, '.cache/pip/hidden')], more: false } }, 'a mount point replaced under a renamed folder');
+    t.same(await run('echo kept > ~/.cache/pip/wheel'), { finds: 0, discarded: null }, "in the project's private pip cache, which is kept: not looked into");
+    t.same(await run('ln -s /nowhere /tmp/link'), { finds: 1, discarded: { count: 1, paths: ['/tmp/link'], more: false } });
+    t.same(await run('mkdir /tmp/empty'), { finds: 1, discarded: null }, 'a folder of its own is looked into; an empty one is nothing to say');
+  });
+}
