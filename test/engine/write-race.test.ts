@@ -1,5 +1,5 @@
 // A write that races a directory-for-link swap never lands outside the
-// project, leaves no temporary file and no change pending: 1,500 write_file
+// project, leaves no temporary file and no change pending: 500 write_file
 // calls from a scripted task against a real process swapping the directory.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { sql } from '../../src/store/db.js';
 import { agentBench, scripted } from '../fixtures/agent.js';
 import { ROOT } from '../fixtures/env.js';
 
-const WRITES = 1500;
+const WRITES = 500;
 const PER_TURN = 50;
 
 function walk(dir: string): string[] {
@@ -24,7 +24,7 @@ function walk(dir: string): string[] {
   return out;
 }
 
-t.test('1,500 writes racing a directory swapped for a link to outside: none lands outside, no temp file, nothing pending', async (t) => {
+t.test('500 writes racing a directory swapped for a link to outside: none lands outside, no temp file, nothing pending', async (t) => {
   const steps = [];
   for (let i = 0; i < WRITES; i += PER_TURN) {
     steps.push({ calls: Array.from({ length: PER_TURN }, (_, k) => ({ name: 'write_file', arguments: { path: `d/w${i + k}.txt`, content: `w${i + k}\n` } })) });
