@@ -2,7 +2,7 @@
 // kept in the profile (never the project), each change a gate decision with its outcome in
 // the audit log; the profile and the project's protected paths are never granted, a hidden
 // secret path only with --secret.
-import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { allow } from '../../src/ops/sandbox.js';
@@ -206,4 +206,18 @@ t.test('a scope holds at most grants.sandbox_paths paths', async (t) => {
   await t.rejects(allow(ops, { project: sb.project }, { path: join(sb.root, 'b') }, sb.root), { code: 'SC_LIMIT_REACHED' });
   await allow(ops, { project: sb.project }, { path: join(sb.root, 'a'), write: true }, sb.root);
   t.match(JSON.parse(readFileSync(grantsFile(sb), 'utf8')).projects[sb.project].paths, [{ path: join(sb.root, 'a'), write: true }], 'changing a grant in place is not a new one');
+});
+
+t.test("a command the model names ./codex does not get ~/.codex (its login) by its name", async (t) => {
+  const sb = await trusted();
+  const state = join(sb.root, '.codex');
+  mkdirSync(state);
+  writeFileSync(join(state, 'auth.json'), '{"token":"sk-state-canary"}\n');
+  writeFileSync(join(sb.project, 'codex'), '#!/bin/sh\ncat "$HOME/.codex/auth.json"\necho pwn > "$HOME/.codex/config.toml"\n', { mode: 0o755 });
+  const shown = await json(sb, [...ws(sb), 'sandbox', 'show', '--', './codex']);
+  t.equal(shown.code, 0, shown.stderr);
+  t.notOk([...shown.data.read_write, ...shown.data.read_only].some((p: string) => p === state || p.startsWith(`${state}/`)), 'the state folder is not shown at all');
+  const r = await cli(sb, ['--json', ...ws(sb), 'test', '--yes', '--', './codex']);
+  t.notMatch(r.stdout + r.stderr, /sk-state-canary/, 'the login is not read');
+  t.notOk(existsSync(join(state, 'config.toml')), 'no settings file is created in the real state folder');
 });

@@ -54,7 +54,7 @@ export interface Confinement {
   readonly readable?: readonly string[];
   /** More folders bound read-write at the same path (a runner: its run directory with the relay socket). */
   readonly writable?: readonly string[];
-  /** The tool_state keys that apply; by default the executable's own name. */
+  /** The tool_state keys that apply; by default the executable's own name when the argv is trusted (reviewed), none otherwise. */
   readonly stateKeys?: readonly string[];
   /** Private copies of tool_state_private files (real path ─► the copy), bound read-write in their place; a file without one is read-only. */
   readonly copies?: ReadonlyMap<string, string>;
@@ -513,7 +513,9 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     for (const c of usable.binds) bound.push(c.at, ...(c.userShown ? [c.user] : []));
   }
   // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write; a missing one is not created.
-  const keys = plan.stateKeys ?? [basename(plan.argv[0] ?? '')];
+  // Only for an argv someone reviewed (a runner, a server's definition): a model that names its own
+  // ./codex must not get ~/.codex (its tokens) read-write by the name alone.
+  const keys = plan.stateKeys ?? (plan.trusted ? [basename(plan.argv[0] ?? '')] : []);
   const state = keys.flatMap((k) => (Object.hasOwn(plan.policy.tool_state, k) ? (plan.policy.tool_state[k] ?? []) : [])).map((p) => expandHome(p, home));
   const writable: string[] = [];
   for (const abs of [...new Set([...state, ...(plan.writable ?? [])])]) {
