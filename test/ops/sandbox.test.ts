@@ -221,3 +221,21 @@ t.test("a command the model names ./codex does not get ~/.codex (its login) by i
   t.notMatch(r.stdout + r.stderr, /sk-state-canary/, 'the login is not read');
   t.notOk(existsSync(join(state, 'config.toml')), 'no settings file is created in the real state folder');
 });
+
+t.test('a PATH folder inside the project never shows what it leads to: a .venv/bin swapped for a link, or a link in it, shows nothing outside', async (t) => {
+  const sb = await trusted();
+  const secret = join(sb.root, 'elsewhere');
+  mkdirSync(secret);
+  writeFileSync(join(secret, 'token.txt'), 'path-canary\n');
+  mkdirSync(join(sb.project, '.venv'));
+  symlinkSync(secret, join(sb.project, '.venv', 'bin'));
+  mkdirSync(join(sb.project, 'tools'));
+  symlinkSync(join(secret, 'token.txt'), join(sb.project, 'tools', 'helper'));
+  const env = { ...sb.env, PATH: `${join(sb.project, '.venv', 'bin')}:${join(sb.project, 'tools')}:${process.env.PATH}` };
+  const r = await cli({ ...sb, env }, ['--json', ...ws(sb), 'sandbox', 'show', '--', 'cat', join(secret, 'token.txt')]);
+  t.equal(r.code, 0, r.stderr);
+  const shown = JSON.parse(r.stdout);
+  t.notOk([...shown.read_write, ...shown.read_only].some((p: string) => p === secret || p.startsWith(`${secret}/`) || secret.startsWith(`${p}/`)), 'the folder it leads to is not shown');
+  const run = await cli({ ...sb, env }, ['--json', ...ws(sb), 'test', '--yes', '--', 'cat', join(secret, 'token.txt')]);
+  t.notMatch(run.stdout, /path-canary/, 'and a command cannot read it');
+});

@@ -205,7 +205,7 @@ export function toolchainView(env: Record<string, string | undefined>, policy: S
   const home = usableHome(env.HOME);
   const path = env.PATH ?? '';
   const envs = projectEnvs(project);
-  const key = [path, home ?? '', ...varsOf(policy).map((v) => `${v}=${env[v] ?? ''}`), ...envs].join('\0');
+  const key = [path, home ?? '', project ?? '', ...varsOf(policy).map((v) => `${v}=${env[v] ?? ''}`), ...envs].join('\0');
   const had = cache.get(key);
   if (had && had.stamps.every(([p, id]) => identity(p) === id)) return had.view;
 
@@ -230,13 +230,19 @@ export function toolchainView(env: Record<string, string | undefined>, policy: S
   };
   const stamps: Array<readonly [string, string]> = [];
   const dirs = [...new Set(path.split(delimiter).filter((d) => d && isAbsolute(d)))];
+  // A PATH folder inside the project (an activated .venv/bin, node_modules/.bin) is the
+  // project's, already bound; what lies there (or where it leads) is for a task to choose,
+  // so it never decides what else is shown: a .venv/bin swapped for a link to ~/.codex shows nothing.
+  const projectReal = project ? real(project) : null;
+  const inProject = (p: string) => !!project && (within(p, project) || (projectReal !== null && within(p, projectReal)));
   for (const d of dirs) {
     const id = identity(d);
     stamps.push([d, id]);
     if (id === 'none') continue;
     if ((home && within(home, d)) || system.some((s) => within(d, s))) continue;
+    if (inProject(d)) continue;
     const r = real(d);
-    if (!r) continue;
+    if (!r || inProject(r)) continue;
     if (r !== d) for (const [at, to] of linkChain(d)) links.set(at, to);
     // The real folder, once: a linked one is reached through the links above.
     if (!system.some((s) => within(r, s)) && !claim(r)) show(prefixOf(r, home));
