@@ -9,7 +9,7 @@
  *       link, a match or a scan.skip folder such as node_modules); a folder unchanged
  *       since the last scan of the project (same inode and times) is not read again
  *   each folder that is a git directory under another name (HEAD, objects/, refs/: a bare
- *       repository, `lib.git`) ─► protected like .git (git uses it as a repository when
+ *       repository, `lib.git`; or HEAD and a commondir file, with the folder it names) ─► protected like .git (git uses it as a repository when
  *       run in it or pointed at it, and runs what its config and hooks say)
  *   each match that is a link ─► its real target inside the project, same rule
  *   each repository found (.git folder or .git file ─► gitdir ─► commondir; a bare one;
@@ -117,16 +117,20 @@ function listing(c: Compiled, project: string, dir: string, cache: Map<string, L
   const hits: Array<{ name: string; kind: EntryKind }> = [];
   const subdirs: string[] = [];
   let marks = 0;
+  let head = false;
+  let common = false;
   for (const d of list) {
     // HEAD may be a link (old git): anything but a folder counts.
     if (GIT_DIR_MARKS.some(([n, k]) => d.name === n && (k === 'dir' ? d.kind === 'dir' : d.kind !== 'dir'))) marks++;
+    if (d.name === 'HEAD' && d.kind !== 'dir') head = true;
+    if (d.name === 'commondir' && d.kind !== 'dir') common = true;
     const lower = d.name.toLowerCase();
     if (c.names.has(lower)) hits.push({ name: d.name, kind: d.kind });
     else if (d.kind === 'dir' && !c.skip.has(lower)) subdirs.push(d.name);
   }
   // Changed too recently to trust the stamp: used now, listed again next time.
   const racy = readAt - Math.max(st.ctimeMs, st.mtimeMs) < racyMs;
-  return { ino: racy ? -1 : st.ino, ctimeMs: st.ctimeMs, mtimeMs: st.mtimeMs, count: list.length, hits, subdirs, gitDir: marks === GIT_DIR_MARKS.length };
+  return { ino: racy ? -1 : st.ino, ctimeMs: st.ctimeMs, mtimeMs: st.mtimeMs, count: list.length, hits, subdirs, gitDir: marks === GIT_DIR_MARKS.length || (head && common) };
 }
 
 const compiledFor = new WeakMap<object, Compiled>();
@@ -185,6 +189,12 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
       if (list.gitDir && dir !== '' && gitRule) {
         add({ rel: dir, rule: gitRule.rule, description: gitRule.description, via: 'a git directory (HEAD, objects, refs) by another name', kind: 'dir', hold: false });
         bare.push(dir);
+        // git finds objects, refs and config through commondir (a linked worktree's git directory): that folder is the repository too.
+        const shared = commonDirOf(project, dir, L.git_config_bytes);
+        if (shared) {
+          add({ rel: shared, rule: gitRule.rule, description: gitRule.description, via: `the common git directory ${dir}/commondir names`, kind: kindOf(join(project, shared)), hold: false });
+          bare.push(shared);
+        }
         continue; // what lies inside is protected with it
       }
       // The top is always read whole: it is where hosts and git look first.
@@ -228,6 +238,24 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
   const dirs = all.filter((e) => e.kind === 'dir').map((e) => e.rel.toLowerCase());
   const kept = all.filter((e) => !dirs.some((d) => e.rel.toLowerCase().startsWith(`${d}/`)));
   return { entries: kept, truncated };
+}
+
+/** The project-relative folder a git directory's commondir file names, when it lies inside the project. */
+function commonDirOf(project: string, dir: string, cap: number): string | null {
+  try {
+    const text = readUserFile(join(project, dir, 'commondir'), { cap, kind: 'git commondir', overflow: 'truncate' }).bytes.toString('utf8').trim();
+    if (!text) return null;
+    const abs = isAbsolute(text) ? text : join(project, dir, text);
+    let real: string;
+    try {
+      real = realpathSync(abs);
+    } catch {
+      real = abs; // not there yet: protect the name, so it cannot be made later
+    }
+    return insideProject(project, real) && real !== project ? slashed(relative(project, real)) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

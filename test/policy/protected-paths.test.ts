@@ -182,6 +182,22 @@ t.test('protectedPaths lists the patterns and the literal paths a sandbox can bi
   t.equal(l.profile_hidden, true);
 });
 
+t.test('a git directory made of HEAD and commondir is refused like .git, and so is the folder it names and what that config names', async (t) => {
+  const { p } = project(t);
+  // git takes evil/ as a git directory: objects and refs are found through commondir (a linked worktree's layout).
+  mkdirSync(join(p, 'x', 'objects'), { recursive: true });
+  mkdirSync(join(p, 'x', 'refs'));
+  writeFileSync(join(p, 'x', 'config'), '[core]\n\tpager = ../scripts/pager.sh\n');
+  mkdirSync(join(p, 'evil'));
+  writeFileSync(join(p, 'evil', 'HEAD'), 'ref: refs/heads/main\n');
+  writeFileSync(join(p, 'evil', 'commondir'), '../x\n');
+  const probe = spawnSync('git', ['config', '--show-origin', 'core.pager'], { cwd: join(p, 'evil'), env: { ...process.env, GIT_DIR: join(p, 'evil') }, encoding: 'utf8' });
+  t.match(probe.stdout, /x\/config/, 'git itself reads x/config from evil/');
+  t.match(pathVerdict(policy, p, 'evil/hooks/post-checkout', 'write'), { effect: 'refuse', rule: 'git-metadata' });
+  t.match(pathVerdict(policy, p, 'x/config', 'write'), { effect: 'refuse', rule: 'git-metadata', via: 'the common git directory evil/commondir names' });
+  t.match(pathVerdict(policy, p, 'scripts/pager.sh', 'write'), { effect: 'refuse', rule: 'git-config-named' }, 'the program its config runs');
+});
+
 t.test('a git directory by another name (a bare repository in the project) is refused like .git, and what its config names too', async (t) => {
   const { p } = project(t);
   // git's own layout: `git init --bare vendor/lib.git`.
