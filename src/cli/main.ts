@@ -103,13 +103,27 @@ export async function main(argv: readonly string[], rawIo: Io): Promise<number> 
         const room = (ctx as Ctx).policy().limits.telemetry.queue_items - committed.length;
         if (room > 0) committed.push(...rows.slice(0, room));
       });
+      let thrown: { err: unknown } | null = null;
       try {
         out = await spec.run(ctx, input);
+      } catch (err) {
+        thrown = { err };
       } finally {
         onAuditCommitted(undefined);
       }
-      // Its audit rows go to the collector (when telemetry is configured) before the command ends.
-      if (committed.length) await (await import('./telemetry.js')).exportCommandRows(ctx, committed);
+      // The answer (or the refusal) first: a slow collector delays the exit, never what the user reads.
+      const e = thrown ? traced(asScError(thrown.err), profile) : null;
+      if (e) renderError(e, json, io.stdout, io.stderr, io.env);
+      else renderOutput(out!, json, io.stdout);
+      // Then its audit rows, a refusal's included, go to the collector (when telemetry is configured) before the command ends.
+      if (committed.length) {
+        try {
+          await (await import('./telemetry.js')).exportCommandRows(ctx, committed);
+        } catch {
+          /* best effort: the rows are in the audit log, and the export counts what it lost */
+        }
+      }
+      return e ? e.exitCode : (out!.exitCode ?? EXIT.ok);
     } else if (role === null) out = await spec.run(ctx, input);
     else out = await (await import('./telemetry.js')).withTelemetry(ctx, role, () => spec.run(ctx as Ctx, input));
     renderOutput(out, json, io.stdout);

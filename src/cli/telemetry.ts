@@ -7,8 +7,9 @@
  *   answer would hold the process up to its own timeout: this command's process exits instead
  *
  * A short command (approvals approve, trust, …) exports only its audit rows, after it ran and
- * only if it committed any: exportCommandRows ─► configured? start the log export ─► the rows
- * ─► stop, within the same deadline, before the command's answer is printed.
+ * only if it committed any, a refused one's too: its answer or error is printed ─►
+ * exportCommandRows ─► configured? start the log export ─► the rows ─► stop, within the same
+ * deadline, before the process exits.
  */
 import { exportCommittedRows, startTelemetryExport, telemetryDepsOf } from '../ops/telemetry.js';
 import type { CommittedAudit } from '../store/audit.js';

@@ -356,20 +356,25 @@ class Sdk implements Telemetry {
     const end = Date.now();
     const parent = this.als.getStore();
     for (const d of list) {
-      this.guardrail(parent, startedMs, end, d.allow ? 'allow' : 'deny', d.action, () => {
-        const family = d.action.split(':')[0] ?? d.action;
+      // Only what the span needs is kept until it is sent: a queued span must not hold a call's
+      // raw input, so the arguments are kept only when content is exported.
+      const { action, allow, decisionId, principal, ceiling } = d;
+      const reasons = [...d.reasons];
+      const args = this.o.config.content ? d.args : undefined;
+      this.guardrail(parent, startedMs, end, allow ? 'allow' : 'deny', action, () => {
+        const family = action.split(':')[0] ?? action;
         return {
-          [A.targetSubtype]: family === 'tool' || d.action === 'mcp:call' ? 'tool_call' : d.action === 'model:request' ? 'llm' : family,
-          [A.targetId]: d.decisionId,
-          [A.actionType]: d.allow ? 'allow' : 'block',
-          [A.verdictReason]: d.allow ? undefined : `denied by ${d.reasons.join(', ') || 'default deny'}`,
+          [A.targetSubtype]: family === 'tool' || action === 'mcp:call' ? 'tool_call' : action === 'model:request' ? 'llm' : family,
+          [A.targetId]: decisionId,
+          [A.actionType]: allow ? 'allow' : 'block',
+          [A.verdictReason]: allow ? undefined : `denied by ${reasons.join(', ') || 'default deny'}`,
           [A.policyId]: policyHash,
-          [A.ruleId]: d.reasons[0],
-          'shadowcode.policy.rules': [...d.reasons],
-          'shadowcode.decision.id': d.decisionId,
-          'shadowcode.principal.kind': d.principal,
-          'shadowcode.ceiling': d.ceiling,
-          [A.contentIn]: this.content(d.args),
+          [A.ruleId]: reasons[0],
+          'shadowcode.policy.rules': reasons,
+          'shadowcode.decision.id': decisionId,
+          'shadowcode.principal.kind': principal,
+          'shadowcode.ceiling': ceiling,
+          [A.contentIn]: args === undefined ? undefined : this.content(args),
         };
       });
     }

@@ -50,6 +50,21 @@ t.test("a short command's audit rows reach the collector before it exits", async
   t.same((JSON.parse(show.stdout) as { processes: unknown[] }).processes, [], 'a short command that lost nothing leaves no counts behind (one file per command would pile up)');
 });
 
+t.test("a refused command's denial row reaches the collector too, after its error is printed", async (t) => {
+  const sb = sandbox('sc-otel-cli-deny');
+  const rx = await otlpReceiver();
+  t.teardown(() => rx.close());
+  // The project holds the home folder: trust is refused, with a denied decision row.
+  const r = await spawnCli({ ...sb, env: { ...sb.env, HOME: sb.project } }, ['--project', sb.root, 'trust'], '', { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BLRP_SCHEDULE_DELAY: '60000' });
+  t.not(r.code, 0, 'refused');
+  t.match(r.stderr, /SC_PROJECT_HOLDS_HOME/);
+  const db = openDb(sb.profile, 5000);
+  t.teardown(() => db.close());
+  const denied = db.prepare("SELECT seq FROM audit WHERE body LIKE '%\"cli:trust%' AND body LIKE '%\"allow\":false%'").all() as Array<{ seq: number }>;
+  t.equal(denied.length, 1, 'the refusal is in the audit log');
+  t.ok(rx.logs.some((l) => Number(l.attributes['shadowcode.audit.seq']) === denied[0]?.seq), 'and it reached the collector before the command exited');
+});
+
 t.test('telemetry set does not send its own decision to the endpoint it has just named', async (t) => {
   const sb = sandbox('sc-otel-cli-set');
   const rx = await otlpReceiver();
