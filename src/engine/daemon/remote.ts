@@ -15,6 +15,7 @@
  */
 import { existsSync } from 'node:fs';
 import { ScError } from '../../errors.js';
+import { VERSION } from '../../version.js';
 import { enforce, type GateEnv } from '../../policy/gate.js';
 import { type Asker, engineConnectRequest } from '../../policy/requests.js';
 import { tel } from '../../telemetry/hooks.js';
@@ -26,9 +27,10 @@ import { type EngineFiles, engineFiles } from './files.js';
 export type { Asker };
 
 /** The active span's trace context, for a frame (nothing while telemetry is off). */
-function traceContext(): { traceparent?: string; tracestate?: string } {
+function traceContext(engine: EngineInfo): { traceparent?: string; tracestate?: string } {
   const t = tel();
-  if (!t) return {};
+  // An engine of an earlier release (still running across an upgrade) refuses frames with fields it does not know.
+  if (!t || engine.version !== VERSION) return {};
   const carrier: Record<string, string> = {};
   t.inject(carrier);
   return carrier;
@@ -114,7 +116,7 @@ export class RemoteEngine {
 
   async submit(owner: OwnerSpec, spec: JobSpec): Promise<Submitted> {
     const link = await this.ownerLink(owner);
-    const data = await link.request({ type: 'submit', project: owner.project, job: spec, ...traceContext() }, this.deadline());
+    const data = await link.request({ type: 'submit', project: owner.project, job: spec, ...traceContext(this.info) }, this.deadline());
     return data as unknown as Submitted;
   }
 
@@ -128,7 +130,7 @@ export class RemoteEngine {
 
   /** A job that belongs to no ownership socket: it runs until it ends, is cancelled, or the engine stops. */
   async detach(project: string, spec: JobSpec): Promise<Submitted> {
-    const { data } = await controlRequest(this.gate, this.files, this.who, { type: 'detach', project, job: spec, ...traceContext() });
+    const { data } = await controlRequest(this.gate, this.files, this.who, { type: 'detach', project, job: spec, ...traceContext(this.info) });
     return data as unknown as Submitted;
   }
 
@@ -137,10 +139,10 @@ export class RemoteEngine {
     const have = owner ? this.owners.get(owner) : undefined;
     const link = have ? await have.catch(() => undefined) : undefined;
     if (link && !link.closed) {
-      await link.request({ type: 'decision', approval_id: approvalId, ...traceContext() }, this.deadline());
+      await link.request({ type: 'decision', approval_id: approvalId, ...traceContext(this.info) }, this.deadline());
       return;
     }
-    await controlRequest(this.gate, this.files, this.who, { type: 'decision', approval_id: approvalId, ...traceContext() });
+    await controlRequest(this.gate, this.files, this.who, { type: 'decision', approval_id: approvalId, ...traceContext(this.info) });
   }
 
   /** A normal end of an owner: the engine cancels what it still has and acknowledges once cleaned up. */
