@@ -111,7 +111,11 @@ function copyMissing(from: string, to: string, budget: { left: number }): boolea
   // A listing opens nothing but the folder; entries keep the kind it gives (a link is a link, never followed).
   const entries = listDirNoFollow(from);
   if (!entries) return true;
-  mkdirSync(to, { recursive: true, mode: 0o700 });
+  // The private side is the sandbox's to write: a link (or file) left where a folder goes is never
+  // written through, so nothing is copied outside it. Each level is checked before the next is made.
+  const there = lstatSync(to, { throwIfNoEntry: false });
+  if (there && !there.isDirectory()) return true;
+  if (!there) mkdirSync(to, { recursive: true, mode: 0o700 });
   for (const e of entries) {
     if (--budget.left < 0) return false;
     const src = join(from, e.name);
