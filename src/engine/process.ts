@@ -11,7 +11,7 @@
 import type { Policy } from '../policy/load.js';
 import type { Db } from '../store/db.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
-import { blockText, type Discarded, discardedNotice, type SandboxBlock, type SandboxLevel, supervise } from './spawn/index.js';
+import { blockText, type Discarded, discardedNotice, SCAN_INCOMPLETE, type SandboxBlock, type SandboxLevel, supervise } from './spawn/index.js';
 
 export interface CommandSpec {
   readonly argv: readonly string[];
@@ -42,11 +42,16 @@ export interface CommandResult {
 }
 
 /** The job event that warns of protected paths a command created, or null when it created none. */
-export function protectedCreatedEvent(paths: readonly string[] | undefined): { paths: string[]; notice: string } | null {
-  if (!paths || paths.length === 0) return null;
+export function protectedCreatedEvent(list: readonly string[] | undefined): { paths: string[]; incomplete?: true; notice: string } | null {
+  if (!list || list.length === 0) return null;
+  const incomplete = list.includes(SCAN_INCOMPLETE);
+  const paths = [...new Set(list.filter((p) => p !== SCAN_INCOMPLETE))];
+  const made = paths.length ? `The command created ${paths.length === 1 ? 'a protected path' : 'protected paths'} that git or a coding host may load and run later: ${paths.join(', ')}. ` : '';
+  const more = incomplete ? 'The command left more in the project than the check for protected paths reads (limits.protection scan_entries and scan_depth), so a repository or host configuration it made may not be listed. ' : '';
   return {
-    paths: [...paths],
-    notice: `The command created ${paths.length === 1 ? 'a protected path' : 'protected paths'} that git or a coding host may load and run later: ${paths.join(', ')}. Check ${paths.length === 1 ? 'it' : 'them'} before you use git or open a host there.`,
+    paths,
+    ...(incomplete ? { incomplete: true as const } : {}),
+    notice: `${made}${more}Check ${paths.length === 1 && !incomplete ? 'it' : incomplete ? 'the project' : 'them'} before you use git or open a host there.`,
   };
 }
 

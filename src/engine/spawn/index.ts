@@ -355,7 +355,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
       created: () => [
         ...(project && layout ? createdSince(req.policy, project, layout, held) : []),
         // In a folder granted writable: named by its full path.
-        ...granted.flatMap((g) => createdSince(req.policy, g.root, g.layout, []).map((rel) => join(g.root, rel))),
+        ...granted.flatMap((g) => createdSince(req.policy, g.root, g.layout, []).map((rel) => (rel === SCAN_INCOMPLETE ? rel : join(g.root, rel)))),
       ],
     };
   } catch (err) {
@@ -385,10 +385,19 @@ function recordSpawn(db: Db, kind: string, body: Record<string, unknown>): void 
   }
 }
 
-/** Protected paths there now that were not at the start; what was held read-only throughout cannot have been made inside. */
+/** In a list of created protected paths: the check after the process stopped at its limits, so more may have been made. */
+export const SCAN_INCOMPLETE = '\u0000scan-incomplete';
+
+/**
+ * Protected paths there now that were not at the start; what was held read-only throughout cannot have been made inside.
+ * A process that filled the project past the scan's limits (scan_entries, scan_depth) could hide a repository beyond
+ * them: when the start's scan was whole and this one is not, the list says so (SCAN_INCOMPLETE).
+ */
 function createdSince(policy: Policy, project: string, start: ProtectedLayout, held: readonly string[]): string[] {
   const known = new Set([...start.entries.map((e) => e.rel.toLowerCase()), ...held.map((h) => h.toLowerCase())]);
-  return protectedLayout(policy, project).entries.filter((e) => !known.has(e.rel.toLowerCase()) && e.kind !== 'missing').map((e) => e.rel);
+  const now = protectedLayout(policy, project);
+  const made = now.entries.filter((e) => !known.has(e.rel.toLowerCase()) && e.kind !== 'missing').map((e) => e.rel);
+  return now.truncated && !start.truncated ? [...made, SCAN_INCOMPLETE] : made;
 }
 
 /** Decides the sandbox, refuses when it is required and missing, records the spawn. */

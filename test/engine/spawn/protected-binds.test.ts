@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { pendingApprovals } from '../../../src/engine/jobs.js';
 import { decideAsCli } from '../../fixtures/decide.js';
-import { confinedCommand, sandboxSupport } from '../../../src/engine/spawn/index.js';
+import { confinedCommand, SCAN_INCOMPLETE, sandboxSupport } from '../../../src/engine/spawn/index.js';
+import { protectedCreatedEvent } from '../../../src/engine/process.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { agentBench, type Scripted, scripted } from '../../fixtures/agent.js';
@@ -175,6 +176,17 @@ for (const who of WHO) {
     mkdirSync(join(w.project, 'sub', '.vscode'), { recursive: true });
     const r = inside(w, 'mkdir -p pkg/.claude && echo "{}" > pkg/.claude/settings.json; mkdir -p newrepo/.git/hooks && echo x > newrepo/.git/config; echo ok > plain.txt; echo x > app.mcp.json; echo done', who.uid);
     t.same(r.created.sort(), ['newrepo/.git', 'pkg/.claude'], 'exactly the new protected paths, not ordinary files nor what existed before');
+  });
+
+  t.test(`${who.name}: a repository made beyond the check's depth is not missed silently: the list says the check was incomplete`, async (t) => {
+    const w = world(t, who.uid);
+    const deep = 'a/b/c/d/e/f/g/h/i/j';
+    const r = inside(w, `mkdir -p ${deep}/.git && echo x > ${deep}/.git/config; echo done`, who.uid);
+    t.ok(r.created.includes(SCAN_INCOMPLETE), 'the scan after the process stopped at its limit, and says so');
+    const event = protectedCreatedEvent(r.created);
+    t.equal(event?.incomplete, true);
+    t.match(event?.notice, /may not be listed/, 'in words the user sees');
+    t.notMatch(event?.notice ?? '', /\u0000/, 'the marker itself is never shown');
   });
 }
 
