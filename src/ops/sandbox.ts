@@ -23,6 +23,7 @@ import { childEnv } from '../engine/child-env.js';
 import { boundaryOf, bridgeProgram, commandLine, previewBounds, projectCaches, proxied, sandboxPolicy, sandboxStatus, sandboxSupport } from '../engine/spawn/index.js';
 import { builderFor, bwrapBuilder } from '../engine/spawn/builder.js';
 import { REPORT_AT } from '../engine/spawn/sandbox.js';
+import { syscallFilter } from '../engine/spawn/seccomp.js';
 import { toolchainView } from '../engine/spawn/toolchains.js';
 import { grantProblem, hiddenPaths } from '../engine/spawn/grants.js';
 import { within } from '../engine/spawn/state-paths.js';
@@ -187,7 +188,9 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
     const hosts = proxied(spawn, grants);
     const placeholder = { dir: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX'), socket: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX', 'proxy.sock') };
     const caches = projectCaches(spawn, ops.profileDir, true);
-    const line = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches, reportFile: join(env.TMPDIR ?? '/tmp', 'shadowcode-out-XXXXXX') }, previewBounds(ops.policy));
+    const built = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches, reportFile: join(env.TMPDIR ?? '/tmp', 'shadowcode-out-XXXXXX') }, previewBounds(ops.policy));
+    // The syscall filter is added at the start, on a pipe of its own: the first descriptor after stdin, stdout and stderr.
+    const line = syscallFilter(sp).kind === 'bpf' ? [built[0] as string, '--seccomp', '3', ...built.slice(1)] : built;
     const tools = toolchainView(env, sp, project, ops.policy.limits.sandbox.path_entries);
     const seen = readBack(line);
     const internal = (p: string) => within(p, placeholder.dir) || p === bridgeProgram() || p === REPORT_AT;

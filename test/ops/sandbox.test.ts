@@ -159,6 +159,7 @@ t.test('sandbox show -- COMMAND prints the exact bwrap command line, with the br
   const plain = await json(sb, [...ws(sb), 'sandbox', 'show', '--', 'sh', '-c', 'echo hi']);
   const line: string[] = plain.data.bwrap;
   t.match(line[0], /bwrap$/);
+  t.same(line.slice(1, 3), ['--seccomp', '3'], 'with the syscall filter a start adds, on its own descriptor');
   const end = line.indexOf('--');
   t.same(line.slice(end - 2, end), ['--chdir', sb.project], 'run in the project');
   t.same(line.slice(end + 1, end + 3), ['/bin/sh', '-c'], 'the shell that reports what is left in the private home and /tmp starts first');
