@@ -23,9 +23,10 @@
  * read-only, or the project's own.
  */
 import { createHash } from 'node:crypto';
-import { chownSync, constants, copyFileSync, lstatSync, mkdirSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chownSync, constants, copyFileSync, lstatSync, mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
+import { realOrSelf } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { usableHome, within } from './state-paths.js';
 import { placeOf } from './toolchains.js';
@@ -162,15 +163,6 @@ function seed(user: string, priv: string, folders: readonly string[], stampFile:
 
 const fill = (text: string, priv: string, user: string) => text.replaceAll('{private}', priv).replaceAll('{user}', user);
 
-function realQuiet(p: string): string {
-  if (!lstatSync(p, { throwIfNoEntry: false })) return p;
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
 /**
  * The caches of a sandboxed start in `project`: what to bind where, and the variables to set.
  * `avoid`: paths no cache may be (hidden paths, the profile): such a cache is left alone. `dry`
@@ -182,7 +174,7 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   if (!project || !home) return NO_CACHES;
   const root = cacheRoot(project, env);
   if (!root || within(root, project)) return NO_CACHES;
-  const rootReal = realQuiet(root);
+  const rootReal = realOrSelf(root);
   if (avoid.some((a) => within(root, a) || within(rootReal, a))) return NO_CACHES;
   const binds: CacheBind[] = [];
   const vars: Record<string, string> = {};

@@ -17,13 +17,14 @@
  *                folder, an empty file): the hidden list wins over a grant that merely holds it
  *             ─► secret grants last, on top of those covers
  */
-import { lstatSync, realpathSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import type { DeclaredSandbox } from '../../catalog/definition.js';
 import { ScError } from '../../errors.js';
 import { type HostPort, isIpLiteral, parseHostPort } from '../../policy/net.js';
 import { type HostGrant, readSandboxGrants, scopeOf } from '../../store/sandbox-grants.js';
+import { realOrSelf as real } from '../../util/confine.js';
 import { expandHome, within } from './state-paths.js';
 
 export type GrantSource = 'project' | 'all_projects' | 'definition';
@@ -64,16 +65,6 @@ export function mayPointInward(grant: ActiveHost, host: string): boolean {
 /** The hidden list of policy/sandbox.json as absolute paths (those under ~/ only when the home is known). */
 export function hiddenPaths(policy: SandboxPolicy, home: string | undefined): string[] {
   return policy.hidden.map((p) => expandHome(p, home)).filter((p): p is string => p !== null && isAbsolute(p));
-}
-
-/** The real path; the path itself when it is not there (looked at first: a thrown ENOENT per missing path was a start's largest cost). */
-function real(p: string): string {
-  if (!lstatSync(p, { throwIfNoEntry: false })) return p;
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 export interface GrantContext {

@@ -25,6 +25,7 @@
 import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
+import { realOrSelf as real } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { type CachePlan, cacheArgs } from './caches.js';
 import { type Boundary, cover, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
@@ -210,16 +211,6 @@ export function pathLookup(path: string): Lookup {
 /** The project paths kept read-only inside the sandbox. One place, so the list can come from another policy file later. */
 export function protectedProjectPaths(policy: SandboxPolicy): readonly string[] {
   return policy.project_read_only;
-}
-
-/** The real path; the path itself when it is not there (looked at first: a thrown ENOENT per missing path was a start's largest cost). */
-function real(p: string): string {
-  if (!lstatSync(p, { throwIfNoEntry: false })) return p;
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 /** Where a command is found: a path as given (against cwd), a bare name on PATH. */
