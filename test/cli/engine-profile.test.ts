@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileS
 import { join } from 'node:path';
 import t from 'tap';
 import { call } from '../fixtures/agent-e2e.js';
-import { alive, sandbox, spawnCli, until } from '../fixtures/env.js';
+import { alive, cli, sandbox, spawnCli, until } from '../fixtures/env.js';
 import { connect } from '../fixtures/mcp.js';
 
 function linkedProfile(name: string) {
@@ -28,14 +28,16 @@ t.test('engine start, status and stop and mcp serve work with a linked SHADOWCOD
     if (alive(started.engine.pid)) process.kill(started.engine.pid, 'SIGKILL');
   });
   t.match(started, { started: true, socket: join(real, 'engine.sock') }, 'the engine lives in the real directory');
-  const again = await spawnCli(sb, ['--json', 'engine', 'start']);
+  // The questions to the running engine and the trust run in this process: the profile is resolved
+  // by the same code there, and the engine answers them on its socket all the same.
+  const again = await cli(sb, ['--json', 'engine', 'start']);
   t.equal(again.code, 0, again.stderr);
   t.match(JSON.parse(again.stdout), { started: false, engine: { pid: started.engine.pid } }, 'a second start finds it');
-  const status = await spawnCli(sb, ['--json', 'engine', 'status']);
+  const status = await cli(sb, ['--json', 'engine', 'status']);
   t.equal(status.code, 0, status.stderr);
   t.match(JSON.parse(status.stdout), { running: true, profile: real, engine: { pid: started.engine.pid } });
 
-  await spawnCli(sb, ['--project', sb.project, 'trust']);
+  await cli(sb, ['--project', sb.project, 'trust']);
   const peer = await connect(sb, 'v1', ['--allow-write']);
   t.match((await call(peer, 'shadow_status')).engine, { mode: 'shared', pid: started.engine.pid, profile: real }, 'a server uses the engine through the link');
   await peer.close();
@@ -52,7 +54,8 @@ t.test('engine start refuses an engine.log that is a link, and follows nothing',
   const target = join(sb.root, 'elsewhere.txt');
   writeFileSync(target, 'untouched\n');
   symlinkSync(target, join(real, 'engine.log'));
-  const r = await spawnCli(sb, ['engine', 'start']);
+  // In this process: the refusal comes before any engine is spawned.
+  const r = await cli(sb, ['engine', 'start']);
   t.equal(r.code, 1);
   t.match(r.stderr, /engine\.log is a symbolic link; remove it .*\[SC_ENGINE_START_FAILED\]/);
   t.equal(readFileSync(target, 'utf8'), 'untouched\n', 'nothing was written through the link');

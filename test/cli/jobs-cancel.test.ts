@@ -1,9 +1,9 @@
 // `shadowcode jobs cancel ID` from another process, with real processes: a job running in
 // an `mcp serve` process's own engine, or in the shared engine, is stopped by the process
 // running it (its whole process group), its pending approvals are cancelled, and a job
-// that already ended is refused. The first cancel of each test runs as a new process, as a
-// user's would; the ones after it run in this process, which is not the job's runner
-// either: request and answer go through the store all the same.
+// that already ended is refused. The first cancel of the first test runs as a new process, as a
+// user's would; the others run in this process, which is not the job's runner either: request
+// and answer go through the store all the same.
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { openDb } from '../../src/store/db.js';
@@ -34,7 +34,7 @@ const cancel = async (sb: Sandbox, id: string, here = false) => {
   return { code: r.code, out: JSON.parse(r.stdout), stderr: r.stderr };
 };
 
-async function cancelsRunningJob(t: Test, sb: Sandbox, peer: Peer) {
+async function cancelsRunningJob(t: Test, sb: Sandbox, peer: Peer, here = false) {
   const sub = await submit(peer, long);
   t.equal((await cli(sb, ['--project', sb.project, 'approvals', 'approve', sub.approval.id])).code, 0);
   await until(() => {
@@ -44,7 +44,7 @@ async function cancelsRunningJob(t: Test, sb: Sandbox, peer: Peer) {
   const pids = pidsOf(join(sb.project, 'pids'));
   t.equal(jobOf(sb, sub.job_id).state, 'running');
 
-  const r = await cancel(sb, sub.job_id);
+  const r = await cancel(sb, sub.job_id, here);
   t.equal(r.code, 0, r.stderr);
   t.match(r.out, { job: { id: sub.job_id, state: 'cancelled' }, ended: true }, 'the command waits until the job is cancelled and prints it');
   await until(() => !pids.some(alive), 10000);
@@ -82,7 +82,7 @@ t.test('cancels a job running in the shared engine, from a process that does not
   const engine = await startEngine(t, sb);
   const peer = await connect(sb, 'v1', ['--allow-write']);
   t.teardown(() => peer.close());
-  await cancelsRunningJob(t, sb, peer);
+  await cancelsRunningJob(t, sb, peer, true);
   t.ok(alive(engine.pid), 'the engine keeps running');
 });
 
@@ -95,7 +95,7 @@ t.test('a job whose server was SIGKILLed is settled by the cancel itself, not re
   process.kill(pid, 'SIGKILL');
   await until(() => !alive(pid));
   t.equal(jobOf(sb, sub.job_id).state, 'waiting_approval', 'nothing settled it yet');
-  const r = await cancel(sb, sub.job_id);
+  const r = await cancel(sb, sub.job_id, true);
   t.equal(r.code, 0, r.stderr);
   t.match(r.out, { job: { state: 'cancelled' }, ended: true });
   const after = jobOf(sb, sub.job_id);

@@ -95,8 +95,9 @@ t.test('starts Claude Code headless and isolated, with exactly the arguments and
 });
 
 t.test('a Plan task, and a Build task at read_only, start Claude Code in plan mode and ask nothing', async (t) => {
+  // One project for the three: each run is its own task, and its record is read before the next run writes it.
+  const s = await setup(t);
   for (const [mode, ceiling] of [['plan', 'workspace'], ['review', 'workspace'], ['build', 'read_only']] as const) {
-    const s = await setup(t);
     const { ctx, approvals, events } = s.task({ mode, ceiling });
     const out = await s.runner().run(ctx);
     t.equal(out.state, 'succeeded', `${mode}/${ceiling}`);

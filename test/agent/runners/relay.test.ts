@@ -116,18 +116,20 @@ for (const which of ['claude', 'codex'] as const) {
     t.match(config, /dist\/mcp-relay\.js/, 'the CLI config names our relay');
     t.notMatch(JSON.stringify(r.env), CANARY, 'no secret in the CLI environment');
   });
-
-  t.test(`${which}: a denied call sends nothing to the server and the CLI gets an error`, async (t) => {
-    const s = await setup(which);
-    const decide: Decide = (kind) => (kind === 'mcp_call' ? 'denied' : 'approved');
-    const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide });
-    const out = await s.runner({ text: 'leak' }).run(ctx);
-    t.equal(out.state, 'succeeded', JSON.stringify(out));
-    t.same(approvals.map((a) => a.kind), ['mcp_call']);
-    t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'the server received no call');
-    t.match(s.recorded().mcp.result, { isError: true, content: [{ type: 'text', text: /SC_APPROVAL_DENIED.*nothing was sent/ }] });
-  });
 }
+
+// The denial is the relay's answer, the same whichever CLI asked (both reach the relay through
+// the same SDK client, fake-mcp-call.mjs, as the tests above show): asked once, through Claude Code.
+t.test('claude: a denied call sends nothing to the server and the CLI gets an error', async (t) => {
+  const s = await setup('claude');
+  const decide: Decide = (kind) => (kind === 'mcp_call' ? 'denied' : 'approved');
+  const { ctx, approvals } = s.task({ mode: 'build', ceiling: 'workspace', decide });
+  const out = await s.runner({ text: 'leak' }).run(ctx);
+  t.equal(out.state, 'succeeded', JSON.stringify(out));
+  t.same(approvals.map((a) => a.kind), ['mcp_call']);
+  t.notOk(s.received().some((m) => m.startsWith('tools/call')), 'the server received no call');
+  t.match(s.recorded().mcp.result, { isError: true, content: [{ type: 'text', text: /SC_APPROVAL_DENIED.*nothing was sent/ }] });
+});
 
 t.test('arguments that break the pinned schema are refused before any approval, and nothing is sent', async (t) => {
   const s = await setup('codex');
