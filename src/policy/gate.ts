@@ -9,7 +9,11 @@
  *                                        the HTTP requests of one event-loop turn); each stops at its
  *                                        own denial, and no ticket of any exists before the commit
  *     ─► BEGIN IMMEDIATE (the audit write lock)
- *     ─► project trust read here, when the caller left it to the gate
+ *     ─► the project's trust read here, from the store, for every request that names a project:
+ *          left to the gate        GateEnv.project reads it (the connection, the net proxy)
+ *          carried by the caller   only its path counts: trusted, level and network are read
+ *                                  again (getProject, once per path per transaction) and what
+ *                                  the caller passed is dropped
  *     ─► validate request (schemas/gate-request.schema.json), add project.holds_home
  *     ─► authorize(request, policy)      pure decision
  *     ─► audit row {decision, masked args, policy hash}; a denial stops the list
@@ -20,6 +24,16 @@
  *
  * The rows are committed before any ticket exists, and a failed write denies:
  * nothing happens that the log does not show.
+ *
+ * Trust is decided on as stored when the decision is made, under the write lock an
+ * `untrust` (or `trust --level`) must take to change it: a caller that read "trusted"
+ * a moment before cannot carry that into a decision after another process's
+ * `untrust` committed. A
+ * project the store does not know is untrusted at read_only without network (the
+ * store's own default). The audit row's `trust` is the stored trust decided on, and
+ * the request a ticket runs with carries it. `explain()` is a pure what-if: it
+ * decides the request as given (`policy explain`, and `--decision` replaying a row's
+ * recorded trust) and reads nothing.
  */
 import { randomUUID } from 'node:crypto';
 import type { GateRequest } from '../../gen/types/gate-request.js';
@@ -27,6 +41,7 @@ import { type ErrorCode, isErrorCode, ScError } from '../errors.js';
 import { check } from '../schema/validate.js';
 import { type AuditRow, appendAuditRows } from '../store/audit.js';
 import type { Db } from '../store/db.js';
+import { getProject } from '../store/projects.js';
 import { tel } from '../telemetry/hooks.js';
 import { type GateTicket, mintTicket } from '../ticket.js';
 import { authorize, type Decision } from './authorize.js';
@@ -82,6 +97,20 @@ function rulesOf(policy: Policy, d: Decision): Explained['rules'] {
 function validated(request: PendingRequest, homes?: readonly string[]): GateRequest {
   const r = check<GateRequest>('gate-request', request, 'SC_POLICY_REQUEST_INVALID', 'gate request');
   return r.project ? { ...r, project: { ...r.project, holds_home: holdsHome(r.project.path, homes) } } : r;
+}
+
+type Trust = NonNullable<GateRequest['project']>;
+
+/** `request` with its project's trust as the store holds it now (the path is what the caller names; holds_home follows the path). */
+function withStoredTrust(db: Db, request: GateRequest, read: Map<string, Trust>): GateRequest {
+  const p = request.project;
+  if (!p) return request;
+  let stored = read.get(p.path);
+  if (!stored) {
+    const rec = getProject(db, p.path);
+    read.set(p.path, (stored = { path: p.path, trusted: rec.trusted, level: rec.level, network: rec.network }));
+  }
+  return { ...request, project: { ...stored, holds_home: p.holds_home } };
 }
 
 /** The decision with each reason's rule text; for `policy explain` and for denial messages. */
@@ -186,6 +215,7 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[] | Groups
       const clean = lazyScrubber();
       // Read once per transaction: the requests decided together see the same trust, under the same lock.
       let project: GateRequest['project'] | undefined;
+      const stored = new Map<string, Trust>();
       for (const [g, list] of lists.entries()) {
         decided[g] = [];
         if (failed[g] && !single) continue;
@@ -194,7 +224,8 @@ export function admit(env: GateEnv, requests: readonly PendingRequest[] | Groups
         const theirs: AuditRow[] = [];
         try {
           for (const [i, r] of list.entries()) {
-            const request = early[g]?.[i] ?? validated({ ...r, project: (project ??= env.project!(db)) }, env.homes);
+            const carried = early[g]?.[i];
+            const request = carried ? withStoredTrust(db, carried, stored) : validated({ ...r, project: (project ??= env.project!(db)) }, env.homes);
             const decision = authorize(request, env.policy.permissions);
             const decisionId = randomUUID();
             mine.push({ request, decision, decisionId });

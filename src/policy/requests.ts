@@ -4,6 +4,8 @@
  * would be decided, so a change to how the gate is asked changes the explanation with it.
  *
  *   trustOf(db, path)                      the project as the gate reads it: trust, level, network
+ *                                          (a request's project names the project; the gate reads its
+ *                                          trust again inside the decision's transaction and decides on that)
  *
  *   you at the command line                cliRequest                     (cli/context.ts)
  *   a connection: stdio, HTTP gateway      connectionPrincipal, connectionRequest  (server/connection.ts)

@@ -8,6 +8,7 @@ import { getJob, jobEvents } from '../../src/engine/job-events.js';
 import { enforce, type PendingRequest } from '../../src/policy/gate.js';
 import { sql } from '../../src/store/db.js';
 import type { GateTicket } from '../../src/ticket.js';
+import { trustAsCli } from '../fixtures/decide.js';
 import { connection, sandbox } from '../fixtures/env.js';
 
 async function setup(t: any) {
@@ -15,6 +16,8 @@ async function setup(t: any) {
   const c = await connection(sb);
   t.teardown(() => c.close());
   const db = c.engine.db();
+  // The project a connection's request names is trusted in the store (the gate decides on that, not on the request).
+  trustAsCli({ policy: c.engine.policy, db }, sb.project, 'workspace');
   const now = new Date().toISOString();
   // A test job waiting for its one command approval, and a second approval of the same job.
   sql(db, "INSERT INTO jobs (id, project, kind, owner, ceiling, state, title, created_at, updated_at) VALUES ('job-1', ?, 'test', 'owner-1', 'workspace', 'waiting_approval', 'npm test', ?, ?)").run(sb.project, now, now);

@@ -14,6 +14,7 @@ import { databaseFiles } from '../../../src/engine/sqlite-query.js';
 import { sandboxSupport, startHelper } from '../../../src/engine/spawn/index.js';
 import { enforce } from '../../../src/policy/gate.js';
 import { readAudit } from '../../../src/store/audit.js';
+import { trustAsCli } from '../../fixtures/decide.js';
 import { ROOT } from '../../fixtures/env.js';
 import { fields } from '../../fixtures/exact.js';
 import { connection, sandbox } from '../../fixtures/env.js';
@@ -32,8 +33,8 @@ async function setup(t: any) {
   writeFileSync(join(sb.project, 'notes.txt'), 'project file\n');
   const c = await connection(sb);
   t.teardown(() => (db.close(), c.close()));
-  // The store exists now (state.db); a secret makes secrets.json.
-  c.engine.db();
+  // The store exists now (state.db), with the project trusted as ticketFor's request says; a secret makes secrets.json.
+  trustAsCli({ policy: c.engine.policy, db: c.engine.db() }, sb.project, 'workspace');
   writeFileSync(join(sb.profile, 'secrets.json'), '{"CANARY":"secret-canary-value"}', { mode: 0o600 });
   return { sb, file, ...c };
 }

@@ -14,6 +14,7 @@ import { enforce } from '../../../src/policy/gate.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import type { GateTicket } from '../../../src/ticket.js';
+import { trustAsCli } from '../../fixtures/decide.js';
 import { connection, ROOT, sandbox, until } from '../../fixtures/env.js';
 
 const MARK = join(ROOT, 'test', 'fixtures', 'mark.mjs');
@@ -26,6 +27,8 @@ async function setup(t: any, busyMs?: number) {
   const c = await connection(sb, { policy });
   t.teardown(() => c.close());
   const db = c.engine.db();
+  // The gate decides on the stored trust: the project is trusted as `shadowcode trust` leaves it.
+  trustAsCli({ policy, db }, sb.project, 'workspace');
   /** A real ticket for `action`, from the gate, as its executor would get it. */
   const ticket = (action: string): Promise<GateTicket> =>
     enforce(
