@@ -4,11 +4,19 @@
  * once (SC_BUSY) rather than queued, so a flood cannot build an unbounded backlog.
  *
  *   run(fn) ─► slot ─► fn(signal) settles the call ─► slot freed
- *                  └─► deadline: SC_TIMEOUT, then the signal aborts
+ *                  ├─► deadline: SC_TIMEOUT, then the signal aborts
+ *                  └─► still running once this event-loop turn's I/O is handled (setImmediate):
+ *                      the caller's signal is followed from then on (an abort before that
+ *                      is carried over when the link is made)
  *
  * Every operation has the same deadline, so they expire in start order: one
  * timer for the oldest running operation serves them all (a timer and a
  * Promise.race per call cost more than the call's gate on a fast tool).
+ * The caller's signal (the SDK's, one per request) is linked late for the same
+ * reason: adding and removing an abort listener cost about 40 µs of a paced call,
+ * and a fast tool has answered before the link would be made. A cancellation comes
+ * with a later message, read after the check phase that links; one that came sooner
+ * (in the same read, or the connection closing meanwhile) is carried over then.
  */
 import { ScError } from '../errors.js';
 
@@ -36,7 +44,7 @@ export class OperationLimiter {
     this.active++;
     const ctl = new AbortController();
     const onOuter = outer ? () => ctl.abort(outer.reason) : undefined;
-    if (onOuter) outer!.addEventListener('abort', onOuter, { once: true });
+    let linked = false;
     return new Promise<T>((resolve, reject) => {
       const op: Op = {
         due: performance.now() + this.deadlineMs,
@@ -54,9 +62,18 @@ export class OperationLimiter {
         op.done = true;
         // With nothing running, a deadline left armed must not keep the process alive.
         if (--this.active === 0) this.timer?.unref();
-        if (onOuter) outer!.removeEventListener('abort', onOuter);
+        if (linked) outer!.removeEventListener('abort', onOuter!);
         return true;
       };
+      if (outer?.aborted) ctl.abort(outer.reason);
+      else if (outer) {
+        setImmediate(() => {
+          if (op.done) return;
+          if (outer.aborted) return void ctl.abort(outer.reason);
+          outer.addEventListener('abort', onOuter!, { once: true });
+          linked = true;
+        });
+      }
       this.queue.push(op);
       this.arm();
       this.timer?.ref();

@@ -4,6 +4,7 @@ import { OperationLimiter } from '../../src/server/operations.js';
 import { shippedPolicy } from '../../src/policy/load.js';
 import { connection, sandbox } from '../fixtures/env.js';
 import Database from 'better-sqlite3';
+import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 
 t.test('a result over the cap becomes a tool error, not a cut document', async (t) => {
@@ -43,4 +44,40 @@ t.test('an operation past its deadline is abandoned with SC_TIMEOUT and frees it
   t.ok(aborted, 'the operation saw its signal abort');
   t.equal(ops.running, 0);
   t.equal(await ops.run(undefined, async () => 7), 7);
+});
+
+t.test("the caller's abort reaches a running operation, even one that came before the link", async (t) => {
+  const ops = new OperationLimiter(2, 60000);
+  const outer = new AbortController();
+  let seen: unknown;
+  const running = ops.run(outer.signal, (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve((seen = signal.reason)))));
+  await new Promise((r) => setImmediate(r));
+  t.equal(EventEmitter.getEventListeners(outer.signal, 'abort').length, 1, 'a running operation follows the caller\'s signal');
+  outer.abort(new Error('cancelled by the client'));
+  await running;
+  t.match(seen, { message: 'cancelled by the client' }, "the operation's signal aborted with the caller's reason");
+  t.equal(EventEmitter.getEventListeners(outer.signal, 'abort').length, 0, 'and stops following it once it ended');
+  t.equal(ops.running, 0);
+
+  // Aborted in the same turn the operation started, before the link is made.
+  const early = new AbortController();
+  let sawEarly = false;
+  const second = ops.run(early.signal, (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve((sawEarly = true)))));
+  early.abort();
+  await second;
+  t.ok(sawEarly, 'an abort before the link is carried over');
+
+  // Already aborted when it starts.
+  let already = false;
+  await ops.run(AbortSignal.abort(), async (signal) => (already = signal.aborted));
+  t.ok(already, 'a signal aborted before the start aborts the operation at once');
+});
+
+t.test('an operation that ends in its own turn never listens on the caller\'s signal', async (t) => {
+  const ops = new OperationLimiter(1, 60000);
+  const outer = new AbortController();
+  t.equal(await ops.run(outer.signal, async () => 'fast'), 'fast');
+  await new Promise((r) => setImmediate(r));
+  t.equal(EventEmitter.getEventListeners(outer.signal, 'abort').length, 0, 'no listener was added, none is left');
+  t.equal(ops.running, 0);
 });
