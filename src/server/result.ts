@@ -14,7 +14,7 @@ export function errorResult(err: unknown, maxChars: number = shippedPolicy().lim
   const body = e.toJSON();
   // A refusal names its decision in the text too: that is what a person reading the client's transcript sees.
   const decision = body.error.decision_id ? ` (decision ${body.error.decision_id}: shadowcode policy explain --decision ${body.error.decision_id})` : '';
-  return { isError: true, content: [{ type: 'text', text: scrubText(`${e.code}: ${e.message}${decision}`) }], structuredContent: redact(body, maxChars) as Record<string, unknown> };
+  return { content: [{ type: 'text', text: scrubText(`${e.code}: ${e.message}${decision}`) }], structuredContent: redact(body, maxChars) as Record<string, unknown>, isError: true };
 }
 
 export function dataResult(data: unknown, maxBytes: number, maxChars: number = shippedPolicy().limits.audit.string_chars): CallToolResult {
