@@ -23,6 +23,7 @@
  */
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { tel } from '../telemetry/hooks.js';
+import { type CallFn, StdioCalls } from './stdio-calls.js';
 import { PROTOCOL_REVISIONS } from '../version.js';
 import { capabilities, INSTRUCTIONS, SERVER_INFO, toolList } from './listing.js';
 
@@ -121,6 +122,8 @@ class Relay implements Transport {
 
 export interface Served {
   close(): Promise<void>;
+  /** Runs a tools/call as the SDK's handler would: given, a plain one is answered past the SDK (stdio-calls.ts). */
+  readonly call?: CallFn;
 }
 
 export class StdioOpening {
@@ -133,6 +136,8 @@ export class StdioOpening {
   private readonly waiting: Msg[] = [];
   private readonly relay: Relay;
   private loading: Promise<Served | undefined> | undefined;
+  /** Plain tools/call messages answered past the SDK, once it has accepted the initialize answered here. */
+  private calls: StdioCalls | undefined;
 
   /**
    * `serve` loads the SDK and serves on the transport it is given (serveStdio). `deadlineMs`
@@ -149,12 +154,19 @@ export class StdioOpening {
     transport.onerror = (e) => this.relay.onerror?.(e);
     transport.onclose = () => {
       this.closed = true;
+      this.calls?.end();
       if (this.phase === 'through') this.relay.onclose?.();
     };
   }
 
   private receive(m: Msg): void {
-    if (this.phase === 'through') return this.relay.onmessage?.(m as unknown as JSONRPCMessage);
+    if (this.phase === 'through') {
+      if (this.calls) {
+        if (this.calls.take(m)) return;
+        this.calls.cancelled(m);
+      }
+      return this.relay.onmessage?.(m as unknown as JSONRPCMessage);
+    }
     if (this.phase === 'loading') return void this.waiting.push(m);
     const answer = firstAnswer(m, this.initialized);
     if (answer) {
@@ -192,6 +204,7 @@ export class StdioOpening {
       await this.transport.close();
       return undefined;
     }
+    let accepted = false;
     for (const m of this.said) {
       if (!isId(m.id)) {
         this.relay.onmessage?.(m as unknown as JSONRPCMessage);
@@ -200,7 +213,10 @@ export class StdioOpening {
       // Waited for, so that a later request reusing this id is never taken for the replay's answer.
       const answer = await this.relay.replay(m as Msg & { id: Id }, this.deadlineMs);
       if (!answer || 'error' in answer) this.log(`shadowcode: the MCP server did not accept the initialize already answered: ${JSON.stringify(answer?.error ?? 'no answer').slice(0, 200)}`);
+      else accepted = true;
     }
+    // Only on a 2025-era connection opened here (an initialize answered above, the SDK agreeing).
+    if (accepted && served.call && !this.closed) this.calls = new StdioCalls(this.transport, served.call, this.log);
     this.phase = 'through';
     // In order, and before anything newer: no message can arrive between these lines.
     for (const m of this.waiting.splice(0)) this.relay.onmessage?.(m as unknown as JSONRPCMessage);

@@ -6,6 +6,7 @@
  *   BoundedStdioTransport ─► StdioOpening (initialize and tools/list answered before the
  *   SDK loads; stdio-first.ts) ─► serveStdio (SDK: 2026-07-28 or 2025 era, pinned by
  *   the first message) ─► buildServer(connection) ─► dispatch ─► gate
+ *                                 └─► a plain 2025-era tools/call (stdio-calls.ts) ─► dispatch ─► gate
  */
 import type { Engine } from '../engine/engine.js';
 import { Connection } from './connection.js';
@@ -36,7 +37,11 @@ export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
   // The SDK and our server on it are loaded when the opening needs them, not before the first answers.
   const opening = new StdioOpening(
     transport,
-    async (wire) => (await import('./build.js')).serveConnection(conn, wire, o.log),
+    async (wire) => {
+      const [{ serveConnection }, { callTool }] = await Promise.all([import('./build.js'), import('./dispatch.js')]);
+      const served = serveConnection(conn, wire, o.log);
+      return { close: () => served.close(), call: (name, args, signal) => callTool(conn, name, args, signal) };
+    },
     o.log,
     limits.operation_deadline_ms,
   );

@@ -5,56 +5,14 @@ import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import t from 'tap';
-import { buildServer } from '../../src/server/build.js';
 import { firstAnswer, LEGACY_REVISIONS, StdioOpening } from '../../src/server/stdio-first.js';
 import { connection, sandbox, sleep, until } from '../fixtures/env.js';
+import { sdkAnswers, Wire } from '../fixtures/stdio-wire.js';
 import { INIT, raw } from '../fixtures/mcp.js';
 import { v1 } from '../fixtures/sdk-v1.js';
 
 type Msg = Record<string, unknown>;
-
-/** A wire that keeps what the SDK sends. */
-class Wire implements Transport {
-  onmessage?: (m: JSONRPCMessage) => void;
-  onclose?: () => void;
-  onerror?: (e: Error) => void;
-  readonly sent: Msg[] = [];
-  private onSent: (() => void) | undefined;
-  async start(): Promise<void> {}
-  async send(m: JSONRPCMessage): Promise<void> {
-    this.sent.push(m as unknown as Msg);
-    this.onSent?.();
-  }
-  /** Resolves as soon as `done` holds for what was sent (checked on each send, not polled), or fails after `ms`. */
-  sentUntil(done: () => boolean, ms: number): Promise<void> {
-    if (done()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('timed out waiting for the answers')), ms);
-      this.onSent = () => {
-        if (!done()) return;
-        clearTimeout(timer);
-        this.onSent = undefined;
-        resolve();
-      };
-    });
-  }
-  async close(): Promise<void> {
-    this.onclose?.();
-  }
-}
-
-/** The SDK's own answers to these messages, from our server on serveStdio, as they would go on the wire. */
-async function sdkAnswers(conn: Awaited<ReturnType<typeof connection>>['conn'], messages: Msg[]): Promise<string[]> {
-  const wire = new Wire();
-  const handle = serveStdio(() => buildServer(conn), { legacy: 'serve', transport: wire });
-  const ids = messages.filter((m) => m.id !== undefined).map((m) => m.id);
-  for (const m of messages) wire.onmessage?.(m as unknown as JSONRPCMessage);
-  await wire.sentUntil(() => ids.every((id) => wire.sent.some((s) => s.id === id)), 5000);
-  await handle.close();
-  return ids.map((id) => JSON.stringify(wire.sent.find((s) => s.id === id)));
-}
 
 /** The initialize an official client sends first, caught on a wire that never answers (then the client is closed). */
 async function sentBy(client: { connect(t: Transport): Promise<unknown>; close(): Promise<void> }): Promise<Msg> {

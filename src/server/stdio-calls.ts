@@ -1,0 +1,91 @@
+/*
+ * A steady-state tools/call over stdio, answered without the SDK's generic request path.
+ *
+ *   message (after the opening, stdio-first.ts) ─► a plain 2025-era tools/call?
+ *       yes ─► callTool(conn, name, arguments, signal): the same dispatch, gate and audited
+ *              decision as the SDK's handler runs ─► { result, jsonrpc, id } ─► stdout
+ *       no  ─► the SDK, as before
+ *   notifications/cancelled naming a call taken here ─► its signal aborts and no answer
+ *              is sent (what the SDK does for its own); the SDK is told too
+ *   end of the connection ─► every call taken here is aborted
+ *
+ * Why: on a paced call the SDK's path around our handler (era routing, zod type guards on
+ * every message, a request context, the tools/call wrapper's request and result checks)
+ * cost about 350 µs, more than the audited decision itself (docs/performance.md). Only a
+ * message the SDK would hand our handler unchanged is taken: an id, `params` holding a
+ * string `name` and, if any, a plain-object `arguments`, nothing else (no `_meta`, so no
+ * progress token and no 2026 envelope), on a connection whose 2025-era initialize was
+ * answered by stdio-first and accepted by the SDK, with telemetry off (its SERVER span is
+ * made by the SDK handler's wrapper). Everything else, however close, goes to the SDK.
+ * test/server/stdio-calls.test.ts compares each answer with the SDK's, byte for byte.
+ */
+import type { CallToolResult, JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { tel } from '../telemetry/hooks.js';
+
+type Msg = Record<string, unknown>;
+type Id = string | number;
+
+/** Runs one tool call as the SDK's tools/call handler would (src/server/dispatch.ts callTool). */
+export type CallFn = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) => Promise<CallToolResult>;
+
+const isPlain = (v: unknown): v is Msg => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
+const isId = (v: unknown): v is Id => typeof v === 'string' || typeof v === 'number';
+
+/** A tools/call the SDK would pass to our handler as it is. */
+export function plainCall(m: Msg): m is Msg & { id: Id; params: { name: string; arguments?: Record<string, unknown> } } {
+  if (m.method !== 'tools/call' || m.jsonrpc !== '2.0' || !isId(m.id)) return false;
+  for (const k in m) if (k !== 'jsonrpc' && k !== 'id' && k !== 'method' && k !== 'params') return false;
+  const p = m.params;
+  if (!isPlain(p) || typeof p.name !== 'string') return false;
+  for (const k in p) if (k !== 'name' && k !== 'arguments') return false;
+  return p.arguments === undefined || isPlain(p.arguments);
+}
+
+/** The calls taken past the SDK on one connection. */
+export class StdioCalls {
+  private readonly running = new Map<Id, AbortController>();
+  private ended = false;
+
+  constructor(
+    private readonly wire: Transport,
+    private readonly call: CallFn,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Takes the message if it is a plain tools/call (true), else leaves it to the SDK (false). */
+  take(m: Msg): boolean {
+    if (this.ended || !plainCall(m) || tel() || this.running.has(m.id)) return false;
+    const { id, params } = m;
+    const ctl = new AbortController();
+    this.running.set(id, ctl);
+    this.call(params.name, params.arguments, ctl.signal)
+      .then((result) => {
+        if (this.running.get(id) === ctl) this.running.delete(id);
+        if (ctl.signal.aborted) return;
+        // Keys in the order the SDK's result schema writes them, so the bytes are the SDK's.
+        const { content, structuredContent, isError, ...rest } = result;
+        const ordered = { content, ...(structuredContent !== undefined ? { structuredContent } : {}), ...(isError !== undefined ? { isError } : {}), ...rest };
+        return this.wire.send({ result: ordered, jsonrpc: '2.0', id } as unknown as JSONRPCMessage);
+      })
+      .catch((e: Error) => this.log(`shadowcode: ${e.message}`));
+    return true;
+  }
+
+  /** A cancellation of a call taken here aborts it; the notification still goes on to the SDK. */
+  cancelled(m: Msg): void {
+    if (m.method !== 'notifications/cancelled' || !isPlain(m.params)) return;
+    const id = m.params.requestId;
+    if (!isId(id)) return;
+    const ctl = this.running.get(id);
+    if (!ctl) return;
+    this.running.delete(id);
+    ctl.abort(new Error(typeof m.params.reason === 'string' ? m.params.reason.slice(0, 200) : 'cancelled by the client'));
+  }
+
+  /** The connection is over: nothing taken here is answered any more. */
+  end(): void {
+    this.ended = true;
+    for (const ctl of this.running.values()) ctl.abort(new Error('the connection ended'));
+    this.running.clear();
+  }
+}
