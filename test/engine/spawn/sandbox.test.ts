@@ -24,7 +24,7 @@ import { type AgentBench, agentBench, type Scripted, scripted } from '../../fixt
 import { decideAsCli } from '../../fixtures/decide.js';
 import { fields } from '../../fixtures/exact.js';
 import { cli, ROOT, spawnCli, until } from '../../fixtures/env.js';
-import { grant, peerDef, world } from '../../fixtures/mcp-client.js';
+import { grant, peerDef, processesWith, world } from '../../fixtures/mcp-client.js';
 import { withSandboxLimits } from '../../fixtures/sandboxed.js';
 
 t.test('bwrap can make a sandbox on this machine (the tests below need it)', async (t) => {
@@ -247,6 +247,24 @@ async function boxedShell(t: any, b: AgentBench, script: string) {
   s.process.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
   return { s, out: () => out };
 }
+
+t.test("a stopped command's own TERM handler runs within the grace and its status is the command's; what it left running ends with it", async (t) => {
+  const b = await agentBench(() => scripted([]));
+  t.teardown(() => b.close());
+  const mark = `left-running-${process.pid}-${Date.now()}`;
+  const stopped = await boxedShell(t, b, `trap 'echo cleaned > cleaned.txt; exit 5' TERM; echo up; sleep 60 & wait`);
+  await until(() => stopped.out().includes('up\n'));
+  stopped.s.stop();
+  t.match(await stopped.s.status, { outcome: 'terminated', code: 5, signal: null }, 'TERM reached the command, not the sandbox: it ended on its own, with its own status');
+  t.equal(readFileSync(join(b.sb.project, 'cleaned.txt'), 'utf8'), 'cleaned\n', 'its handler ran');
+  // Left behind in a session of their own and as an orphan: nothing outside the sandbox's PID namespace waits for them.
+  const ended = await boxedShell(t, b, `setsid sh -c 'touch a.up; sleep 60; : ${mark}-a' & (sh -c 'touch b.up; sleep 60; : ${mark}-b' &); until [ -e a.up ] && [ -e b.up ]; do sleep 0.05; done`);
+  t.match(await ended.s.status, { outcome: 'exited', code: 0 }, 'the command itself ended');
+  t.ok(existsSync(join(b.sb.project, 'a.up')) && existsSync(join(b.sb.project, 'b.up')), 'both had started');
+  t.same(processesWith(mark), [], 'what it left running was gone by the time its status was reported');
+  const signalled = await boxedShell(t, b, 'kill -SEGV $$');
+  t.match(await signalled.s.status, { outcome: 'exited', code: 139 }, 'a command that died of a signal reports 128 + its number');
+});
 
 t.test('two sandboxes in one project: the first to end leaves the placeholders the other stands on; the last removes them', async (t) => {
   const b = await agentBench(() => scripted([]), { policy: SHORT_LINGER });
