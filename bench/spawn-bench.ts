@@ -5,8 +5,9 @@
  * missing protected paths, the bwrap command line; then bwrap with its syscall
  * filter on a pipe, forked in root's pids cgroup as the supervisor does), each timed
  * from the start of that work to the process's exit; the placeholders given
- * back after the exit are timed apart as teardown (bundled and run by
- * bench/spawn.mjs; not a test, no assertions).
+ * back after the exit are timed apart as teardown (with the shipped
+ * placeholder_linger_ms they stay for the next start: made by the first, removed
+ * once at the end) (bundled and run by bench/spawn.mjs; not a test, no assertions).
  *
  *   round r: [bare, sandboxed] (order alternates by round) × calls ─► medians per round
  *   own: confinedCommand alone, no process, averaged over many ─► µs
