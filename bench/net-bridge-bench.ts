@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inCgroup } from '../src/engine/spawn/bounds.js';
 import { confinedCommand, sandboxSupport } from '../src/engine/spawn/index.js';
 import { NO_GRANTS } from '../src/engine/spawn/grants.js';
 import { startNetProxy } from '../src/engine/spawn/net-proxy.js';
@@ -22,10 +23,11 @@ import { openDb } from '../src/store/db.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
-function once(argv: readonly string[], cwd: string, env: Record<string, string>): Promise<number> {
+/** One start to exit; root's pids cgroup joined for the fork, as the supervisor does (bounds.ts). */
+function once(argv: readonly string[], cwd: string, env: Record<string, string>, cgroup: string | null): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const c = spawn(argv[0] as string, argv.slice(1), { cwd, stdio: 'ignore', env });
+    const c = inCgroup(cgroup, () => spawn(argv[0] as string, argv.slice(1), { cwd, stdio: 'ignore', env }));
     c.on('error', reject);
     c.on('close', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${argv[0]} exited ${code}`))));
   });
@@ -73,7 +75,7 @@ export async function run(o: { rounds?: number; calls?: number; requests?: numbe
             const t0 = performance.now();
             const proxy = which === 'hosts' ? startNetProxy(ticket, { hosts, gate, owner: 'bench', project, limits: policy.limits.net_proxy }) : null;
             const c = confinedCommand(req, support.bwrap as string, profile, undefined, { grants: proxy ? { ...NO_GRANTS, hosts } : NO_GRANTS, proxy });
-            await once(c.argv, project, env);
+            await once(c.argv, project, env, c.cgroup);
             times.push(performance.now() - t0);
             c.release();
             proxy?.close();

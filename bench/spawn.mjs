@@ -28,7 +28,7 @@ const summary = {
   // The same in a project of about 800 entries (scanned for nested protected paths), and the scan after the exit.
   own_tree_us: Math.round(r.own_tree_us),
   after_tree_us: Math.round(r.after_tree_us),
-  // Giving the placeholders back once the process has exited (not part of the start).
+  // Giving the placeholders back once the process has exited (not part of the start; with the shipped linger, only the claim count and the report file).
   teardown_ms: spread(r.teardown),
   load_average: loadavg().map((x) => Math.round(x * 100) / 100),
 };

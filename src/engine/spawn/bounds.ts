@@ -8,32 +8,35 @@
  *     the user's others; N at most the hard limit this process has (it cannot be raised)
  *   root ─► exempt from RLIMIT_NPROC, so a pids cgroup of its own per start: a child of
  *     our cgroup in the v1 pids hierarchy (or of the v2 root, where pids is enabled),
- *     pids.max = N; `/bin/sh` joins it and execs bwrap, so everything inside starts in it;
- *     removed again once the sandbox has ended (its last processes leave it a moment after
- *     bwrap: tried again for up to 2 s; a dead owner's are swept by the next one)
+ *     pids.max = N; the process that starts bwrap (the supervisor, or this one) joins it
+ *     for the fork and goes back to its own right after (inCgroup), so bwrap and everything
+ *     inside start in it and no shell runs first; removed again once the sandbox has ended
+ *     (its last processes leave it a moment after bwrap: tried again for up to 2 s; a dead
+ *     owner's are swept by the next one)
  *   root without a writable pids cgroup ─► no process bound; status and doctor say so
  *
  * Both count threads as well as processes, bubblewrap's own two included.
  */
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export type ProcessBound =
   | { readonly kind: 'rlimit' }
   | { readonly kind: 'cgroup'; readonly base: string }
   | { readonly kind: 'none'; readonly why: string };
 
-/** What one start needs: a command run before bwrap (root), one inside before the command (a user), and what to undo after. */
+/** What one start needs: the cgroup its starter joins for the fork (root), a command inside before the command (a user), and what to undo after. */
 export interface StartBound {
-  readonly outer: readonly string[];
+  /** The start's pids cgroup's cgroup.procs (root): the process that starts bwrap starts it with inCgroup. */
+  readonly cgroup: string | null;
   readonly inner: readonly string[];
   readonly release: () => void;
 }
 
-const NONE: StartBound = { outer: [], inner: [], release: () => {} };
+const NONE: StartBound = { cgroup: null, inner: [], release: () => {} };
 
-/** The shell that sets the limit inside (a system folder the sandbox shows) or joins the cgroup outside. */
+/** The shell that sets the limit inside (a system folder the sandbox shows). */
 export const SHELL = '/bin/sh';
 
 /** The pids cgroup folder this process may make children in, as root; null with the reason when there is none. */
@@ -128,9 +131,6 @@ export function processBound(uid: number): ProcessBound {
 
 let serial = 0;
 
-// Joins the cgroup named by $0 (its cgroup.procs) and becomes bwrap: no process is added.
-const JOIN = 'echo $$ > "$0" || exit 125; exec "$@"';
-
 let hard: number | null | undefined;
 
 /** This process's hard RLIMIT_NPROC, which a sandbox it starts inherits and cannot raise; null when unlimited or unknown. Read once. */
@@ -153,7 +153,7 @@ const limitScript = (n: number) => `ulimit -u ${n} 2>/dev/null || ulimit -p ${n}
 
 /** What one start needs for `count` processes at most; the caller releases it once the sandbox has ended. */
 export function startBound(b: ProcessBound, count: number): StartBound {
-  if (b.kind === 'rlimit') return { outer: [], inner: [SHELL, '-c', limitScript(Math.min(count, hardNproc() ?? count)), 'sh'], release: () => {} };
+  if (b.kind === 'rlimit') return { cgroup: null, inner: [SHELL, '-c', limitScript(Math.min(count, hardNproc() ?? count)), 'sh'], release: () => {} };
   if (b.kind === 'none') return NONE;
   const dir = join(b.base, `shadowcode-${process.pid}-${++serial}`);
   mkdirSync(dir);
@@ -163,7 +163,40 @@ export function startBound(b: ProcessBound, count: number): StartBound {
     rmdirSync(dir);
     throw err;
   }
-  return { outer: [SHELL, '-c', JOIN, join(dir, 'cgroup.procs')], inner: [], release: () => removeCgroup(dir, 0) };
+  return { cgroup: join(dir, 'cgroup.procs'), inner: [], release: () => removeCgroup(dir, 0) };
+}
+
+/**
+ * Runs `start` (a synchronous spawn) with this process in the start's cgroup (`procs`, its
+ * cgroup.procs), and puts it back in its own cgroup, the parent of that one, right after: the
+ * child is forked inside, so it and everything it starts count against pids.max, and this
+ * process's own threads count there only for the fork. A join that fails throws before anything
+ * starts. Joining was a `/bin/sh` that wrote its pid there and exec'd bwrap: an exec per start
+ * (about 3.5 ms on a 2-CPU VM) for two writes. Without a cgroup, just `start()`.
+ */
+export function inCgroup<T>(procs: string | null | undefined, start: () => T): T {
+  if (!procs) return start();
+  joinCgroup(procs);
+  try {
+    return start();
+  } finally {
+    leaveCgroup(procs);
+  }
+}
+
+/** Moves this process (all its threads) into the start's cgroup; throws when it cannot. */
+export function joinCgroup(procs: string): void {
+  writeFileSync(procs, String(process.pid));
+}
+
+/** Moves this process back to its own cgroup: the parent of the start's (startBound makes it there). */
+export function leaveCgroup(procs: string): void {
+  try {
+    writeFileSync(join(dirname(dirname(procs)), 'cgroup.procs'), String(process.pid));
+  } catch {
+    // Cannot happen for root going back to the cgroup it came from; if it did, this process would stay
+    // in the start's cgroup (its forks counted there, the folder kept) until it ends.
+  }
 }
 
 // The last processes of a sandbox leave its cgroup a moment after bwrap has been reaped:

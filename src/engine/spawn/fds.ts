@@ -16,11 +16,30 @@
  *     all of those ─► `--seccomp M`; feed() writes the program into it and closes it,
  *     bwrap reads it to its end, loads it for the command and closes M: still fds 0-2 only
  */
-import { openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import type { Writable } from 'node:stream';
 
 const O_CLOEXEC = 0o2000000;
+/** The start of an fdinfo file: `pos:` and `flags:` are its first two lines, well inside this. */
+const info = Buffer.alloc(256);
+
+/** The first bytes of /proc/self/fdinfo/NAME (one open, one read, one close: readFileSync's stat and buffers were most of a start's descriptor check); null when it is gone. */
+function fdinfoHead(name: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/self/fdinfo/${name}`, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    return info.toString('latin1', 0, readSync(fd, info, 0, info.length, 0));
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** The descriptors above stderr a child would inherit (Linux; none elsewhere, where there is no sandbox either). */
 export function inheritableFds(): number[] {
@@ -35,14 +54,10 @@ export function inheritableFds(): number[] {
   for (const name of names) {
     const fd = Number(name);
     if (!Number.isInteger(fd) || fd <= 2) continue;
-    let info: string;
-    try {
-      // Written by the kernel; the listing's own descriptor is gone by now (and was close-on-exec).
-      info = readFileSync(`/proc/self/fdinfo/${name}`, 'latin1');
-    } catch {
-      continue;
-    }
-    const flags = /^flags:\s*([0-7]+)/m.exec(info)?.[1];
+    // Written by the kernel; the listing's own descriptor is gone by now (and was close-on-exec).
+    const head = fdinfoHead(name);
+    if (head === null) continue;
+    const flags = /^flags:\s*([0-7]+)/m.exec(head)?.[1];
     if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) out.push(fd);
   }
   return out.sort((a, b) => a - b);

@@ -8,15 +8,21 @@
  * can be written to it inside, and a snapshot of the project's files does not see
  * an empty directory), which the sandbox then binds read-only like any protected path
  * that exists. Once no sandbox in that project needs them, each placeholder is
- * removed if it is still the very one made here and still empty.
+ * removed if it is still the very one made here and still empty; a process keeps
+ * them `linger` ms after its last sandbox there ended (limits.sandbox.placeholder_linger_ms),
+ * so that a burst of starts (a test run, the commands of one turn) makes and removes them
+ * once instead of per start, and a command's result never waits on their removal.
  *
- *   holdProtected(project, paths, registry dir)
- *       ─► this process already holds the project and every path exists: count it, done
+ *   holdProtected(project, paths, registry dir, linger)
+ *       ─► this process already holds the project (a sandbox runs, or its last one ended less
+ *          than linger ago) and every path exists: count it, done
  *       ─► lock ─► drop claims of dead processes ─► claim it for this process
  *       ─► each missing path: mkdir, record its device and inode
  *       ─► unlock ─► release()
  *   release() (once the sandboxed process and everything in it is gone)
  *       ─► not this process's last sandbox in the project: done
+ *       ─► linger: keep the claim; a start in the project meanwhile takes it over, otherwise
+ *          after linger ms (or when this process exits, whichever is first):
  *       ─► lock ─► drop this process's claim and dead ones ─► still claimed: leave all
  *       ─► none left: each recorded placeholder still the same inode ─► rmdir
  *          (which fails when something was put in it: it stays)
@@ -54,8 +60,30 @@ const STALE_LOCK_MS = 10_000;
 const LOCK_WAIT_MS = 15_000;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 let privateDir: string | null = null;
-/** This process's sandboxes per registry file: only the first takes a claim, only the last gives it back. */
-const local = new Map<string, { count: number }>();
+/**
+ * This process's sandboxes per registry file: only the first takes a claim, only the last gives it
+ * back, `linger` ms after it ended (`giveBack` is then pending; a new start cancels it).
+ */
+const local = new Map<string, { count: number; timer: NodeJS.Timeout | null; giveBack: (() => void) | null }>();
+let exitHook = false;
+
+/**
+ * Gives back a lingering claim now (its timer ran out, or the process exits). Never throws: it runs
+ * from a timer or the exit hook, where a registry locked past the wait (or a profile removed
+ * meanwhile) must not end the process; the placeholders are then left, as a killed process leaves
+ * them, for the next sandbox in the project to remove.
+ */
+function giveBackNow(file: string): void {
+  const held = local.get(file);
+  if (!held || held.count > 0 || !held.giveBack) return;
+  if (held.timer) clearTimeout(held.timer);
+  local.delete(file);
+  try {
+    held.giveBack();
+  } catch {
+    /* left for the next sandbox in this project */
+  }
+}
 
 /** Where the registry lives: the profile itself (plain files, gone when nothing is held); without one (an in-memory store) a directory private to this process. */
 function registryDir(profileDir: string | null): string {
@@ -157,13 +185,19 @@ export interface Hold {
 }
 
 /** Makes sure every protected path in the project exists before a sandbox binds it read-only. */
-export function holdProtected(project: string, paths: readonly string[], profileDir: string | null): Hold {
+export function holdProtected(project: string, paths: readonly string[], profileDir: string | null, linger = 0): Hold {
   const dir = registryDir(profileDir);
   const key = createHash('sha256').update(project).digest('hex').slice(0, 32);
   const file = join(dir, `sandbox-holds.${key}.json`);
   const lock = join(dir, `sandbox-holds.${key}.lock`);
   const made: Placeholder[] = [];
   const mine = local.get(file);
+  if (mine?.timer) {
+    // The last sandbox here ended less than linger ago: this start takes its claim over.
+    clearTimeout(mine.timer);
+    mine.timer = null;
+    mine.giveBack = null;
+  }
   let failure: unknown = null;
   // Another sandbox of this process already holds the project: while it runs nothing is removed,
   // so when every path is there no file needs to change.
@@ -184,32 +218,50 @@ export function holdProtected(project: string, paths: readonly string[], profile
       }
     });
     if (mine) mine.count++;
-    else local.set(file, { count: 1 });
+    else local.set(file, { count: 1, timer: null, giveBack: null });
   }
   let released = false;
+  /** The release; `wait` is how long an unused claim stays (none for a start that failed). */
+  const releaseAfter = (wait: number) => {
+    if (released) return;
+    released = true;
+    const held = local.get(file);
+    if (held && --held.count > 0) return;
+    if (held && wait > 0) {
+      held.giveBack = giveBack;
+      held.timer = setTimeout(() => giveBackNow(file), wait);
+      held.timer.unref();
+      if (!exitHook) {
+        exitHook = true;
+        // What still lingers goes with the process (a signal the process handles ends it through exit too).
+        process.on('exit', () => {
+          for (const f of [...local.keys()]) giveBackNow(f);
+        });
+      }
+      return;
+    }
+    local.delete(file);
+    giveBack();
+  };
   const hold: Hold = {
     made: made.map((m) => m.path),
-    release() {
-      if (released) return;
-      released = true;
-      const held = local.get(file);
-      if (held && --held.count > 0) return;
-      local.delete(file);
-      withLock(lock, () => {
-        const r = load(file, project);
-        r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
-        if (r.claims.length === 0) {
-          // Deepest first: a folder made above a placeholder goes after it.
-          for (const p of [...r.made].sort((a, b) => b.path.length - a.path.length)) removeIfUntouched(p);
-          r.made = [];
-        }
-        save(file, r);
-      });
-    },
+    release: () => releaseAfter(linger),
   };
+  function giveBack(): void {
+    withLock(lock, () => {
+      const r = load(file, project);
+      r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
+      if (r.claims.length === 0) {
+        // Deepest first: a folder made above a placeholder goes after it.
+        for (const p of [...r.made].sort((a, b) => b.path.length - a.path.length)) removeIfUntouched(p);
+        r.made = [];
+      }
+      save(file, r);
+    });
+  }
   if (failure) {
     // Nothing starts: give the claim (and what was made, unless another sandbox needs it) straight back.
-    hold.release();
+    releaseAfter(0);
     throw failure;
   }
   return hold;

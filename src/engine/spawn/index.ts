@@ -14,7 +14,7 @@
  *           ones that are missing ─► bwrap command line with all of them read-only
  *        ─► the process bound (bounds.ts: a cgroup for root, RLIMIT_NPROC inside for a user)
  *        ─► audit row 'spawn' {decision_id, kind, argv0, level, network}
- *        ─► node dist/supervisor.cjs ─► [sh joining the cgroup ─►] [bwrap …] argv (own process group)
+ *        ─► node dist/supervisor.cjs ─► [bwrap …] argv (own process group; forked in root's cgroup: inCgroup)
  *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines;
  *        the supervisor passes neither fd 3 nor anything it inherited on (fds.ts)
  *        ─► after the group: placeholders given back; protected paths it created where
@@ -43,7 +43,7 @@ import { type GateEnv } from '../../policy/gate.js';
 import { trustOf } from '../../policy/requests.js';
 import { hostPortText } from '../../policy/net.js';
 import { getProject } from '../../store/projects.js';
-import { describeBound, processBound, SHELL, startBound } from './bounds.js';
+import { describeBound, inCgroup, processBound, SHELL, startBound } from './bounds.js';
 import { builderFor, bwrapBuilder, type Trial } from './builder.js';
 import { type Discarded, readDiscarded, reportFile } from './discarded.js';
 import { explainFailure, type SandboxBlock } from './explain.js';
@@ -191,8 +191,10 @@ const profileOf = (db: Db) => (db.name && db.name !== ':memory:' ? dirname(db.na
 
 interface Prepared {
   readonly argv: string[];
-  /** Where bwrap is in argv (after the command that joins a cgroup); null without a sandbox. */
+  /** Where bwrap is in argv (0); null without a sandbox. */
   readonly bwrapAt: number | null;
+  /** Root's pids cgroup for this start (its cgroup.procs): whoever starts argv starts it with inCgroup (bounds.ts). */
+  readonly cgroup: string | null;
   readonly env: Record<string, string>;
   readonly level: SandboxLevel;
   /** Why the command cannot start, found before bwrap would hide it. */
@@ -311,7 +313,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
   const layout = project ? protectedLayout(req.policy, project) : null;
   const held = [...sp.project_read_only, ...(layout?.entries.filter((e) => e.hold).map((e) => e.rel) ?? [])];
   // A protected path that does not exist yet gets a placeholder first, so the sandbox can bind it read-only.
-  const hold = project ? holdProtected(project, held, profileDir) : null;
+  const hold = project ? holdProtected(project, held, profileDir, L.placeholder_linger_ms) : null;
   let bound: ReturnType<typeof startBound> | null = null;
   let rep: ReturnType<typeof reportFile> | null = null;
   try {
@@ -329,8 +331,9 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     const r = rep;
     let read = false;
     return {
-      argv: [...b.outer, ...line],
-      bwrapAt: b.outer.length,
+      argv: line,
+      bwrapAt: 0,
+      cgroup: b.cgroup,
       filter: filterOf(sp),
       // Read once, after the end; the report file goes with it.
       discarded: () => {
@@ -407,7 +410,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
   if (support.level === 'none' && req.policy.sandbox.require) {
     throw new ScError('SC_SANDBOX_UNAVAILABLE', `${JSON.stringify(req.argv[0])} was not started: ${support.detail}, and policy/sandbox.json requires a sandbox`, { kind: req.kind });
   }
-  let prepared: Prepared = { argv: [...req.argv], bwrapAt: null, env: absolutePath(req.env), level: 'none', error: null, filter: null, release: () => {}, created: () => [], discarded: () => null };
+  let prepared: Prepared = { argv: [...req.argv], bwrapAt: null, cgroup: null, env: absolutePath(req.env), level: 'none', error: null, filter: null, release: () => {}, created: () => [], discarded: () => null };
   let grants = NO_GRANTS;
   if (support.level === 'bwrap') {
     const profileDir = profileOf(req.db);
@@ -442,7 +445,7 @@ const REPORTED = new Set<SpawnKind>(['command', 'background', 'mcp_server']);
 export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: number; stdin: 'pipe' | 'ignore' }): Supervised {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   const p = prepare(ticket, req);
-  const payload = Buffer.from(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.filter ? { seccomp: p.filter.toString('base64') } : {}), ...(p.error ? { error: p.error } : {}) })).toString('base64');
+  const payload = Buffer.from(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.cgroup ? { cgroup: p.cgroup } : {}), ...(p.filter ? { seccomp: p.filter.toString('base64') } : {}), ...(p.error ? { error: p.error } : {}) })).toString('base64');
   let sup: ChildProcess;
   try {
     sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.cjs'), payload], { cwd: req.cwd, env: p.env, stdio: [req.stdin, 'pipe', 'pipe', 'pipe'], shell: false });
@@ -561,7 +564,7 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
     if (p.error) throw Object.assign(new Error(`spawn ${req.argv[0]} ${p.error}`), { code: p.error });
     // What this process inherited itself (a descriptor its shell left open) never reaches the child.
     const s = sealed(p.argv, req.stdio, p.bwrapAt, undefined, p.filter);
-    child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: s.stdio, shell: false });
+    child = inCgroup(p.cgroup, () => spawn(s.argv[0] as string, s.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: s.stdio, shell: false }));
     s.feed(child);
   } catch (err) {
     p.release();

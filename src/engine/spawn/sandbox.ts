@@ -582,6 +582,14 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     report = [inner[0] && limit ? inner[0] : '/bin/sh', '-c', `${limit}${REPORT}`, 'sh', REPORT_AT, usableHome, made.mounts, made.folders];
     if (limit) inner = [];
   }
+  // The report shell is the sandbox's first process itself (PID 1 of its namespace) instead of a child
+  // of bwrap's own init: one process fewer per start. It does what that init did: it reaps what its
+  // command leaves behind while it waits, it outlives a TERM (its trap; from outside the namespace, a
+  // signal without a handler does not reach a PID 1 either), and when it exits the kernel ends
+  // everything left in the sandbox, as bwrap's init did when it was ended with its parent. bwrap
+  // itself (outside) then exits only once the namespace is empty: its first process is reaped after
+  // the rest. --die-with-parent is set on it before the exec (bubblewrap 0.8: the same prctl).
+  if (report.length) out.splice(out.indexOf('--unshare-all') + 1, 0, '--as-pid-1');
   out.push('--chdir', plan.cwd, '--', ...report, ...inner, ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
   return out;
 }

@@ -5,8 +5,9 @@
  * process group, hands it fds 0-2 directly (no copying), and stays tied to its
  * owner by a lifeline socket on fd 3 that the owner never writes.
  *
- *   argv[2]: base64 JSON {argv, bwrap_at, cwd, grace_ms, sandboxed, seccomp?}   env: the child's, already built
- *   (seccomp: the syscall filter's program, base64, which bwrap reads from a pipe of its own: fds.ts)
+ *   argv[2]: base64 JSON {argv, bwrap_at, cwd, grace_ms, sandboxed, cgroup?, seccomp?}   env: the child's, already built
+ *   (seccomp: the syscall filter's program, base64, which bwrap reads from a pipe of its own: fds.ts;
+ *   cgroup: root's pids cgroup of the start, joined for the fork and left right after: bounds.ts)
  *   fd 0/1/2: the child's     fd 3: lifeline; we write {"pid"} once started, the status last
  *   the child gets fds 0-2 only: the lifeline and whatever we inherited are /dev/null in it,
  *   and bwrap closes them (fds.ts), so nothing inside can write a status line of its own
@@ -24,6 +25,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { joinCgroup, leaveCgroup } from './bounds.js';
 import { sealed } from './fds.js';
 
 interface Spec {
@@ -37,6 +39,8 @@ interface Spec {
   error?: string;
   /** The syscall filter for bwrap, base64 (sandboxed only). */
   seccomp?: string;
+  /** The start's pids cgroup (its cgroup.procs), root only: the child is forked in it. */
+  cgroup?: string;
 }
 
 const spec = JSON.parse(Buffer.from(process.argv[2] ?? '', 'base64').toString('utf8')) as Spec;
@@ -50,7 +54,7 @@ let spawnError: string | null = spec.error ?? null;
 let cleaning = false;
 let stopped = false;
 const passed = spec.error ? null : sealed(spec.argv, 'inherit', spec.sandboxed ? spec.bwrap_at : null, undefined, spec.sandboxed && spec.seccomp ? Buffer.from(spec.seccomp, 'base64') : null);
-const child = passed ? spawn(passed.argv[0] as string, passed.argv.slice(1), { cwd: spec.cwd, env: process.env, detached: true, stdio: passed.stdio, shell: false }) : null;
+const child = passed ? startChild(passed) : null;
 if (child && passed) passed.feed(child);
 const leaderGone = new Promise<void>((resolve) => {
   if (!child) return resolve();
@@ -67,6 +71,23 @@ const leaderGone = new Promise<void>((resolve) => {
   });
 });
 if (!child) void cleanup('spawn_failed');
+
+/** The child, forked in the start's cgroup where it has one (bounds.ts); a cgroup that cannot be joined starts nothing (spawn_failed). */
+function startChild(p: NonNullable<typeof passed>) {
+  if (spec.cgroup) {
+    try {
+      joinCgroup(spec.cgroup);
+    } catch (err) {
+      spawnError = `cannot join the sandbox's pids cgroup: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+      return null;
+    }
+  }
+  try {
+    return spawn(p.argv[0] as string, p.argv.slice(1), { cwd: spec.cwd, env: process.env, detached: true, stdio: p.stdio, shell: false });
+  } finally {
+    if (spec.cgroup) leaveCgroup(spec.cgroup);
+  }
+}
 
 function signalGroup(signal: NodeJS.Signals | 0): boolean {
   if (!child?.pid) return false;

@@ -11,10 +11,10 @@ import { sandbox, TS_REQUIRE } from '../../fixtures/env.js';
 
 const NAMES = ['.git', '.mcp.json', '.claude'];
 
-/** Another process holding the project: resolves once it holds; `end()` makes it release and exit. */
-async function holder(project: string, profile: string) {
+/** Another process holding the project: resolves once it holds; `end()` makes it release and exit (with `linger`: release, then exit before it passed). */
+async function holder(project: string, profile: string, linger = 0) {
   const code = `const { holdProtected } = require(${JSON.stringify(fileURLToPath(new URL('../../../src/engine/spawn/holds.ts', import.meta.url)))});
-const h = holdProtected(${JSON.stringify(project)}, ${JSON.stringify(NAMES)}, ${JSON.stringify(profile)});
+const h = holdProtected(${JSON.stringify(project)}, ${JSON.stringify(NAMES)}, ${JSON.stringify(profile)}, ${linger});
 process.stdout.write('held\\n');
 process.stdin.on('data', () => { h.release(); process.stdout.write('released\\n'); process.exit(0); });`;
   const child = spawn(process.execPath, [...TS_REQUIRE, '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -81,11 +81,55 @@ t.test("what the user put in a placeholder, or had already, stays", async (t) =>
   t.notOk(existsSync(join(sb.project, '.mcp.json')), 'the untouched placeholder went');
 });
 
-t.test('a placeholder that cannot be made fails the start with SC_SANDBOX_SETUP_FAILED and takes back what was made', async (t) => {
+for (const linger of [0, 600000]) {
+  t.test(`a placeholder that cannot be made fails the start with SC_SANDBOX_SETUP_FAILED and takes back what was made at once (linger ${linger} ms)`, async (t) => {
+    const sb = sandbox('sc-holds');
+    const profile = profileDir(sb);
+    const tooLong = 'x'.repeat(300); // ENAMETOOLONG: not a case the command could get past either, but not one to ignore
+    t.throws(() => holdProtected(sb.project, ['.git', tooLong], profile, linger), { code: 'SC_SANDBOX_SETUP_FAILED' });
+    t.notOk(existsSync(join(sb.project, '.git')), 'the placeholder made before the failure is gone');
+    t.same(readdirSync(profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
+  });
+}
+
+t.test('after the last release the placeholders linger: a hold meanwhile stands on the very same ones, and they go once it passed', async (t) => {
   const sb = sandbox('sc-holds');
   const profile = profileDir(sb);
-  const tooLong = 'x'.repeat(300); // ENAMETOOLONG: not a case the command could get past either, but not one to ignore
-  t.throws(() => holdProtected(sb.project, ['.git', tooLong], profile), { code: 'SC_SANDBOX_SETUP_FAILED' });
-  t.notOk(existsSync(join(sb.project, '.git')), 'the placeholder made before the failure is gone');
+  const first = holdProtected(sb.project, NAMES, profile, 300);
+  const inodes = () => NAMES.map((n) => lstatSync(join(sb.project, n), { throwIfNoEntry: false })?.ino ?? null);
+  const made = inodes();
+  first.release();
+  t.same(inodes(), made, 'still there right after the release');
+  const second = holdProtected(sb.project, NAMES, profile, 300);
+  t.same(second.made, [], 'the next hold makes nothing');
+  second.release();
+  await new Promise((r) => setTimeout(r, 150));
+  t.same(inodes(), made, 'the second release started the linger again');
+  await new Promise((r) => setTimeout(r, 600));
+  for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} is gone once the linger passed`);
+  t.same(readdirSync(profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'and the registry with them');
+});
+
+t.test('what lingers goes when the process exits, long before the linger would pass', async (t) => {
+  const sb = sandbox('sc-holds');
+  const profile = profileDir(sb);
+  const other = await holder(sb.project, profile, 600000);
+  t.teardown(() => other.kill().catch(() => {}));
+  for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} held by the other process`);
+  await other.end();
+  for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} is gone with the process`);
   t.same(readdirSync(profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
+});
+
+t.test("a linger that runs out while another process's sandbox holds the project leaves every placeholder to that process", async (t) => {
+  const sb = sandbox('sc-holds');
+  const profile = profileDir(sb);
+  const other = await holder(sb.project, profile);
+  t.teardown(() => other.kill().catch(() => {}));
+  const mine = holdProtected(sb.project, NAMES, profile, 50);
+  mine.release();
+  await new Promise((r) => setTimeout(r, 300));
+  for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} stays after this process's linger ran out: the other one still stands on it`);
+  await other.end();
+  for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} goes with the other process's release`);
 });

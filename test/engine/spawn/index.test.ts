@@ -23,7 +23,8 @@ const PROTECTED = ['.git', '.shadowcode', '.mcp.json', '.claude', '.codex', '.cu
 async function setup(t: any, busyMs?: number) {
   const sb = sandbox('sc-spawn');
   const shipped = shippedPolicy();
-  const policy = busyMs === undefined ? shipped : ({ ...shipped, limits: { ...shipped.limits, cli: { ...shipped.limits.cli, sqlite_busy_timeout_ms: busyMs } } } as typeof shipped);
+  // A short busy timeout (the store locked past it), and placeholders given back right after each last sandbox, not a while later.
+  const policy = busyMs === undefined ? shipped : ({ ...shipped, limits: { ...shipped.limits, cli: { ...shipped.limits.cli, sqlite_busy_timeout_ms: busyMs }, sandbox: { ...shipped.limits.sandbox, placeholder_linger_ms: 0 } } } as typeof shipped);
   const c = await connection(sb, { policy });
   t.teardown(() => c.close());
   const db = c.engine.db();

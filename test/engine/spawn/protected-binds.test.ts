@@ -13,12 +13,13 @@ import { pendingApprovals } from '../../../src/engine/jobs.js';
 import { decideAsCli } from '../../fixtures/decide.js';
 import { confinedCommand, SCAN_INCOMPLETE, sandboxSupport } from '../../../src/engine/spawn/index.js';
 import { protectedCreatedEvent } from '../../../src/engine/process.js';
-import { shippedPolicy } from '../../../src/policy/load.js';
+import { withSandboxLimits } from '../../fixtures/sandboxed.js';
 import { readAudit } from '../../../src/store/audit.js';
 import { agentBench, type Scripted, scripted } from '../../fixtures/agent.js';
 import { until } from '../../fixtures/env.js';
 
-const policy = shippedPolicy();
+// Placeholders given back right after each sandbox (shipped: a while later, sandbox.test.ts), so each start here makes its own.
+const policy = withSandboxLimits({ placeholder_linger_ms: 0 });
 const ROOT = process.getuid?.() === 0;
 /** Who starts bwrap: root itself, and (when this runs as root) an ordinary user. */
 const WHO: Array<{ name: string; uid?: number }> = ROOT ? [{ name: 'root' }, { name: 'an ordinary user', uid: 65534 }] : [{ name: 'this user' }];

@@ -3,7 +3,7 @@
 // secrets, the engine's /proc, a loopback listener or write .git/config; a stdio MCP
 // server runs sandboxed too; without bwrap on PATH everything says "unsandboxed" and
 // sandbox.require refuses. These tests fail, never skip, when bwrap cannot be made.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,8 @@ import { type AgentBench, agentBench, type Scripted, scripted } from '../../fixt
 import { decideAsCli } from '../../fixtures/decide.js';
 import { fields } from '../../fixtures/exact.js';
 import { cli, ROOT, spawnCli, until } from '../../fixtures/env.js';
-import { grant, peerDef, world } from '../../fixtures/mcp-client.js';
+import { grant, peerDef, processesWith, world } from '../../fixtures/mcp-client.js';
+import { withSandboxLimits } from '../../fixtures/sandboxed.js';
 
 t.test('bwrap can make a sandbox on this machine (the tests below need it)', async (t) => {
   const s = sandboxSupport();
@@ -181,6 +182,10 @@ t.test('sandbox.require refuses to start a command when no sandbox can be made',
 
 const PROTECTED = ['.git', '.shadowcode', '.mcp.json', '.claude', '.codex', '.cursor', '.vscode'];
 
+/** The shipped policy, with the placeholders given back 100 ms after a project's last sandbox (3 s shipped). */
+const SHORT_LINGER = withSandboxLimits({ placeholder_linger_ms: 100 });
+const gone = (project: string) => () => PROTECTED.every((name) => !existsSync(join(project, name)));
+
 t.test('an approved command cannot create a protected path that does not exist yet, and nothing is left behind', async (t) => {
   const { result, b } = await approvedCommand(t, (project) =>
     [
@@ -193,13 +198,32 @@ t.test('an approved command cannot create a protected path that does not exist y
       `(mv .codex elsewhere) 2>/dev/null && echo MOVED-CODEX || echo NO-MOVE`,
       `echo fine > made.txt && mkdir -p src && echo code > src/a.txt && echo WROTE-PROJECT`,
     ].join('; '),
+    { policy: SHORT_LINGER },
   );
   for (const word of ['NO-CLAUDE', 'NO-GIT-INIT', 'NO-GIT', 'NO-MCP', 'NO-VSCODE', 'NO-MOVE', 'WROTE-PROJECT']) t.match(result, new RegExp(`^${word}$`, 'm'), `${word}: ${result}`);
+  await until(gone(b.sb.project), 10000).catch(() => {});
   for (const name of PROTECTED) t.notOk(existsSync(join(b.sb.project, name)), `${name} is not in the project afterwards (no leftover placeholder)`);
   t.notOk(existsSync(join(b.sb.project, 'elsewhere')));
   t.equal(readFileSync(join(b.sb.project, 'made.txt'), 'utf8'), 'fine\n', 'a normal write to the project still works');
   t.equal(readFileSync(join(b.sb.project, 'src', 'a.txt'), 'utf8'), 'code\n');
   t.same(readdirSync(b.sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'the registry of placeholders is gone again');
+});
+
+t.test('the placeholders stay a while after the last sandbox for the next start to stand on, then go', async (t) => {
+  const b = await agentBench(() => scripted([]), { policy: withSandboxLimits({ placeholder_linger_ms: 2000 }) });
+  t.teardown(() => b.close());
+  const project = b.sb.project;
+  const ids = () => PROTECTED.map((name) => lstatSync(join(project, name), { throwIfNoEntry: false })?.ino ?? null);
+  const first = await boxedShell(t, b, 'true');
+  await first.s.created;
+  const held = ids();
+  t.notOk(held.includes(null), 'every placeholder is still there right after the sandbox ended');
+  const again = await boxedShell(t, b, 'echo again > again.txt');
+  await again.s.created;
+  t.equal(readFileSync(join(project, 'again.txt'), 'utf8'), 'again\n', 'the next command ran');
+  t.same(ids(), held, 'it stood on the same placeholders: none was removed and made again');
+  await until(gone(project), 15000).catch(() => {});
+  for (const name of PROTECTED) t.notOk(existsSync(join(project, name)), `${name} is gone once the linger passed`);
 });
 
 /**
@@ -224,8 +248,26 @@ async function boxedShell(t: any, b: AgentBench, script: string) {
   return { s, out: () => out };
 }
 
-t.test('two sandboxes in one project: the first to end leaves the placeholders the other stands on; the last removes them', async (t) => {
+t.test("a stopped command's own TERM handler runs within the grace and its status is the command's; what it left running ends with it", async (t) => {
   const b = await agentBench(() => scripted([]));
+  t.teardown(() => b.close());
+  const mark = `left-running-${process.pid}-${Date.now()}`;
+  const stopped = await boxedShell(t, b, `trap 'echo cleaned > cleaned.txt; exit 5' TERM; echo up; sleep 60 & wait`);
+  await until(() => stopped.out().includes('up\n'));
+  stopped.s.stop();
+  t.match(await stopped.s.status, { outcome: 'terminated', code: 5, signal: null }, 'TERM reached the command, not the sandbox: it ended on its own, with its own status');
+  t.equal(readFileSync(join(b.sb.project, 'cleaned.txt'), 'utf8'), 'cleaned\n', 'its handler ran');
+  // Left behind in a session of their own and as an orphan: nothing outside the sandbox's PID namespace waits for them.
+  const ended = await boxedShell(t, b, `setsid sh -c 'touch a.up; sleep 60; : ${mark}-a' & (sh -c 'touch b.up; sleep 60; : ${mark}-b' &); until [ -e a.up ] && [ -e b.up ]; do sleep 0.05; done`);
+  t.match(await ended.s.status, { outcome: 'exited', code: 0 }, 'the command itself ended');
+  t.ok(existsSync(join(b.sb.project, 'a.up')) && existsSync(join(b.sb.project, 'b.up')), 'both had started');
+  t.same(processesWith(mark), [], 'what it left running was gone by the time its status was reported');
+  const signalled = await boxedShell(t, b, 'kill -SEGV $$');
+  t.match(await signalled.s.status, { outcome: 'exited', code: 139 }, 'a command that died of a signal reports 128 + its number');
+});
+
+t.test('two sandboxes in one project: the first to end leaves the placeholders the other stands on; the last removes them', async (t) => {
+  const b = await agentBench(() => scripted([]), { policy: SHORT_LINGER });
   t.teardown(() => b.close());
   const project = b.sb.project;
   // The first waits for a line, then tries to write where a protected path was missing.
@@ -239,11 +281,12 @@ t.test('two sandboxes in one project: the first to end leaves the placeholders t
   first.s.process.stdin!.end('go\n');
   await first.s.status;
   t.match(first.out(), /^FIRST-REFUSED$/m, 'the first still could not write .claude/settings.json after the second ended');
+  await until(gone(project), 10000).catch(() => {});
   for (const name of PROTECTED) t.notOk(existsSync(join(project, name)), `${name} is gone once the last sandbox ended`);
 });
 
 t.test('a placeholder someone filled meanwhile, and an empty folder of the user\'s own, are never removed', async (t) => {
-  const b = await agentBench(() => scripted([]));
+  const b = await agentBench(() => scripted([]), { policy: SHORT_LINGER });
   t.teardown(() => b.close());
   const project = b.sb.project;
   mkdirSync(join(project, '.vscode')); // the user's own, empty
@@ -254,6 +297,7 @@ t.test('a placeholder someone filled meanwhile, and an empty folder of the user\
   writeFileSync(join(project, '.git', 'HEAD'), 'ref: refs/heads/main\n');
   run.s.process.stdin!.end('go\n');
   await run.s.status;
+  await until(() => !existsSync(join(project, '.claude')), 10000).catch(() => {});
   t.equal(readFileSync(join(project, '.git', 'HEAD'), 'utf8'), 'ref: refs/heads/main\n', "the user's new .git stays");
   t.ok(existsSync(join(project, '.vscode')), "the user's empty .vscode stays");
   t.notOk(existsSync(join(project, '.claude')), 'an untouched placeholder went');
