@@ -8,14 +8,16 @@
  *   hand over (on such a message, or just after the first tools/list answer):
  *     load the SDK ─► serveStdio on a relay ─► replay initialize and initialized (the SDK's answer to
  *     the replayed initialize is dropped: the client has ours) ─► what arrived meanwhile, in order
- *     ─► from then on every message goes straight to the SDK, which pins the era as before
+ *     ─► from then on every message goes straight to the SDK, which pins the era as before,
+ *        except a plain tools/call once the SDK accepted the initialize answered here (stdio-calls.ts)
  *
  * Loading the SDK (zod schemas for every protocol revision) is about a quarter of a cold start,
  * and a host waits for the tool list before it shows the server ready. Only a message whose every
  * field is known to pass the SDK's own checks is answered here (test/server/stdio-first.test.ts
  * compares each such answer with the SDK's, byte for byte); anything else, however close, goes to
- * the SDK. Nothing here runs a tool or decides anything: tools/call always reaches the SDK and the
- * gate.
+ * the SDK. Nothing here runs a tool or decides anything: before the hand-over every tools/call
+ * waits for the SDK, and after it a tools/call reaches the gate through the SDK's handler or
+ * through stdio-calls.ts, which calls the same dispatch.
  *
  * With telemetry on, a tools/list answered here is still a SERVER span, as the SDK's handler
  * would record it (build.ts, traced); initialize never is, here or in the SDK (its protocol layer
