@@ -7,8 +7,8 @@
  *        └─ assertTicket(ticket, actions, resource?) throws SC_TICKET_REFUSED unless the gate
  *           minted it for one of exactly these actions (and, if named, this record)
  *
- * Tickets live in a module-private WeakSet, so a caller cannot forge one with an
- * object literal. An executor names the actions that may open it in full: there are
+ * Tickets are instances of a module-private class whose private field brands them, so a
+ * caller cannot forge one with an object literal or a copy. An executor names the actions that may open it in full: there are
  * no patterns, so a ticket for `tool:shadow_status` never opens the spawn point.
  * test/architecture.test.ts checks that only src/policy/gate.ts calls mintTicket,
  * and that every executor entry point takes a ticket and checks it first.
@@ -31,12 +31,36 @@ export interface GateTicket {
   readonly resource?: TicketResource;
 }
 
-const minted = new WeakSet<GateTicket>();
+/**
+ * A ticket the gate minted. Only instances of this module-private class carry its private
+ * field, and `#minted in x` cannot be satisfied by an object literal, a copy, a prototype
+ * trick or a proxy of a real ticket: the brand lives in the object itself, with no table
+ * to grow and no weak references for the collector to sweep. Frozen once built.
+ */
+class Minted implements GateTicket {
+  readonly #minted = true;
+  readonly decisionId: string;
+  readonly action: string;
+  readonly ceiling: Level;
+  readonly owner: string;
+  declare readonly resource?: TicketResource;
+
+  constructor(fields: GateTicket) {
+    this.decisionId = fields.decisionId;
+    this.action = fields.action;
+    this.ceiling = fields.ceiling;
+    this.owner = fields.owner;
+    if (fields.resource) (this as { resource?: TicketResource }).resource = Object.freeze({ kind: fields.resource.kind, id: fields.resource.id });
+    Object.freeze(this);
+  }
+
+  static is(x: unknown): boolean {
+    return typeof x === 'object' && x !== null && #minted in x;
+  }
+}
 
 export function mintTicket(fields: GateTicket): GateTicket {
-  const ticket = Object.freeze({ ...fields, ...(fields.resource ? { resource: Object.freeze({ kind: fields.resource.kind, id: fields.resource.id }) } : {}) });
-  minted.add(ticket);
-  return ticket;
+  return new Minted(fields);
 }
 
 /**
@@ -46,7 +70,7 @@ export function mintTicket(fields: GateTicket): GateTicket {
  */
 export function assertTicket(ticket: GateTicket, actions: string | readonly string[], resource?: TicketResource): void {
   const allowed = typeof actions === 'string' ? [actions] : actions;
-  const real = minted.has(ticket);
+  const real = Minted.is(ticket);
   const forAction = real && allowed.includes(ticket.action);
   const forRecord = !resource || (ticket.resource?.kind === resource.kind && ticket.resource.id === resource.id);
   if (real && forAction && forRecord) return;

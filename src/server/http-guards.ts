@@ -6,7 +6,7 @@
  *   Host (403) ─► Origin (403) ─► query (400) ─► path (404) ─► bearer token (401)
  *   ─► method (405) ─► duplicated or forwarded headers (400); after the body: a batch (400)
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 export interface Refusal {
@@ -27,8 +27,9 @@ export interface GuardConfig {
 /** RFC 6750 b64token: the characters a bearer credential may contain. */
 export const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
+/** One-shot: no Hash object per request (the bearer check runs on every request). */
 export function digest(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
+  return hash('sha256', token, 'buffer') as unknown as Buffer;
 }
 
 /** Headers that carry MCP routing or credentials; each may appear at most once. */

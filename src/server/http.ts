@@ -8,7 +8,8 @@
  *   ─► gate.admit([http:request, tool:…]): both decisions in one committed transaction,
  *      shared with the other requests read in the same event-loop turn (group commit)
  *   ─► credentials stripped ─► SDK createMcpHandler (stateless; 2026-07-28 and
- *   legacy; the parsed body and the tool's admission handed in) ─► response ≤ 8 MiB
+ *   legacy; the parsed body and the tool's admission handed in; its per-request server
+ *   holds only the handler of the message's method) ─► response ≤ 8 MiB
  *   within 60 s ─► outcome row deferred: written with the next commit, or within
  *   audit.deferred_flush_ms / audit.deferred_rows
  *   (with telemetry on, from the decisions to the answer: the request's MCP SERVER span)
@@ -116,9 +117,16 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
   assertTicket(ticket, 'cli:serve.http');
   const L = o.engine.policy.limits.http_server;
   const conn = new Connection({ transport: 'http', project: o.project, allowWrite: o.allowWrite, allowApprovals: o.allowApprovals, engine: o.engine });
-  // The tool call each request carries, decided with the request: the per-request server picks it up by its Request.
-  const admitted = new WeakMap<Request, AdmittedCall>();
-  const handler = createMcpHandler((ctx) => buildServer(conn, ctx.requestInfo ? admitted.get(ctx.requestInfo) : undefined), { legacy: 'stateless', maxRequestBodySize: L.body_bytes, onerror: (e) => o.log(`shadowcode: ${e.message}`) });
+  // What the per-request server needs to know of its request, found by its Request: the method of the one
+  // message it carries (only that handler is set), and the tool call decided with the request, if any.
+  const served = new WeakMap<Request, { readonly method?: string; readonly admitted?: AdmittedCall }>();
+  const handler = createMcpHandler(
+    (ctx) => {
+      const s = ctx.requestInfo ? served.get(ctx.requestInfo) : undefined;
+      return buildServer(conn, s?.admitted, s?.method);
+    },
+    { legacy: 'stateless', maxRequestBodySize: L.body_bytes, onerror: (e) => o.log(`shadowcode: ${e.message}`) },
+  );
   const rate = new RateWindow(L.requests_per_second);
   let cfg: GuardConfig | undefined;
   const gate = conn.gate();
@@ -243,7 +251,8 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
         const init: RequestInit = { method: 'POST', headers: forwardableHeaders(req.headersDistinct), signal: ac.signal };
         if (parsed === undefined) init.body = new Uint8Array(body as Buffer);
         const request = new Request(`http://${req.headers.host}/mcp`, init);
-        if (call && tool) admitted.set(request, { call, admission: tool });
+        const method = parsed !== null && typeof parsed === 'object' && typeof (parsed as { method?: unknown }).method === 'string' ? (parsed as { method: string }).method : undefined;
+        served.set(request, { ...(method !== undefined ? { method } : {}), ...(call && tool ? { admitted: { call, admission: tool } } : {}) });
         const response = await handler.fetch(request, parsed === undefined ? undefined : { parsedBody: parsed });
         const headers: Record<string, string> = { connection: 'close' };
         response.headers.forEach((v, k) => {

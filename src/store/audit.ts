@@ -16,6 +16,7 @@
  */
 import type { AuditReport } from '../../gen/types/audit-report.js';
 import { sha256 } from '../util/canonical-json.js';
+import { isoTime } from '../util/iso-time.js';
 import { type Db, sql } from './db.js';
 
 export const GENESIS = '0'.repeat(64);
@@ -90,7 +91,7 @@ function writer(db: Db): (build: () => readonly Text[]) => number[] {
       let prev = last?.hash ?? GENESIS;
       const waiting = deferred.get(db)?.rows ?? [];
       const rows = waiting.length ? [...waiting, ...build()] : build();
-      const at = new Date().toISOString();
+      const at = isoTime();
       const seqs: number[] = [];
       for (const r of rows) {
         seq++;

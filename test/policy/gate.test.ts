@@ -112,6 +112,29 @@ t.test('a ticket for one action does not open an executor of another', async (t)
   t.throws(() => assertTicket({ decisionId: 'x', action: 'cli:trust', ceiling: 'elevated', owner: 'cli' }, 'cli:trust'), { code: 'SC_TICKET_REFUSED', message: /no ticket the gate minted/ }, 'a forged ticket is refused');
 });
 
+t.test('only the very ticket the gate minted opens: no copy, derived object or proxy of it does, and it cannot be changed', async (t) => {
+  const { env } = setup(t);
+  const ticket = await enforce(env, stdio({ action: 'tool:shadow_status' }), (x) => x);
+  t.doesNotThrow(() => assertTicket(ticket, 'tool:shadow_status'), 'the real ticket opens');
+  const fakes: Array<[string, unknown]> = [
+    ['a spread copy', { ...ticket }],
+    ['an Object.assign copy', Object.assign({}, ticket)],
+    ['a structured clone', structuredClone(ticket)],
+    ['an object whose prototype is the ticket', Object.create(ticket)],
+    ['an object with the ticket class as prototype', Object.setPrototypeOf({ ...ticket }, Object.getPrototypeOf(ticket))],
+    ['a proxy of the ticket', new Proxy(ticket, {})],
+    ['null', null],
+    ['a string', 'tool:shadow_status'],
+  ];
+  for (const [what, fake] of fakes) t.throws(() => assertTicket(fake as never, 'tool:shadow_status'), { code: 'SC_TICKET_REFUSED', message: /no ticket the gate minted/ }, `${what} is refused`);
+  t.ok(Object.isFrozen(ticket), 'the ticket is frozen');
+  t.throws(() => {
+    'use strict';
+    (ticket as { action: string }).action = 'cli:trust';
+  }, TypeError, 'its action cannot be rewritten');
+  t.equal(ticket.action, 'tool:shadow_status');
+});
+
 t.test('an action is matched whole: no pattern in an executor opens a family', async (t) => {
   const { env } = setup(t);
   await enforce(env, stdio({ action: 'tool:shadow_status' }), (ticket) => {

@@ -58,6 +58,28 @@ for (const flavor of ['v2-modern', 'v2-legacy', 'v1'] as const) {
   });
 }
 
+t.test('each request is answered for its own method, in both eras: tools, resources, templates, prompts; a method not served is "method not found"', async (t) => {
+  const { gw, sb } = readOnly;
+  for (const flavor of ['v2-modern', 'v2-legacy'] as const) {
+    const c = (await httpClient(gw.url, flavor)) as any;
+    t.teardown(() => c.close());
+    t.equal((await c.listTools()).tools.length, 17, `${flavor}: tools/list`);
+    t.match((await c.callTool({ name: 'shadow_status', arguments: {} })).structuredContent, { project: { path: sb.project } }, `${flavor}: tools/call`);
+    t.same((await c.listResources()).resources.map((r: any) => r.uri), ['shadow://project', 'shadow://sessions', 'shadow://memory', 'shadow://plan'], `${flavor}: resources/list`);
+    t.same((await c.listResourceTemplates()).resourceTemplates, [], `${flavor}: resources/templates/list`);
+    t.match(JSON.parse((await c.readResource({ uri: 'shadow://project' })).contents[0].text), { path: sb.project }, `${flavor}: resources/read`);
+    t.same((await c.listPrompts()).prompts.map((p: any) => p.name), ['delegate', 'understand'], `${flavor}: prompts/list`);
+    t.match((await c.getPrompt({ name: 'understand' })).messages[0].content.text, /without changing anything/, `${flavor}: prompts/get`);
+  }
+  // A method no handler of ours serves: the SDK's own answer, as before.
+  const modern = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const r = await raw(gw.port, {
+    headers: { ...JSON_HEADERS, ...auth(), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'shadow/nothing' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'shadow/nothing', params: { _meta: modern } }),
+  });
+  t.match(JSON.parse(r.body), { jsonrpc: '2.0', id: 7, error: { code: -32601 } }, 'an unknown method');
+});
+
 t.test('one gateway is one owner for every caller holding its token', async (t) => {
   const { gw } = readOnly;
   const a = await httpClient(gw.url, 'v2-modern');
