@@ -36,7 +36,12 @@ export interface GateTicket {
  * field, and `#minted in x` cannot be satisfied by an object literal, a copy, a prototype
  * trick or a proxy of a real ticket: the brand lives in the object itself, with no table
  * to grow and no weak references for the collector to sweep. Frozen once built.
+ * Any ticket leads to this class (`ticket.constructor`), so the constructor itself also
+ * asks for a key only this module holds: `new ticket.constructor(...)`, or a subclass of
+ * it, builds nothing.
  */
+const MINT = Symbol('mint');
+
 class Minted implements GateTicket {
   readonly #minted = true;
   readonly decisionId: string;
@@ -45,7 +50,8 @@ class Minted implements GateTicket {
   readonly owner: string;
   declare readonly resource?: TicketResource;
 
-  constructor(fields: GateTicket) {
+  constructor(key: typeof MINT, fields: GateTicket) {
+    if (key !== MINT) throw new ScError('SC_TICKET_REFUSED', 'a ticket is minted by the gate only; nothing was built');
     this.decisionId = fields.decisionId;
     this.action = fields.action;
     this.ceiling = fields.ceiling;
@@ -60,7 +66,7 @@ class Minted implements GateTicket {
 }
 
 export function mintTicket(fields: GateTicket): GateTicket {
-  return new Minted(fields);
+  return new Minted(MINT, fields);
 }
 
 /**

@@ -127,6 +127,18 @@ t.test('only the very ticket the gate minted opens: no copy, derived object or p
     ['a string', 'tool:shadow_status'],
   ];
   for (const [what, fake] of fakes) t.throws(() => assertTicket(fake as never, 'tool:shadow_status'), { code: 'SC_TICKET_REFUSED', message: /no ticket the gate minted/ }, `${what} is refused`);
+  // Every ticket leads to its class: neither it nor a subclass of it builds one outside the gate.
+  const Ticket = (ticket as object).constructor as new (...a: unknown[]) => object;
+  const wanted = { decisionId: 'forged', action: 'cli:trust', ceiling: 'elevated', owner: 'cli' };
+  t.throws(() => new Ticket(wanted), { code: 'SC_TICKET_REFUSED' }, "the ticket's own constructor builds nothing");
+  t.throws(() => new Ticket(Symbol('mint'), wanted), { code: 'SC_TICKET_REFUSED' }, 'nor with a key of the same name');
+  class Derived extends Ticket {
+    constructor() {
+      super(wanted);
+    }
+  }
+  t.throws(() => new Derived(), { code: 'SC_TICKET_REFUSED' }, 'nor does a subclass of it');
+  t.throws(() => Reflect.construct(Ticket, [wanted]), { code: 'SC_TICKET_REFUSED' }, 'nor Reflect.construct');
   t.ok(Object.isFrozen(ticket), 'the ticket is frozen');
   t.throws(() => {
     'use strict';
