@@ -29,7 +29,8 @@ type Id = string | number;
 export type CallFn = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) => Promise<CallToolResult>;
 
 const isPlain = (v: unknown): v is Msg => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
-const isId = (v: unknown): v is Id => typeof v === 'string' || typeof v === 'number';
+// A string or an integer the SDK accepts (src/transport/envelope.ts answers any other id before this).
+const isId = (v: unknown): v is Id => typeof v === 'string' || Number.isSafeInteger(v);
 
 /** A tools/call the SDK would pass to our handler as it is. */
 export function plainCall(m: Msg): m is Msg & { id: Id; params: { name: string; arguments?: Record<string, unknown> } } {

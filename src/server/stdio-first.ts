@@ -37,7 +37,8 @@ export const LEGACY_REVISIONS: readonly string[] = PROTOCOL_REVISIONS.filter((r)
 
 const isPlain = (v: unknown): v is Msg => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
 const only = (v: Msg, keys: readonly string[]) => Object.keys(v).every((k) => keys.includes(k));
-const isId = (v: unknown): v is Id => typeof v === 'string' || typeof v === 'number';
+// A string or an integer the SDK accepts (src/transport/envelope.ts answers any other id before this).
+const isId = (v: unknown): v is Id => typeof v === 'string' || Number.isSafeInteger(v);
 
 /** Capabilities of the shapes real clients send: roots (listChanged), and empty sampling, elicitation, experimental. */
 function plainCapabilities(c: unknown): boolean {

@@ -96,6 +96,11 @@ function isId(v: unknown): v is RpcId {
   return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 }
 
+/** An id the SDK accepts on a request: a string or an integer it can echo exactly (its schema is string | int). */
+function isRequestId(v: unknown): v is RpcId {
+  return typeof v === 'string' || Number.isSafeInteger(v);
+}
+
 export interface EnvelopeProblem {
   /** The id to answer with: the request's own, or null when it has none usable. Undefined: do not answer. */
   readonly answer: RpcId | null | undefined;
@@ -116,7 +121,8 @@ export function envelopeProblem(msg: Record<string, unknown>): EnvelopeProblem |
   const answer = isId(msg.id) ? msg.id : null;
   if (!hasMethod) return { answer, reason: 'Invalid Request: a request needs a method' };
   if (msg.jsonrpc !== '2.0') return { answer, reason: 'Invalid Request: jsonrpc must be "2.0"' };
-  if (!isId(msg.id)) return { answer, reason: 'Invalid Request: id must be a string or a number' };
+  // A fractional or unsafe number would reach no handler (the SDK drops it unanswered) or come back changed.
+  if (!isRequestId(msg.id)) return { answer, reason: 'Invalid Request: id must be a string or an integer' };
   if (typeof msg.method !== 'string') return { answer, reason: 'Invalid Request: method must be a string' };
   if (msg.params !== undefined && (typeof msg.params !== 'object' || msg.params === null || Array.isArray(msg.params))) return { answer, reason: 'Invalid Request: params must be an object' };
   const extra = Object.keys(msg).filter((k) => !REQUEST_KEYS.has(k));

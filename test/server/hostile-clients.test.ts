@@ -33,6 +33,9 @@ t.test('over stdio every request with an id is answered, however malformed or de
     ['t', `{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"shadow_status","arguments":{"a":${DEEP}}}}`, /nests deeper than 64 levels/],
   ];
   for (const [, frame] of hostile) s.child.stdin.write(line(frame));
+  // Ids the SDK would drop unanswered (its ids are strings or integers): answered here, with the id as read.
+  s.child.stdin.write(line('{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"shadow_status","arguments":{}}}'));
+  s.child.stdin.write(line('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}'));
   // A deep notification and a deep response are dropped unanswered, as JSON-RPC wants, and logged nowhere.
   s.child.stdin.write(line(`{"jsonrpc":"2.0","method":"notifications/x","params":{"a":${DEEP}}}`));
   s.child.stdin.write(line(`{"jsonrpc":"2.0","id":"r","result":{"a":${DEEP}}}`));
@@ -43,6 +46,8 @@ t.test('over stdio every request with an id is answered, however malformed or de
     t.equal(got.get(id)?.error?.code, -32600, `request ${id} is answered with Invalid Request`);
     t.match(got.get(id)?.error?.message, why);
   }
+  t.match(got.get(1.5)?.error, { code: -32600, message: /id must be a string or an integer/ }, 'a fractional id is Invalid Request, and no tool runs for it');
+  t.match(got.get(9007199254740992)?.error, { code: -32600, message: /id must be a string or an integer/ }, 'so is an integer past what a double holds exactly');
   t.same(got.get('after')?.result, {}, 'and the connection goes on');
   t.notOk(got.has('r'), 'a response is never answered');
   s.child.stdin.end();

@@ -90,6 +90,8 @@ t.test('anything but a plain tools/call still goes to the SDK, and gets its answ
     call(15, 'shadow_status', null),
     { jsonrpc: '2.0', id: 16, method: 'tools/call' },
     { jsonrpc: '2.0', id: 17, method: 'tools/call', params: { name: 'shadow_status' }, extra: true },
+    { ...call(18, 'shadow_status', {}), id: 1.5, extra: true },
+    { ...call(19, 'shadow_status', {}), id: 2 ** 53 + 2, extra: true },
   ];
   for (const m of odd) t.notOk(plainCall(m), `not plain: ${JSON.stringify(m)}`);
   const o = await opened(c);
