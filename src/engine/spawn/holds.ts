@@ -192,6 +192,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
   const lock = join(dir, `sandbox-holds.${key}.lock`);
   const made: Placeholder[] = [];
   const mine = local.get(file);
+  const lingering = mine?.timer ? mine.giveBack : null;
   if (mine?.timer) {
     // The last sandbox here ended less than linger ago: this start takes its claim over.
     clearTimeout(mine.timer);
@@ -203,20 +204,31 @@ export function holdProtected(project: string, paths: readonly string[], profile
   // so when every path is there no file needs to change.
   if (mine && paths.every((rel) => lstatSync(join(project, rel), { throwIfNoEntry: false }))) mine.count++;
   else {
-    withLock(lock, () => {
-      const r = load(file, project);
-      r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
-      r.claims.push({ pid: process.pid });
-      try {
-        for (const rel of paths) makeMissing(project, rel, made);
-      } catch (err) {
-        failure = err;
-      } finally {
-        // Recorded even if a later path failed, so what was made is still removed.
-        r.made = [...r.made.filter((m) => !made.some((n) => n.path === m.path)), ...made];
-        save(file, r);
+    try {
+      withLock(lock, () => {
+        const r = load(file, project);
+        r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
+        r.claims.push({ pid: process.pid });
+        try {
+          for (const rel of paths) makeMissing(project, rel, made);
+        } catch (err) {
+          failure = err;
+        } finally {
+          // Recorded even if a later path failed, so what was made is still removed.
+          r.made = [...r.made.filter((m) => !made.some((n) => n.path === m.path)), ...made];
+          save(file, r);
+        }
+      });
+    } catch (err) {
+      // Not taken (the registry's lock could not be had): the linger this start interrupted goes on, so
+      // its claim is still given back in time, or at exit.
+      if (mine && mine.count === 0 && lingering) {
+        mine.giveBack = lingering;
+        mine.timer = setTimeout(() => giveBackNow(file), linger);
+        mine.timer.unref();
       }
-    });
+      throw err;
+    }
     if (mine) mine.count++;
     else local.set(file, { count: 1, timer: null, giveBack: null });
   }
