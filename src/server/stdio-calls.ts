@@ -80,7 +80,8 @@ export class StdioCalls {
     const ctl = this.running.get(id);
     if (!ctl) return;
     this.running.delete(id);
-    ctl.abort(new Error(typeof m.params.reason === 'string' ? m.params.reason.slice(0, 200) : 'cancelled by the client'));
+    // The reason as the client gave it, as the SDK passes it on for its own calls.
+    ctl.abort(m.params.reason);
   }
 
   /** The connection is over: nothing taken here is answered any more. */

@@ -119,7 +119,7 @@ t.test("a client's cancellation stops a call taken past the SDK, and nothing is 
   o.say({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 11, reason: 'the user pressed escape' } });
   const [quick] = await o.answers([call(12, 'quick', {})]);
   await sleep(50);
-  t.match(reason, { message: 'the user pressed escape' }, "the call's signal aborted with the client's reason");
+  t.equal(reason, 'the user pressed escape', "the call's signal aborted with the client's reason");
   t.notOk(o.wire.sent.some((m) => m.id === 11), 'the cancelled call is never answered');
   t.match(JSON.parse(quick!), { id: 12, result: { content: [{ text: 'quick' }] } }, 'the connection goes on');
 
