@@ -64,8 +64,8 @@ export class StdioCalls {
         if (this.running.get(id) === ctl) this.running.delete(id);
         if (ctl.signal.aborted) return;
         // Keys in the order the SDK's result schema writes them, so the bytes are the SDK's.
-        const { content, structuredContent, isError, ...rest } = result;
-        const ordered = { content, ...(structuredContent !== undefined ? { structuredContent } : {}), ...(isError !== undefined ? { isError } : {}), ...rest };
+        const { _meta, content, structuredContent, isError, ...rest } = result;
+        const ordered = { ...(_meta !== undefined ? { _meta } : {}), content, ...(structuredContent !== undefined ? { structuredContent } : {}), ...(isError !== undefined ? { isError } : {}), ...rest };
         return this.wire.send({ result: ordered, jsonrpc: '2.0', id } as unknown as JSONRPCMessage);
       })
       .catch((e: Error) => this.log(`shadowcode: ${e.message}`));
