@@ -21,6 +21,8 @@
  */
 import type { CallToolResult, JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { tel } from '../telemetry/hooks.js';
+// Ids a string or an integer, as the SDK accepts them (the transport answers any other before this).
+import { isPlainObject as isPlain, isRequestId as isId } from '../transport/envelope.js';
 
 type Msg = Record<string, unknown>;
 type Id = string | number;
@@ -28,9 +30,6 @@ type Id = string | number;
 /** Runs one tool call as the SDK's tools/call handler would (src/server/dispatch.ts callTool). */
 export type CallFn = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) => Promise<CallToolResult>;
 
-const isPlain = (v: unknown): v is Msg => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
-// A string or an integer the SDK accepts (src/transport/envelope.ts answers any other id before this).
-const isId = (v: unknown): v is Id => typeof v === 'string' || Number.isSafeInteger(v);
 
 /** A tools/call the SDK would pass to our handler as it is. */
 export function plainCall(m: Msg): m is Msg & { id: Id; params: { name: string; arguments?: Record<string, unknown> } } {

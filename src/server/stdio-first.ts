@@ -25,6 +25,7 @@
  */
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { tel } from '../telemetry/hooks.js';
+import { isPlainObject as isPlain, isRequestId as isId } from '../transport/envelope.js';
 import { type CallFn, StdioCalls } from './stdio-calls.js';
 import { PROTOCOL_REVISIONS } from '../version.js';
 import { capabilities, INSTRUCTIONS, SERVER_INFO, toolList } from './listing.js';
@@ -35,10 +36,7 @@ type Id = string | number;
 /** The 2025-era revisions: an initialize that asks for one of them is answered with it. */
 export const LEGACY_REVISIONS: readonly string[] = PROTOCOL_REVISIONS.filter((r) => r < '2026');
 
-const isPlain = (v: unknown): v is Msg => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
 const only = (v: Msg, keys: readonly string[]) => Object.keys(v).every((k) => keys.includes(k));
-// A string or an integer the SDK accepts (src/transport/envelope.ts answers any other id before this).
-const isId = (v: unknown): v is Id => typeof v === 'string' || Number.isSafeInteger(v);
 
 /** Capabilities of the shapes real clients send: roots (listChanged), and empty sampling, elicitation, experimental. */
 function plainCapabilities(c: unknown): boolean {

@@ -97,8 +97,13 @@ function isId(v: unknown): v is RpcId {
 }
 
 /** An id the SDK accepts on a request: a string or an integer it can echo exactly (its schema is string | int). */
-function isRequestId(v: unknown): v is RpcId {
+export function isRequestId(v: unknown): v is RpcId {
   return typeof v === 'string' || Number.isSafeInteger(v);
+}
+
+/** A plain JSON object as JSON.parse makes it (not an array, null or anything with another prototype). */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
 }
 
 export interface EnvelopeProblem {
