@@ -11,7 +11,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import t, { type Test } from 'tap';
-import { FastCalls } from '../../src/client/fast-calls.js';
+import { FastCalls, textOnly } from '../../src/client/fast-calls.js';
 import { PeerGuard } from '../../src/client/peer-guard.js';
 import { openStdio, type StdioTransport } from '../../src/client/stdio.js';
 import { enforce } from '../../src/policy/gate.js';
@@ -73,6 +73,48 @@ t.test('answers, tool errors and unusual valid results come back as the SDK clie
   // What the comparison rests on: the SDK's check normalises (a missing content becomes []; resultType is dropped).
   t.same(JSON.parse((await settle(viaFast(p, { text: 'no-content' })) as { ok: string }).ok).content, []);
   t.notMatch((await settle(viaFast(p, { text: 'result-type' })) as { ok: string }).ok, /resultType/);
+});
+
+t.test('a text-only answer skips the SDK\'s check only where that check returns it unchanged', async (t) => {
+  const p = await connect(t);
+  const codec = (p.client as unknown as { _wireCodec(): { validateResult(m: string, r: unknown): { ok: boolean; value?: unknown } } })._wireCodec();
+  const sdk = (r: unknown) => codec.validateResult('tools/call', structuredClone(r));
+  const text = (s: string) => ({ type: 'text', text: s });
+  const taken = [
+    { content: [] },
+    { content: [text('')] },
+    { content: [text('a'), text('ünï\u0000cødé \u{1f600}'), text('x'.repeat(10_000))], isError: true },
+    { content: [text('b')], isError: false },
+  ];
+  // Random ones: up to five blocks of random text, with or without isError.
+  for (let i = 0; i < 200; i++) {
+    const blocks = Array.from({ length: i % 6 }, () => text(String.fromCharCode(...Array.from({ length: (i * 7) % 40 }, () => Math.floor(Math.random() * 0xd7ff)))));
+    taken.push(i % 3 ? { content: blocks } : { content: blocks, isError: i % 2 === 0 });
+  }
+  for (const r of taken) {
+    t.ok(textOnly(r), 'taken as text only');
+    const out = sdk(r);
+    t.ok(out.ok, 'and the SDK accepts it');
+    if (JSON.stringify(out.value) !== JSON.stringify(r)) t.fail(`the SDK would return something else for ${JSON.stringify(r).slice(0, 200)}`);
+  }
+  const left = [
+    { isError: false, content: [text('order')] },
+    { content: [{ text: 'order', type: 'text' }] },
+    { content: [text('a')], isError: 'yes' },
+    { content: [text('a')], structuredContent: { a: 1 } },
+    { content: [text('a')], _meta: {} },
+    { _meta: {}, content: [text('a')] },
+    { content: [{ ...text('a'), annotations: { audience: ['user'] } }] },
+    { content: [{ ...text('a'), '': 1 }] },
+    { content: [{ type: 'image', text: 'a' }] },
+    { content: [{ type: 'text', text: 1 }] },
+    { content: [null] },
+    { content: [[]] },
+    { content: 'text' },
+    { content: [text('a')], isError: true, extra: 1 },
+    {},
+  ];
+  for (const r of left) t.notOk(textOnly(r), `left to the SDK's check: ${JSON.stringify(r)}`);
 });
 
 t.test('a JSON-RPC error and a result that fails the SDK\'s check fail with the SDK client\'s error', async (t) => {
