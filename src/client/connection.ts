@@ -9,7 +9,8 @@
  *        legacy initialize), one deadline for initialize
  *     ─► discoverTools (catalog limits, one shared deadline)
  *   call(ticket 'mcp:call', name, args) ─► one tools/call with the timeout, never
- *        retried (with telemetry on: in a CLIENT span, its traceparent in params._meta);
+ *        retried (with telemetry on: in a CLIENT span, its traceparent in params._meta;
+ *        on a 2025-era connection with telemetry off: past the SDK client, fast-calls.ts);
  *        isError, structuredContent and content pass through unchanged;
  *        an input-required or task continuation is refused
  *   close() ─► transport cleanup (group TERM/KILL/reap, or session DELETE) ─► permit back
@@ -23,6 +24,7 @@ import { tel } from '../telemetry/hooks.js';
 import { assertTicket, type GateTicket } from '../ticket.js';
 import { VERSION } from '../version.js';
 import { type CatalogLimits, discoverTools } from './discovery.js';
+import { FastCalls } from './fast-calls.js';
 import { PeerGuard, type PeerRequests } from './peer-guard.js';
 
 export interface Closable extends Transport {
@@ -100,6 +102,7 @@ export class McpConnection {
     readonly era: string,
     private readonly timeoutMs: number,
     private readonly peer: ConnectOptions['peer'],
+    private readonly fast: FastCalls | null,
   ) {}
 
   static async open(ticket: GateTicket, transport: Closable, opts: ConnectOptions): Promise<McpConnection> {
@@ -130,7 +133,9 @@ export class McpConnection {
       } catch (err) {
         throw mapError(err, transport, 'tool discovery', opts.timeoutMs, opts.signal);
       }
-      conn = new McpConnection(opts.id, client, guard, transport, tools, client.getProtocolEra() ?? 'legacy', opts.timeoutMs, opts.peer);
+      const fast = FastCalls.for(client, transport);
+      if (fast) guard.calls = fast;
+      conn = new McpConnection(opts.id, client, guard, transport, tools, client.getProtocolEra() ?? 'legacy', opts.timeoutMs, opts.peer, fast);
       return conn;
     } catch (err) {
       // Cleaned up first: the server is gone then, and all it wrote to stderr has been read.
@@ -154,7 +159,8 @@ export class McpConnection {
         this.client.request({ method: 'tools/call', params: { name, arguments: args, ...(meta && Object.keys(meta).length ? { _meta: meta } : {}) } }, { timeout: this.timeoutMs, maxTotalTimeout: this.timeoutMs, signal }) as Promise<Record<string, unknown>>;
       const t = tel();
       const server = this.peer?.address ? { address: this.peer.address, port: this.peer.port } : undefined;
-      res = t ? await t.mcpClient({ method: 'tools/call', target: name, transport: this.peer?.transport ?? 'pipe', protocolVersion: this.protocolVersion(), server, args }, send) : await send();
+      if (t) res = await t.mcpClient({ method: 'tools/call', target: name, transport: this.peer?.transport ?? 'pipe', protocolVersion: this.protocolVersion(), server, args }, send);
+      else res = this.fast ? await this.fast.call(name, args, this.timeoutMs, signal) : await send();
     } catch (err) {
       const e = mapError(err, this.transport, name, this.timeoutMs, signal);
       if (this.transport.failure) {

@@ -5,6 +5,7 @@
  *
  *   server ─► elicitation/create ─► declined ({action: 'decline'})
  *          ─► sampling/createMessage, roots/list, anything else ─► -32601 error
+ *   a response to a call sent past the SDK (fast-calls.ts) ─► to that call, not the SDK
  *   everything that is not a server request passes through unchanged
  *
  * The SDK refuses to register an elicitation handler without advertising the
@@ -22,6 +23,8 @@ export class PeerGuard implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: unknown) => void;
   readonly seen: PeerRequests = { declined: 0, refused: 0 };
+  /** The connection's calls sent past the SDK client: their answers go to them first. */
+  calls?: { take(m: Record<string, unknown>): boolean; closed(): void };
 
   constructor(readonly inner: Transport) {}
 
@@ -42,10 +45,14 @@ export class PeerGuard implements Transport {
   }
 
   async start(): Promise<void> {
-    this.inner.onclose = () => this.onclose?.();
+    this.inner.onclose = () => {
+      this.calls?.closed();
+      this.onclose?.();
+    };
     this.inner.onerror = (e) => this.onerror?.(e);
     this.inner.onmessage = (m, extra) => {
       const msg = m as { id?: unknown; method?: unknown };
+      if (this.calls?.take(msg as Record<string, unknown>)) return;
       const isRequest = typeof msg.method === 'string' && (typeof msg.id === 'string' || typeof msg.id === 'number');
       if (!isRequest) return this.onmessage?.(m, extra);
       const id = msg.id as string | number;
