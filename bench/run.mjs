@@ -1,5 +1,5 @@
 // npm run bench: every benchmark in turn, then the docs/performance.md text they give.
-// Results go to bench/results/ (not committed); `node bench/report.mjs --write` puts them in docs/performance.md.
+// Results go to bench/results/ (not committed); `node bench/report.mjs --write` puts them in the generated blocks of docs/performance.md.
 await import('./stdio.mjs');
 await import('./http.mjs');
 await import('./client.mjs');

@@ -12,6 +12,7 @@ import type { Engine } from '../engine/engine.js';
 import { Connection } from './connection.js';
 import { StdioOpening } from './stdio-first.js';
 import { BoundedStdioTransport } from './stdio-transport.js';
+import { onStopSignal } from '../util/stop-signals.js';
 
 export interface StdioServeOptions {
   readonly engine: Engine;
@@ -21,7 +22,7 @@ export interface StdioServeOptions {
   readonly stdin: NodeJS.ReadableStream & import('node:stream').Readable;
   readonly stdout: import('node:stream').Writable;
   readonly log: (line: string) => void;
-  /** SIGTERM and SIGINT end the connection (the CLI); an embedding host passes false and aborts `stop` instead. */
+  /** SIGINT, SIGTERM and SIGHUP end the connection (the CLI); an embedding host passes false and aborts `stop` instead. */
   readonly signals?: boolean;
   /** Aborting it ends the connection as end of input does. */
   readonly stop?: AbortSignal;
@@ -48,19 +49,12 @@ export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
   await transport.start();
   // A signal ends the connection the same way end of input does: owned jobs are cancelled and reaped first.
   const stop = () => void transport.close();
-  const signals = o.signals !== false;
-  if (signals) {
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  }
+  const offSignals = o.signals !== false ? onStopSignal(stop) : () => {};
   if (o.stop?.aborted) stop();
   o.stop?.addEventListener('abort', stop, { once: true });
   const reason = await transport.done;
   o.stop?.removeEventListener('abort', stop);
-  if (signals) {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-  }
+  offSignals();
   await opening.close();
   // The connection's jobs end with it; other owners' work in a shared engine is not touched.
   await o.engine.releaseOwner(conn.owner);

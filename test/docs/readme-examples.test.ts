@@ -38,7 +38,7 @@ const SKIPPED: Record<string, string> = {
   'shadowcode --project ~/src/app run --level workspace "make greet() greet the world and run the tests"':
     'runs in test/docs/readme-run.test.ts, against a model served there and a terminal that answers y',
   'shadowcode model probe local': 'contacts the Ollama server on 127.0.0.1:11434, which does not run here',
-  'shadowcode engine start --foreground # in this terminal until SIGINT/SIGTERM, logs on stderr': 'runs until a signal stops it',
+  'shadowcode engine start --foreground # in this terminal until SIGINT, SIGTERM or SIGHUP, logs on stderr': 'runs until a signal stops it',
 };
 
 /**

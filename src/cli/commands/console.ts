@@ -3,7 +3,7 @@
  *
  *   --port ─► console/open.ts openConsole (gate cli:serve.console ─► startConsole, loopback)
  *   ─► the address with its one-time code on stdout
- *   ─► --open: gate cli:console.open ─► the desktop's opener ─► runs until SIGINT/SIGTERM
+ *   ─► --open: gate cli:console.open ─► the desktop's opener ─► runs until SIGINT, SIGTERM or SIGHUP
  *   --code: gate cli:console.code ─► a new code in the running console's record ─► its address
  *
  * The console acts with the CLI user's authority; its decisions are audited with owner
@@ -14,6 +14,7 @@ import { openConsole } from '../../console/open.js';
 import { openInBrowser } from '../../engine/spawn/index.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
+import { nextStopSignal } from '../../util/stop-signals.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -44,17 +45,15 @@ export const command: CommandSpec = {
     }
     const h = await openConsole(ctx.ops, port, (l) => ctx.io.stderr.write(`${l}\n`));
     // Listening for the stop signals before anything else, so a Ctrl-C during --open still closes cleanly.
-    const stopped = new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-    });
+    const stop = nextStopSignal();
     ctx.io.stdout.write(`shadowcode console: open ${h.url}\n(the code works once; for another browser run shadowcode console --code)\n`);
     if (options.open === true) {
       const opened = await enforce(ctx.gate(), ctx.request('cli:console.open'), (t) => openInBrowser(t, h.url, ctx.io.env));
       if (!opened) ctx.io.stderr.write('shadowcode console: no browser opener (xdg-open) was found; open the address above yourself\n');
     }
-    const signal = await stopped;
+    const signal = await stop.signal;
     await h.close();
+    stop.off();
     return { data: null, text: `shadowcode console: ${signal}: stopped` };
   },
 };

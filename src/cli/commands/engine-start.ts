@@ -13,6 +13,7 @@ import { enforce } from '../../policy/gate.js';
 import { ensureProfileDir } from '../../store/profile.js';
 import type { Ctx } from '../context.js';
 import { findShared } from '../../ops/engine.js';
+import { onStopSignal } from '../../util/stop-signals.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -42,7 +43,7 @@ export const command: CommandSpec = {
   summary: "Start the profile's shared engine (one per profile)",
   description:
     "Start the shared engine of the profile: one headless process that runs every job of the profile's servers and CLI commands on one queue, listening on a Unix socket (engine.sock, mode 0600) in the profile directory. Servers started afterwards use it instead of a temporary engine of their own. If an engine already runs, this reports it and starts nothing.",
-  options: [{ name: 'foreground', type: 'boolean', description: 'run the engine in this process until SIGINT or SIGTERM (logs on stderr)' }],
+  options: [{ name: 'foreground', type: 'boolean', description: 'run the engine in this process until SIGINT, SIGTERM or SIGHUP (logs on stderr)' }],
   args: [],
   examples: ['shadowcode engine start', 'shadowcode --profile work engine start --foreground'],
   workspace: 'ignored',
@@ -64,12 +65,9 @@ export const command: CommandSpec = {
           await sleep(50);
         }
       }
-      const onSignal = (s: NodeJS.Signals) => void engine.stop(s);
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
+      const off = onStopSignal((s) => void engine.stop(s));
       await engine.stopped;
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      off();
       return { data: { started: true, stopped: true, engine: engine.info }, text: '' };
     }
     const have = await already(ctx);

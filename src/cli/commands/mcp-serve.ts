@@ -10,6 +10,7 @@ import { enforce } from '../../policy/gate.js';
 import type { Ctx } from '../context.js';
 import { openEngine } from '../../ops/engine.js';
 import { rawStream } from '../terminal.js';
+import { nextStopSignal } from '../../util/stop-signals.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 export const command: CommandSpec = {
@@ -104,13 +105,12 @@ async function serveHttp(ctx: Ctx, engine: Engine, { http, bind, tokenEnv, allow
     throw e;
   }
   log(`shadowcode: gateway ready at ${gw.url} for ${project} (${allowWrite ? 'write' : 'read-only'}${allowApprovals ? ', approvals' : ''})`);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
+  const stop = nextStopSignal();
+  const signal = await stop.signal;
   log(`shadowcode: ${signal}: stopping the gateway`);
   await gw.close();
   await engine.shutdown();
+  stop.off();
   log('shadowcode: gateway stopped');
   return { data: null, text: '', exitCode: 0 };
 }

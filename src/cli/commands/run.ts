@@ -33,6 +33,7 @@ import { changePreview } from '../change-preview.js';
 import { approvalDetails, describeAction } from '../output.js';
 import { eraseLine, rawStream } from '../terminal.js';
 import { inert, inertBlock } from '../../util/inert-text.js';
+import { onStopSignal } from '../../util/stop-signals.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
@@ -77,8 +78,7 @@ export const command: CommandSpec = {
       interrupted = true;
       if (job) void engine.cancelJob(owner, job.id);
     };
-    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-    for (const s of signals) process.on(s, interrupt);
+    const offSignals = onStopSignal(interrupt);
     try {
       const entry = resolveModelEntry(engine.freshSettings(), options.model as string | undefined);
       attachAgentRuntime(engine);
@@ -180,7 +180,7 @@ export const command: CommandSpec = {
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
-      for (const s of signals) process.off(s, interrupt);
+      offSignals();
       await engine.shutdown();
     }
   },

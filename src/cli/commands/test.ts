@@ -19,6 +19,7 @@ import type { CommandSpec } from '../spec.js';
 import { blockText, type Discarded, type SandboxBlock, sandboxMark, sandboxSupport } from '../../engine/spawn/index.js';
 import { inert } from '../../util/inert-text.js';
 import { grantsWords } from '../output.js';
+import { onStopSignal } from '../../util/stop-signals.js';
 
 async function confirm(ctx: Parameters<CommandSpec['run']>[0], argv: string[], cwd: string): Promise<boolean> {
   const bare = sandboxSupport().level === 'none' ? ' unsandboxed, with your full access' : grantsWords(sandboxMark(ctx.db(), cwd, ctx.policy(), ctx.io.env.HOME).grants);
@@ -70,7 +71,7 @@ export const command: CommandSpec = {
   name: 'test',
   summary: "Run the project's test command as an approved job",
   description:
-    "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output; when it failed on a path the sandbox hid or showed read-only, the summary names the path and the sandbox allow command that would show it, and --json has them as sandbox_blocked); 3 when the policy refused to run it, e.g. in a project that is not trusted. What the run changed in the project is recorded on its job and named in the summary (--json: changed_files): shadowcode review JOB shows the diff, shadowcode rollback JOB undoes it.",
+    "Run a test command in the project directory as a job with its own process group and a sanitised environment. With no COMMAND the project must declare exactly one. You approve the exact command: at the prompt, or with --yes (needed when stdin is not a terminal). Exits 0 when the command succeeded and 1 when it failed, could not start or was cancelled (its own status is in the summary and in --json as job.exit_code, with the reason and the tail of its output; when it failed on a path the sandbox hid or showed read-only, the summary names the path and the sandbox allow command that would show it, and --json has them as sandbox_blocked); 3 when the policy refused to run it, e.g. in a project that is not trusted. What the run changed in the project is recorded on its job and named in the summary (--json: changed_files): shadowcode review JOB shows the diff, shadowcode rollback JOB undoes it. Ctrl-C, SIGTERM and SIGHUP (the terminal closed) cancel the job and wait until its process group is gone.",
   options: [{ name: 'yes', type: 'boolean', description: 'approve the exact command without asking' }],
   args: [{ name: 'COMMAND', required: false, variadic: true, description: 'the literal argv, after --' }],
   examples: ['shadowcode --project ~/src/app test', 'shadowcode --project ~/src/app test --yes -- npm run test:unit'],
@@ -93,6 +94,14 @@ export const command: CommandSpec = {
     const changed = new Map<string, string>();
     const blocked: SandboxBlock[] = [];
     let discarded: (Discarded & { notice: string }) | undefined;
+    // Ctrl-C, a kill, the terminal closing: the job is cancelled and this waits for its cleanup
+    // (its process group, the sandbox's placeholders) instead of dying with it half done.
+    let jobId: string | undefined;
+    let interrupted = false;
+    const offSignals = onStopSignal(() => {
+      interrupted = true;
+      if (jobId) void engine.cancelJob(owner, jobId).catch(() => {});
+    });
     try {
       // A refusal, at submission or when the job is about to run, says which rule and what to do about it.
       const refused = (message: string, detail: Record<string, unknown> | undefined): ScError => {
@@ -104,6 +113,8 @@ export const command: CommandSpec = {
       ).catch((err: unknown) => {
         throw err instanceof ScError && err.code === 'SC_POLICY_DENIED' ? refused(err.message, err.detail) : err;
       });
+      jobId = job.id;
+      if (interrupted) void engine.cancelJob(owner, job.id).catch(() => {});
       if (!approval) throw new ScError('SC_INTERNAL', 'a test job was submitted without its approval');
       // The answer at the prompt (or --yes) is the CLI user's decision on this one approval: a gate decision, as approvals approve is.
       await enforce({ policy: engine.policy, db: () => engine.db() }, ctx.request('cli:approvals.approve', { resource: { kind: 'approval', id: approval.id, project }, args: { approval_id: approval.id } }), (t) =>
@@ -152,6 +163,7 @@ export const command: CommandSpec = {
     } finally {
       await engine.releaseOwner(owner.label);
       await engine.shutdown();
+      offSignals();
     }
   },
 };

@@ -13,7 +13,7 @@
  * so that a burst of starts (a test run, the commands of one turn) makes and removes them
  * once instead of per start, and a command's result never waits on their removal.
  *
- *   holdProtected(project, paths, registry dir, linger)
+ *   holdProtected(project, paths, registry dir, limits)
  *       ─► this process already holds the project (a sandbox runs, or its last one ended less
  *          than linger ago) and every path exists: count it, done
  *       ─► lock ─► drop claims of dead processes ─► claim it for this process
@@ -33,7 +33,9 @@
  * held: the CLI and the shared engine may start sandboxes in the same
  * project at once, and a placeholder another sandbox still stands on must not
  * go (removing a mount point in another mount namespace detaches the mount,
- * and the path would be writable there again).
+ * and the path would be writable there again). The lock is a file made with O_EXCL; a start
+ * waits for it at most `placeholder_lock_wait_ms` and then fails, starting nothing, and one older
+ * than `placeholder_lock_stale_ms` was left by a process that died holding it.
  */
 import { pidRunning } from '../owners.js';
 import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -41,6 +43,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScError } from '../../errors.js';
+import type { Limits } from '../../../gen/types/limits.js';
 
 interface Placeholder {
   readonly path: string;
@@ -55,9 +58,8 @@ interface Registry {
   made: Placeholder[];
 }
 
-/** A lock older than this was left by a process that died holding it (it is held for a few file operations). */
-const STALE_LOCK_MS = 10_000;
-const LOCK_WAIT_MS = 15_000;
+/** The limits a hold goes by (limits.sandbox). */
+export type HoldLimits = Pick<Limits['sandbox'], 'placeholder_linger_ms' | 'placeholder_lock_wait_ms' | 'placeholder_lock_stale_ms'>;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 let privateDir: string | null = null;
 /**
@@ -92,8 +94,8 @@ function registryDir(profileDir: string | null): string {
 
 const alive = pidRunning;
 
-function withLock<T>(lock: string, fn: () => T): T {
-  const until = Date.now() + LOCK_WAIT_MS;
+function withLock<T>(lock: string, L: HoldLimits, fn: () => T): T {
+  const until = Date.now() + L.placeholder_lock_wait_ms;
   for (;;) {
     try {
       // A file made with O_EXCL: on a busy disk far cheaper than a directory.
@@ -102,7 +104,7 @@ function withLock<T>(lock: string, fn: () => T): T {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const st = lstatSync(lock, { throwIfNoEntry: false });
-      if (st && Date.now() - st.mtimeMs > STALE_LOCK_MS) {
+      if (st && Date.now() - st.mtimeMs > L.placeholder_lock_stale_ms) {
         try {
           unlinkSync(lock);
         } catch {
@@ -185,7 +187,8 @@ export interface Hold {
 }
 
 /** Makes sure every protected path in the project exists before a sandbox binds it read-only. */
-export function holdProtected(project: string, paths: readonly string[], profileDir: string | null, linger = 0): Hold {
+export function holdProtected(project: string, paths: readonly string[], profileDir: string | null, L: HoldLimits): Hold {
+  const linger = L.placeholder_linger_ms;
   const dir = registryDir(profileDir);
   const key = createHash('sha256').update(project).digest('hex').slice(0, 32);
   const file = join(dir, `sandbox-holds.${key}.json`);
@@ -205,7 +208,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
   if (mine && paths.every((rel) => lstatSync(join(project, rel), { throwIfNoEntry: false }))) mine.count++;
   else {
     try {
-      withLock(lock, () => {
+      withLock(lock, L, () => {
         const r = load(file, project);
         r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
         r.claims.push({ pid: process.pid });
@@ -260,7 +263,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
     release: () => releaseAfter(linger),
   };
   function giveBack(): void {
-    withLock(lock, () => {
+    withLock(lock, L, () => {
       const r = load(file, project);
       r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
       if (r.claims.length === 0) {

@@ -313,7 +313,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
   const layout = project ? protectedLayout(req.policy, project) : null;
   const held = [...sp.project_read_only, ...(layout?.entries.filter((e) => e.hold).map((e) => e.rel) ?? [])];
   // A protected path that does not exist yet gets a placeholder first, so the sandbox can bind it read-only.
-  const hold = project ? holdProtected(project, held, profileDir, L.placeholder_linger_ms) : null;
+  const hold = project ? holdProtected(project, held, profileDir, L) : null;
   let bound: ReturnType<typeof startBound> | null = null;
   let rep: ReturnType<typeof reportFile> | null = null;
   try {

@@ -192,7 +192,7 @@ if (isRoot) {
 
 t.test('the shipped limits bound every sandbox, and status says so', async (t) => {
   const L = shippedPolicy().limits.sandbox;
-  t.strictSame(L, { tmp_bytes: 1073741824, home_bytes: 1073741824, processes: 4096, path_entries: 4096, cache_seed_entries: 200000, explain_bytes: 65536, discarded_entries: 10000, placeholder_linger_ms: 3000 });
+  t.strictSame(L, { tmp_bytes: 1073741824, home_bytes: 1073741824, processes: 4096, path_entries: 4096, cache_seed_entries: 200000, explain_bytes: 65536, discarded_entries: 10000, placeholder_linger_ms: 3000, placeholder_lock_wait_ms: 15000, placeholder_lock_stale_ms: 10000 });
   t.equal(sandboxStatus(shippedPolicy()).detail, `bubblewrap (${sandboxSupport().bwrap}); no capabilities; /tmp 1024 MiB, home 1024 MiB; at most 4096 processes; no kernel keyring, no perf_event_open/userfaultfd/bpf, no setuid or setgid files, no new user namespaces`);
 });
 

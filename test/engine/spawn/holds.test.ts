@@ -1,20 +1,26 @@
 // Placeholders for the project's missing protected paths, across real processes: a
 // placeholder another process's sandbox stands on is never removed under it; a process
-// that died holding one does not keep it forever; nothing of the user's is ever removed.
+// that died holding one does not keep it forever; nothing of the user's is ever removed;
+// a start that cannot take the registry's lock fails and strands nothing.
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { holdProtected } from '../../../src/engine/spawn/holds.js';
+import { shippedPolicy } from '../../../src/policy/load.js';
 import { sandbox, TS_REQUIRE } from '../../fixtures/env.js';
 
 const NAMES = ['.git', '.mcp.json', '.claude'];
 
+/** The shipped limits of a hold, with this linger. */
+const limits = (linger = 0) => ({ ...shippedPolicy().limits.sandbox, placeholder_linger_ms: linger });
+
 /** Another process holding the project: resolves once it holds; `end()` makes it release and exit (with `linger`: release, then exit before it passed). */
 async function holder(project: string, profile: string, linger = 0) {
   const code = `const { holdProtected } = require(${JSON.stringify(fileURLToPath(new URL('../../../src/engine/spawn/holds.ts', import.meta.url)))});
-const h = holdProtected(${JSON.stringify(project)}, ${JSON.stringify(NAMES)}, ${JSON.stringify(profile)}, ${linger});
+const h = holdProtected(${JSON.stringify(project)}, ${JSON.stringify(NAMES)}, ${JSON.stringify(profile)}, ${JSON.stringify(limits(linger))});
 process.stdout.write('held\\n');
 process.stdin.on('data', () => { h.release(); process.stdout.write('released\\n'); process.exit(0); });`;
   const child = spawn(process.execPath, [...TS_REQUIRE, '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -37,7 +43,7 @@ function profileDir(sb: { profile: string }) {
 
 t.test('every placeholder is an empty folder, a file name such as .mcp.json too', async (t) => {
   const sb = sandbox('sc-holds');
-  const h = holdProtected(sb.project, NAMES, profileDir(sb));
+  const h = holdProtected(sb.project, NAMES, profileDir(sb), limits());
   for (const n of NAMES) t.ok(lstatSync(join(sb.project, n)).isDirectory(), n);
   h.release();
 });
@@ -48,7 +54,7 @@ t.test("another process's hold keeps the placeholders; the last release removes 
   const other = await holder(sb.project, profile);
   t.teardown(() => other.kill().catch(() => {}));
   for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} placeholder made by the other process`);
-  const mine = holdProtected(sb.project, NAMES, profile);
+  const mine = holdProtected(sb.project, NAMES, profile, limits());
   t.same(mine.made, [], 'nothing new to make');
   mine.release();
   for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} stays while the other process holds it`);
@@ -63,7 +69,7 @@ t.test('a process that died holding the project does not keep the placeholders f
   const dead = await holder(sb.project, profile);
   await dead.kill();
   for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} left behind by the killed process`);
-  const next = holdProtected(sb.project, NAMES, profile);
+  const next = holdProtected(sb.project, NAMES, profile, limits());
   next.release();
   for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} is cleaned up by the next sandbox in the project`);
 });
@@ -72,7 +78,7 @@ t.test("what the user put in a placeholder, or had already, stays", async (t) =>
   const sb = sandbox('sc-holds');
   const profile = profileDir(sb);
   mkdirSync(join(sb.project, '.claude')); // the user's own, empty
-  const h = holdProtected(sb.project, NAMES, profile);
+  const h = holdProtected(sb.project, NAMES, profile, limits());
   t.same(h.made.map((p) => p.slice(sb.project.length + 1)).sort(), ['.git', '.mcp.json'], 'only the missing ones are made');
   writeFileSync(join(sb.project, '.git', 'HEAD'), 'ref: refs/heads/main\n'); // `git init` on the host meanwhile
   h.release();
@@ -86,7 +92,7 @@ for (const linger of [0, 600000]) {
     const sb = sandbox('sc-holds');
     const profile = profileDir(sb);
     const tooLong = 'x'.repeat(300); // ENAMETOOLONG: not a case the command could get past either, but not one to ignore
-    t.throws(() => holdProtected(sb.project, ['.git', tooLong], profile, linger), { code: 'SC_SANDBOX_SETUP_FAILED' });
+    t.throws(() => holdProtected(sb.project, ['.git', tooLong], profile, limits(linger)), { code: 'SC_SANDBOX_SETUP_FAILED' });
     t.notOk(existsSync(join(sb.project, '.git')), 'the placeholder made before the failure is gone');
     t.same(readdirSync(profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
   });
@@ -95,12 +101,12 @@ for (const linger of [0, 600000]) {
 t.test('after the last release the placeholders linger: a hold meanwhile stands on the very same ones, and they go once it passed', async (t) => {
   const sb = sandbox('sc-holds');
   const profile = profileDir(sb);
-  const first = holdProtected(sb.project, NAMES, profile, 300);
+  const first = holdProtected(sb.project, NAMES, profile, limits(300));
   const inodes = () => NAMES.map((n) => lstatSync(join(sb.project, n), { throwIfNoEntry: false })?.ino ?? null);
   const made = inodes();
   first.release();
   t.same(inodes(), made, 'still there right after the release');
-  const second = holdProtected(sb.project, NAMES, profile, 300);
+  const second = holdProtected(sb.project, NAMES, profile, limits(300));
   t.same(second.made, [], 'the next hold makes nothing');
   second.release();
   await new Promise((r) => setTimeout(r, 150));
@@ -126,10 +132,62 @@ t.test("a linger that runs out while another process's sandbox holds the project
   const profile = profileDir(sb);
   const other = await holder(sb.project, profile);
   t.teardown(() => other.kill().catch(() => {}));
-  const mine = holdProtected(sb.project, NAMES, profile, 50);
+  const mine = holdProtected(sb.project, NAMES, profile, limits(50));
   mine.release();
   await new Promise((r) => setTimeout(r, 300));
   for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} stays after this process's linger ran out: the other one still stands on it`);
   await other.end();
   for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} goes with the other process's release`);
+});
+
+t.test("a start that cannot take the registry's lock fails with SC_SANDBOX_SETUP_FAILED, and the linger it interrupted still ends with the process", async (t) => {
+  const sb = sandbox('sc-holds');
+  const profile = profileDir(sb);
+  // A long linger, so that only the exit can give the claim back; a short wait for the lock, so the failure comes at once.
+  const L = { ...limits(600000), placeholder_lock_wait_ms: 50, placeholder_lock_stale_ms: 600000 };
+  const code = `const { holdProtected } = require(${JSON.stringify(fileURLToPath(new URL('../../../src/engine/spawn/holds.ts', import.meta.url)))});
+const L = ${JSON.stringify(L)};
+holdProtected(${JSON.stringify(sb.project)}, ${JSON.stringify(NAMES)}, ${JSON.stringify(profile)}, L).release();
+process.stdout.write('lingering\\n');
+let step = 0;
+process.stdin.on('data', () => {
+  if (step++ === 0) {
+    // One more protected path, missing: this start has to take the lock to make it.
+    try {
+      holdProtected(${JSON.stringify(sb.project)}, [...${JSON.stringify(NAMES)}, '.vscode'], ${JSON.stringify(profile)}, L);
+      process.stdout.write('started\\n');
+    } catch (err) {
+      process.stdout.write(JSON.stringify({ code: err.code, message: err.message }) + '\\n');
+    }
+  } else process.exit(0);
+});`;
+  const child = spawn(process.execPath, [...TS_REQUIRE, '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const line = async (n: number) => {
+    while (out.split('\n').length <= n) {
+      if (child.exitCode !== null) throw new Error(`the hold process exited ${child.exitCode}: ${out}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return out.split('\n')[n - 1] as string;
+  };
+  t.equal(await line(1), 'lingering');
+  for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} lingers after the release`);
+  // This process holds the registry's lock, as another process of the profile would: the same file, made with O_EXCL.
+  const key = createHash('sha256').update(sb.project).digest('hex').slice(0, 32);
+  const lock = join(profile, `sandbox-holds.${key}.lock`);
+  closeSync(openSync(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600));
+  child.stdin.write('try\n');
+  const failed = JSON.parse(await line(2));
+  t.equal(failed.code, 'SC_SANDBOX_SETUP_FAILED', 'the start fails with its stable code');
+  t.match(failed.message, /locked by another process.*nothing was started/);
+  t.notOk(existsSync(join(sb.project, '.vscode')), 'nothing new was made');
+  for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} is left as it was`);
+  unlinkSync(lock);
+  child.stdin.write('exit\n');
+  t.equal(await exited, 0);
+  for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} is gone with the process: the interrupted linger was not stranded`);
+  t.same(readdirSync(profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
 });

@@ -1,0 +1,33 @@
+/*
+ * The signals that stop a long-running command (mcp serve over stdio or HTTP, the
+ * console, engine start --foreground, run, test) through its own cleanup instead of at
+ * once: Ctrl-C (SIGINT), a kill (SIGTERM) and the terminal closing (SIGHUP). Node dies of
+ * any of them on the spot while nothing listens, and then skips what the command undoes on
+ * the way out: its jobs and their process groups, the sandbox placeholders still lingering
+ * in a project (they go at exit), socket, lock and record files, the store.
+ *
+ *   onStopSignal(handler) ─► each of the three calls handler(signal) instead of ending
+ *   the process ─► off() once the cleanup is done: they end it again
+ *   nextStopSignal() ─► the first of them, as a promise (off() as above)
+ *
+ * One list for every command, so that a command cannot handle one and forget another.
+ */
+
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** Until the returned function is called, a stop signal calls `handler` rather than ending the process. */
+export function onStopSignal(handler: (signal: NodeJS.Signals) => void): () => void {
+  for (const s of STOP_SIGNALS) process.on(s, handler);
+  return () => {
+    for (const s of STOP_SIGNALS) process.off(s, handler);
+  };
+}
+
+/** The first stop signal; later ones are ignored until `off()`, so they cannot cut the cleanup short. */
+export function nextStopSignal(): { readonly signal: Promise<NodeJS.Signals>; off(): void } {
+  let off = () => {};
+  const signal = new Promise<NodeJS.Signals>((resolve) => {
+    off = onStopSignal(resolve);
+  });
+  return { signal, off };
+}

@@ -1,0 +1,172 @@
+// The long-running commands stop through their cleanup on SIGHUP (the terminal closed) as on
+// SIGTERM and Ctrl-C, with real processes: mcp serve over stdio and over HTTP cancel their
+// jobs, whose process groups are gone, and the sandbox placeholders lingering in the project
+// go with the process; engine start --foreground removes its socket and token; the console
+// its record; test cancels its job. Without a handler Node dies of SIGHUP on the spot and
+// leaves all of that behind. (run: test/engine/owners.test.ts.)
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { engineFiles } from '../../src/engine/daemon/files.js';
+import { openDb } from '../../src/store/db.js';
+import { startEngine } from '../fixtures/engine.js';
+import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, until, withCodeCache } from '../fixtures/env.js';
+import { httpClient, startGateway } from '../fixtures/http.js';
+import { INIT, serveArgs } from '../fixtures/mcp.js';
+
+/** Protected paths (policy/sandbox.json project_read_only) missing from a fresh project: each gets a placeholder while a sandbox runs. */
+const PLACEHOLDERS = ['.git', '.mcp.json', '.claude'];
+
+/** A command that runs until it is killed, recording its own pid and its child's. */
+const LONG = ['sh', '-c', `sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`];
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A real CLI process (with the suite's code cache), its output and how it ended. */
+function start(sb: Sandbox, argv: string[]) {
+  const child = spawn(process.execPath, [BIN, ...argv], { cwd: sb.root, env: withCodeCache(sb.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  child.stdin.on('error', () => {});
+  const exit = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  return { child, exit, out: () => out, err: () => err };
+}
+
+/** `mcp serve` over stdio, spoken to one JSON-RPC line at a time. */
+async function stdioServer(t: Test, sb: Sandbox) {
+  const child = spawn(process.execPath, serveArgs(sb, ['--allow-write', '--allow-approvals']), { env: withCodeCache(sb.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  let buf = '';
+  let err = '';
+  const waiting = new Map<number, (m: any) => void>();
+  child.stdout.on('data', (d) => {
+    buf += d;
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      const m = JSON.parse(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      if (typeof m.id === 'number') waiting.get(m.id)?.(m);
+    }
+  });
+  child.stderr.on('data', (d) => (err += d));
+  const exit = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  let ids = 1;
+  const request = (method: string, params: unknown) =>
+    new Promise<any>((resolve, reject) => {
+      const id = ++ids;
+      waiting.set(id, (m) => (m.error ? reject(new Error(`${method}: ${JSON.stringify(m.error)}`)) : resolve(m.result)));
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  const callTool = async ({ name, arguments: args }: { name: string; arguments?: Record<string, unknown> }) => request('tools/call', { name, arguments: args ?? {} });
+  await request('initialize', INIT.params);
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  return { child, exit, err: () => err, callTool };
+}
+
+type Caller = { callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<any> };
+
+async function call(c: Caller, name: string, args: Record<string, unknown> = {}): Promise<any> {
+  const r = await c.callTool({ name, arguments: args });
+  if (r.isError) throw new Error(`${name}: ${r.content?.[0]?.text}`);
+  return r.structuredContent;
+}
+
+/** A sandboxed test job, approved by the connection itself and running: its host pids. */
+async function runningJob(t: Test, sb: Sandbox, c: Caller): Promise<{ jobId: string; pids: number[] }> {
+  const sub = await call(c, 'shadow_test', { command: LONG });
+  await call(c, 'shadow_approve', { approval_id: sub.approval.id, decision: 'approve' });
+  await until(() => pidsOf(join(sb.project, 'pids')).length === 2, 30000);
+  const pids = pidsOf(join(sb.project, 'pids'));
+  t.ok(pids.every(alive), 'the job runs');
+  for (const n of PLACEHOLDERS) t.ok(existsSync(join(sb.project, n)), `${n}: a placeholder while the sandbox runs`);
+  return { jobId: sub.job_id, pids };
+}
+
+/** What a stop through the cleanup leaves: no process of the job, no placeholder, no claim, the job cancelled by its owner. */
+function cleanedUp(t: Test, sb: Sandbox, jobId: string, pids: number[]): void {
+  t.notOk(pids.some(alive), "the job's processes are gone");
+  for (const n of PLACEHOLDERS) t.notOk(existsSync(join(sb.project, n)), `${n}: the placeholder went with the process`);
+  t.same(readdirSync(sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
+  const db = openDb(sb.profile, 5000);
+  try {
+    t.equal((db.prepare('SELECT state FROM jobs WHERE id = ?').get(jobId) as { state: string }).state, 'cancelled', 'the job was cancelled by its owner');
+    const kinds = (db.prepare('SELECT kind FROM job_events WHERE job_id = ?').all(jobId) as Array<{ kind: string }>).map((e) => e.kind);
+    t.notOk(kinds.includes('owner_gone'), 'not left for the next open to settle');
+  } finally {
+    db.close();
+  }
+}
+
+for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+  t.test(`${signal} ends mcp serve over stdio through its cleanup: exit 0, its job's processes and the sandbox's placeholders gone`, async (t) => {
+    const sb = sandbox('stop-stdio');
+    await cli(sb, ['--project', sb.project, 'trust']);
+    const s = await stdioServer(t, sb);
+    const { jobId, pids } = await runningJob(t, sb, s);
+    s.child.kill(signal);
+    t.same(await s.exit, { code: 0, signal: null }, 'it exits 0, as at the end of its input', { stderr: s.err() });
+    cleanedUp(t, sb, jobId, pids);
+  });
+}
+
+t.test('SIGHUP stops the HTTP gateway as SIGTERM does: it says so, exits 0, and cleans up', async (t) => {
+  const sb = sandbox('stop-http');
+  await cli(sb, ['--project', sb.project, 'trust']);
+  const gw = await startGateway(sb, ['--allow-write', '--allow-approvals']);
+  t.teardown(() => gw.child.kill('SIGKILL'));
+  const c = await httpClient(gw.url, 'v2-modern');
+  const { jobId, pids } = await runningJob(t, sb, c);
+  await c.close();
+  gw.child.kill('SIGHUP');
+  t.equal(await gw.exit, 0, gw.stderr());
+  t.match(gw.stderr(), /SIGHUP: stopping the gateway\nshadowcode: gateway stopped\n$/);
+  cleanedUp(t, sb, jobId, pids);
+});
+
+t.test('SIGHUP stops test: its job is cancelled and cleaned up, exit 1 as for any cancelled run', async (t) => {
+  const sb = sandbox('stop-test');
+  await cli(sb, ['--project', sb.project, 'trust']);
+  const r = start(sb, ['--project', sb.project, 'test', '--yes', '--', ...LONG]);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  await until(() => pidsOf(join(sb.project, 'pids')).length === 2 || r.child.exitCode !== null, 30000);
+  const pids = pidsOf(join(sb.project, 'pids'));
+  t.ok(pids.every(alive), 'the command runs');
+  for (const n of PLACEHOLDERS) t.ok(existsSync(join(sb.project, n)), `${n}: a placeholder while the sandbox runs`);
+  const db = openDb(sb.profile, 5000);
+  const jobs = db.prepare('SELECT id FROM jobs').all() as Array<{ id: string }>;
+  db.close();
+  t.equal(jobs.length, 1, 'one job, the command');
+  r.child.kill('SIGHUP');
+  t.same(await r.exit, { code: 1, signal: null }, 'our exit status for a cancelled run, not death by the signal', { stderr: r.err() });
+  t.match(r.out(), new RegExp(`^cancelled: .*cancelled before it finished.*\\(job ${jobs[0]!.id}\\)$`, 'm'));
+  cleanedUp(t, sb, jobs[0]!.id, pids);
+});
+
+t.test('SIGHUP stops engine start --foreground through its cleanup: exit 0, its socket and token removed', async (t) => {
+  const sb = sandbox('stop-engine');
+  const engine = await startEngine(t, sb);
+  const files = engineFiles(sb.profile);
+  t.ok(existsSync(files.sock) && existsSync(files.token), 'the engine listens');
+  engine.child.kill('SIGHUP');
+  t.equal(await engine.exited, 0, engine.stderr());
+  t.match(engine.stderr(), /stopping \(SIGHUP\)[\s\S]*shadowcode engine: stopped\n/);
+  t.notOk(existsSync(files.sock), 'engine.sock is removed');
+  t.notOk(existsSync(files.token), 'engine.token is removed');
+});
+
+t.test('SIGHUP stops the console through its cleanup: exit 0, its record removed', async (t) => {
+  const sb = sandbox('stop-console');
+  const r = start(sb, ['console', '--port', '0']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  await until(() => /open http:/.test(r.out()) || r.child.exitCode !== null, 20000);
+  t.ok(existsSync(join(sb.profile, 'console.json')), 'the console has its record');
+  r.child.kill('SIGHUP');
+  t.same(await r.exit, { code: 0, signal: null }, r.err());
+  t.match(r.out(), /shadowcode console: SIGHUP: stopped\n$/);
+  t.notOk(existsSync(join(sb.profile, 'console.json')), 'its record is removed on the way out');
+});
