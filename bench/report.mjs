@@ -67,7 +67,7 @@ The bare servers answer \`shadow_status\` with the very bytes ours answers (capt
 our server at the start of the run), so a ratio measures overhead, not payload.
 Each cell is the median over rounds of the per-round medians, with the lowest and
 highest round in brackets; ratios are taken within a round. \`node bench/report.mjs
---write\` regenerates this page from \`bench/results/\`. This run: Node ${val(s.node)},
+--write\` rewrites the marked tables of this page from \`bench/results/\`. This run: Node ${val(s.node)},
 ${val(s.cpus)} CPUs. On so small a machine the brackets are wide: the HTTP table's
 "bare vs bare" column, two identical servers, shows how much of a ratio is noise.
 
