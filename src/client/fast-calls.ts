@@ -12,7 +12,8 @@
  *        error  ─► ProtocolError.fromError, as the SDK raises it
  *     timeout, or the caller's abort ─► notifications/cancelled {requestId, reason} ─► rejected
  *        with the SDK's error (a later answer is left to the SDK, which drops it as unknown)
- *     the transport closes ─► every pending call fails with the SDK's "Connection closed"
+ *     the transport closes ─► every pending call fails with the SDK's "Connection closed",
+ *        and every later one with its "Not connected"
  *   anything else ─► client.request, as before
  *
  * Why: on a paced relay call the SDK client spent about half a millisecond between the
@@ -81,6 +82,8 @@ interface Pending {
 /** The calls of one connection taken past the SDK client. */
 export class FastCalls {
   private readonly pending = new Map<number, Pending>();
+  /** The transport closed: the SDK has let go of it too, and says so for every later request. */
+  private over = false;
 
   private constructor(
     private readonly sdk: ClientInternals,
@@ -103,6 +106,7 @@ export class FastCalls {
       const reason = signal.reason;
       return Promise.reject(reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason)));
     }
+    if (this.over) return Promise.reject(new Error('Not connected'));
     const id = this.sdk._requestMessageId++;
     return new Promise<Record<string, unknown>>((resolve, reject) => {
       let settled = false;
@@ -163,6 +167,7 @@ export class FastCalls {
 
   /** The transport closed: every pending call fails as the SDK fails its own. */
   closed(): void {
+    this.over = true;
     if (this.pending.size === 0) return;
     const error = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
     for (const p of [...this.pending.values()]) p.reject(error);

@@ -174,6 +174,9 @@ t.test('a caller\'s abort cancels: the same rejection, the same notification, an
   const already = new AbortController();
   already.abort(new Error('before it began'));
   t.same(await settle(viaFast(p, { text: 'hello' }, 10_000, already.signal)), await settle(viaSdk(p, { text: 'hello' }, 10_000, already.signal)), 'a signal aborted before the call');
+  // The peer logs what it reads as it reads it: wait for both notifications (and then for the answer below, which comes after them).
+  await until(() => p.raw().filter((l) => l.includes('notifications/cancelled')).length >= 2);
+  await viaFast(p, { text: 'sync' });
   const cancels = p.raw().filter((l) => l.includes('notifications/cancelled')).map((l) => JSON.parse(l));
   t.equal(cancels.length, 2, 'two cancellations; nothing was sent for the calls aborted before they began');
   t.same(cancels.map((c) => c.params.reason), ['Error: the task was cancelled', 'Error: the task was cancelled']);
@@ -191,6 +194,9 @@ t.test('the connection closing fails a pending call as the SDK fails its own', a
   const [s, f] = await Promise.all([sdk, fast]);
   t.match(s, { err: 'SdkError', message: 'Connection closed' });
   t.same(f, s);
+  const later = await settle(viaSdk(p, { text: 'hello' }));
+  t.match(later, { err: 'Error', message: 'Not connected' }, 'a call after the close');
+  t.same(await settle(viaFast(p, { text: 'hello' })), later, 'fails the same way');
 });
 
 t.test('server-everything\'s tools over the fast path: the SDK\'s answers', async (t) => {
