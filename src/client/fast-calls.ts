@@ -66,7 +66,7 @@ export function textOnly(r: Msg): boolean {
     if (!isPlain(b)) return false;
     let i = 0;
     for (const k in b) {
-      if (k !== (i === 0 ? 'type' : i === 1 ? 'text' : '')) return false;
+      if (i > 1 || k !== (i === 0 ? 'type' : 'text')) return false;
       i++;
     }
     if (i !== 2 || b.type !== 'text' || typeof b.text !== 'string') return false;
