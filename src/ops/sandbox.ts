@@ -164,15 +164,19 @@ export async function revoke(ops: OpsEnv, scope: Scope, target: { path: string }
  * Reads a command line back as what the process sees (the builder's own reading of it): each
  * destination takes the mode of the last mount made on it (later mounts sit on top).
  */
-function readBack(argv: readonly string[]): { ro: string[]; rw: string[]; private: string[]; covered: string[] } {
+function readBack(argv: readonly string[]): { ro: string[]; rw: string[]; private: string[]; covered: string[]; links: string[] } {
   const mode = new Map<string, string>();
+  const links: string[] = [];
   for (const m of (builderFor() ?? bwrapBuilder).mounts(argv)) {
-    if (m.mode === 'link') continue;
+    if (m.mode === 'link') {
+      links.push(m.at);
+      continue;
+    }
     mode.delete(m.at);
     mode.set(m.at, m.mode);
   }
   const of = (m: string) => [...mode].filter(([, v]) => v === m).map(([k]) => k);
-  return { ro: of('ro'), rw: of('rw'), private: of('private'), covered: of('covered') };
+  return { ro: of('ro'), rw: of('rw'), private: of('private'), covered: of('covered'), links };
 }
 
 /** The effective boundary of a command (or of any command) in the project, as the spawn point would build it now. */
@@ -209,7 +213,8 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
       sandbox: { level: status.level, label: status.label, detail: status.detail },
       command: argv ? [...argv] : null,
       read_only: [...new Set([...seen.ro.filter((p) => !internal(p)), ...protectedPaths])].sort(),
-      read_write: seen.rw.filter((p) => !internal(p) && !protectedPaths.includes(p)).sort(),
+      // A private cache is a link at its usual path into the caches' folder (bound read-write): listed at that path, as before.
+      read_write: [...new Set([...seen.rw, ...caches.binds.filter((c) => seen.links.includes(c.at)).map((c) => c.at)])].filter((p) => !internal(p) && !protectedPaths.includes(p)).sort(),
       private: seen.private,
       hidden: [...new Set([...hidden, ...seen.covered])].filter((h) => !grants.paths.some((g) => g.secret && within(g.path, h))).sort(),
       toolchains: [...tools.layouts],

@@ -48,6 +48,8 @@ export interface CacheBind {
 
 export interface CachePlan {
   readonly binds: readonly CacheBind[];
+  /** The folder all of the project's private caches are in (cacheRoot): bound once, read-write, at its own path. */
+  readonly root?: string;
   /** Variables set inside the sandbox (beside caches). */
   readonly env: Readonly<Record<string, string>>;
 }
@@ -194,20 +196,34 @@ export function cachePlan(project: string | null, env: Record<string, string | u
     if (!within(user, home)) continue;
     let incomplete = false;
     if (!o.dry && c.mode === 'seeded' && c.seed?.length && lstatSync(user, { throwIfNoEntry: false })?.isDirectory()) {
-      incomplete = !seed(user, priv, c.seed, join(root, `${name}.seeded`), seedEntries);
+      // The stamp lies beside the caches' folder, not in it: that folder is the sandbox's to write.
+      incomplete = !seed(user, priv, c.seed, `${root}.${name}.seeded`, seedEntries);
     }
     binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, ...(incomplete ? { seedIncomplete: true as const } : {}) });
   }
-  return { binds, env: vars };
+  return { binds, env: vars, root };
 }
 
-/** The bwrap arguments of a cache plan: each private folder read-write where it is shown, a beside cache's user folder read-only, the variables. */
-export function cacheArgs(plan: CachePlan): string[] {
-  const out: string[] = [];
+/**
+ * The bwrap arguments of a cache plan: the caches' folder read-write at its own path (one mount for
+ * all of them: each bind is most of a millisecond of bwrap's start), a beside cache's user folder
+ * read-only, each private or seeded cache a link at the tool's path into that folder where
+ * `linkable` says a link can be made there (in the private home), else bound there as before
+ * (inside a folder shown read-only, whose mount point must already exist); the variables.
+ */
+export function cacheArgs(plan: CachePlan, linkable: (at: string) => boolean = () => false): { args: string[]; bound: string[] } {
+  const args: string[] = [];
+  const bound: string[] = [];
+  const bind = (mode: '--bind' | '--ro-bind', from: string, at: string) => (args.push(mode, from, at), bound.push(at));
+  const root = plan.root;
+  const inRoot = (p: string) => root !== undefined && within(p, root);
+  if (root && plan.binds.some((b) => inRoot(b.private))) bind('--bind', root, root);
   for (const b of plan.binds) {
-    if (b.userShown) out.push('--ro-bind', b.user, b.user);
-    out.push('--bind', b.private, b.at);
+    if (b.userShown) bind('--ro-bind', b.user, b.user);
+    if (b.at === b.private && inRoot(b.private)) continue;
+    if (inRoot(b.private) && linkable(b.at)) args.push('--symlink', b.private, b.at);
+    else bind('--bind', b.private, b.at);
   }
-  for (const [k, v] of Object.entries(plan.env)) out.push('--setenv', k, v);
-  return out;
+  for (const [k, v] of Object.entries(plan.env)) args.push('--setenv', k, v);
+  return { args, bound };
 }
