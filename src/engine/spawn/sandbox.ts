@@ -29,7 +29,7 @@ import { realOrSelf as real } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { type CachePlan, cacheArgs } from './caches.js';
 import { type Boundary, cover, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
-import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
+import { absentInHome, expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 import { type ToolchainView, toolchainView } from './toolchains.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
@@ -481,7 +481,11 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // environment names, read-only, for the command and everything it starts. Never the profile or the
   // project from here, nothing in a hidden path, and a hidden path inside one is covered again.
   const hidden = hiddenPaths(plan.policy, home);
-  const hiddenAll = [...new Set([...hidden, ...hidden.map(real)])];
+  // Each looked up once for this start (the covers below ask again): about 50 paths, nearly all missing.
+  const absent = absentInHome(home);
+  const realHidden = new Map(hidden.map((h) => [h, absent(h) ? h : real(h)]));
+  const realOf = (p: string) => realHidden.get(p) ?? real(p);
+  const hiddenAll = [...new Set([...hidden, ...realHidden.values()])];
   const profile = plan.profileDir ? real(plan.profileDir) : null;
   const allowed = (p: string) => {
     const r = real(p);
@@ -505,7 +509,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     bound.push(root);
     shown.push(root);
   }
-  out.push(...coverHidden(hiddenAll, shown));
+  out.push(...coverHidden(hiddenAll, shown, realOf));
   // Links on the way to a PATH folder (a Nix profile, an fnm shell), as the host has them, where nothing shows them already.
   for (const [at, to] of tools.links) {
     if (bound.some((b) => within(at, b)) || !allowed(at) || !(home && within(at, home))) continue;
