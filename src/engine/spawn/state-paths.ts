@@ -16,10 +16,10 @@
  * replaced, and inside the sandbox it may lead nowhere); what it leads to is, where that
  * is visible and writable inside.
  */
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
-import { readUserFile } from '../../util/safe-read.js';
+import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 
 /** How much of a protected file is searched for the paths it names, and how many are kept (policy limits.runners). */
 export interface NamedLimits {
@@ -55,14 +55,9 @@ export function usableHome(home: string | undefined): string | undefined {
  */
 export function absentInHome(anyHome: string | undefined): (p: string) => boolean {
   const home = usableHome(anyHome);
-  let names: Set<string> | null = null;
-  try {
-    if (home) names = new Set(readdirSync(home));
-  } catch {
-    names = null;
-  }
-  if (!home || !names) return () => false;
-  const present = names;
+  const listed = home ? listDirNoFollow(home) : null;
+  if (!home || !listed) return () => false;
+  const present = new Set(listed.map((e) => e.name));
   return (p) => {
     const rel = relative(home, p);
     if (!rel || rel.startsWith('..') || isAbsolute(rel)) return false;
