@@ -213,8 +213,9 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
       sandbox: { level: status.level, label: status.label, detail: status.detail },
       command: argv ? [...argv] : null,
       read_only: [...new Set([...seen.ro.filter((p) => !internal(p)), ...protectedPaths])].sort(),
-      // A private cache is a link at its usual path into the caches' folder (bound read-write): listed at that path, as before.
-      read_write: [...new Set([...seen.rw, ...caches.binds.filter((c) => seen.links.includes(c.at)).map((c) => c.at)])].filter((p) => !internal(p) && !protectedPaths.includes(p)).sort(),
+      // A private cache is a link at its usual path into the caches' folder (bound read-write once), a beside cache a folder
+      // in it: each listed at its own path, as when each was a mount.
+      read_write: [...new Set([...seen.rw, ...caches.binds.filter((c) => seen.links.includes(c.at) || (caches.root && within(c.at, caches.root) && seen.rw.includes(caches.root))).map((c) => c.at)])].filter((p) => !internal(p) && !protectedPaths.includes(p)).sort(),
       private: seen.private,
       hidden: [...new Set([...hidden, ...seen.covered])].filter((h) => !grants.paths.some((g) => g.secret && within(g.path, h))).sort(),
       toolchains: [...tools.layouts],
