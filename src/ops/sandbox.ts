@@ -164,15 +164,19 @@ export async function revoke(ops: OpsEnv, scope: Scope, target: { path: string }
  * Reads a command line back as what the process sees (the builder's own reading of it): each
  * destination takes the mode of the last mount made on it (later mounts sit on top).
  */
-function readBack(argv: readonly string[]): { ro: string[]; rw: string[]; private: string[]; covered: string[] } {
+function readBack(argv: readonly string[]): { ro: string[]; rw: string[]; private: string[]; covered: string[]; links: string[] } {
   const mode = new Map<string, string>();
+  const links: string[] = [];
   for (const m of (builderFor() ?? bwrapBuilder).mounts(argv)) {
-    if (m.mode === 'link') continue;
+    if (m.mode === 'link') {
+      links.push(m.at);
+      continue;
+    }
     mode.delete(m.at);
     mode.set(m.at, m.mode);
   }
   const of = (m: string) => [...mode].filter(([, v]) => v === m).map(([k]) => k);
-  return { ro: of('ro'), rw: of('rw'), private: of('private'), covered: of('covered') };
+  return { ro: of('ro'), rw: of('rw'), private: of('private'), covered: of('covered'), links };
 }
 
 /** The effective boundary of a command (or of any command) in the project, as the spawn point would build it now. */
@@ -189,7 +193,7 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
     const placeholder = { dir: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX'), socket: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX', 'proxy.sock') };
     const caches = projectCaches(spawn, ops.profileDir, true);
     const built = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches, reportFile: join(env.TMPDIR ?? '/tmp', 'shadowcode-out-XXXXXX') }, previewBounds(ops.policy));
-    // The syscall filter is added at the start, on a pipe of its own: the first descriptor after stdin, stdout and stderr.
+    // The syscall filter is added at the start, on a descriptor of its own: the first descriptor after stdin, stdout and stderr.
     const line = syscallFilter(sp).kind === 'bpf' ? [built[0] as string, '--seccomp', '3', ...built.slice(1)] : built;
     const tools = toolchainView(env, sp, project, ops.policy.limits.sandbox.path_entries);
     const seen = readBack(line);
@@ -209,7 +213,9 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
       sandbox: { level: status.level, label: status.label, detail: status.detail },
       command: argv ? [...argv] : null,
       read_only: [...new Set([...seen.ro.filter((p) => !internal(p)), ...protectedPaths])].sort(),
-      read_write: seen.rw.filter((p) => !internal(p) && !protectedPaths.includes(p)).sort(),
+      // A private cache is a link at its usual path into the caches' folder (bound read-write once), a beside cache a folder
+      // in it: each listed at its own path, as when each was a mount.
+      read_write: [...new Set([...seen.rw, ...caches.binds.filter((c) => seen.links.includes(c.at) || (caches.root && within(c.at, caches.root) && seen.rw.includes(caches.root))).map((c) => c.at)])].filter((p) => !internal(p) && !protectedPaths.includes(p)).sort(),
       private: seen.private,
       hidden: [...new Set([...hidden, ...seen.covered])].filter((h) => !grants.paths.some((g) => g.secret && within(g.path, h))).sort(),
       toolchains: [...tools.layouts],

@@ -32,6 +32,23 @@ async function trusted(): Promise<Sandbox> {
   return sb;
 }
 
+t.test("sandbox show lists each package cache at its own path, read-write, though the caches' folder is the one mount", async (t) => {
+  const sb = await trusted();
+  const shown = await json(sb, [...ws(sb), 'sandbox', 'show', '--', 'true']);
+  t.equal(shown.code, 0, shown.stderr);
+  const caches: Array<{ name: string; at: string; private: string }> = shown.data.caches;
+  const npm = caches.find((c) => c.name === 'npm');
+  const gomod = caches.find((c) => c.name === 'go-mod');
+  t.ok(npm && gomod, 'npm and Go module caches in the view');
+  t.ok(shown.data.read_write.includes(npm!.at), `npm's at its usual path (${npm!.at})`);
+  t.ok(shown.data.read_write.includes(gomod!.at), "Go's modules at the project's own folder");
+  const line: string[] = shown.data.bwrap;
+  const at = line.indexOf(npm!.at);
+  t.equal(line[at - 2], '--symlink', 'npm: a link in the private home');
+  t.equal(line[at - 1], npm!.private, "into the project's own npm cache");
+  t.equal(line.filter((a, i) => a === '--bind' && (line[i + 1] as string).startsWith(npm!.private.slice(0, npm!.private.lastIndexOf('/')))).length, 1, "one mount for the caches' folder");
+});
+
 t.test('sandbox allow --write grants a folder read-write; show --json lists it; revoke takes it back; each is a recorded decision', async (t) => {
   const sb = await trusted();
   const data = join(sb.root, 'data');

@@ -28,7 +28,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { realOrSelf } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
-import { usableHome, within } from './state-paths.js';
+import { absentInHome, usableHome, within } from './state-paths.js';
 import { placeOf } from './toolchains.js';
 
 export interface CacheBind {
@@ -48,28 +48,36 @@ export interface CacheBind {
 
 export interface CachePlan {
   readonly binds: readonly CacheBind[];
+  /** The folder all of the project's private caches are in (cacheRoot): bound once, read-write, at its own path. */
+  readonly root?: string;
   /** Variables set inside the sandbox (beside caches). */
   readonly env: Readonly<Record<string, string>>;
 }
 
 export const NO_CACHES: CachePlan = Object.freeze({ binds: [], env: {} });
 
+/** Each project's caches folder, by where caches go and the project: a name only, worked out once. */
+const roots = new Map<string, string>();
+
 /** Where a project's private caches live: $XDG_CACHE_HOME (or ~/.cache) /shadowcode/sandbox/<hash>. */
 export function cacheRoot(project: string, env: Record<string, string | undefined>): string | null {
   const home = usableHome(env.HOME);
   const xdg = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : home ? join(home, '.cache') : null;
   if (!xdg) return null;
-  return join(xdg, 'shadowcode', 'sandbox', createHash('sha256').update(project).digest('hex').slice(0, 16));
+  const key = `${xdg}\0${project}`;
+  let root = roots.get(key);
+  if (root === undefined) roots.set(key, (root = join(xdg, 'shadowcode', 'sandbox', createHash('sha256').update(project).digest('hex').slice(0, 16))));
+  return root;
 }
 
 /** The user's cache path of one entry: the first set variable, else the first path that exists, else the last path. */
-function userPath(alts: readonly string[], env: Record<string, string | undefined>, home: string | undefined): string | null {
+function userPath(alts: readonly string[], env: Record<string, string | undefined>, home: string | undefined, absent: (p: string) => boolean): string | null {
   let last: string | null = null;
   for (const alt of alts) {
     const at = placeOf(alt, env, home);
     if (!at) continue;
     if (alt.startsWith('$')) return at;
-    if (lstatSync(at, { throwIfNoEntry: false })) return at;
+    if (!absent(at) && lstatSync(at, { throwIfNoEntry: false })) return at;
     last = at;
   }
   return last;
@@ -178,14 +186,15 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   if (avoid.some((a) => within(root, a) || within(rootReal, a))) return NO_CACHES;
   const binds: CacheBind[] = [];
   const vars: Record<string, string> = {};
+  const absent = absentInHome(home);
   for (const [name, c] of Object.entries(policy.caches)) {
-    const user = userPath(c.path, env, home);
+    const user = userPath(c.path, env, home, absent);
     if (!user || within(user, project) || within(home, user)) continue;
     if (avoid.some((a) => within(user, a) || within(a, user))) continue;
     const priv = join(root, name);
     if (!o.dry) ensureDir(priv, o.owner);
     if (c.mode === 'beside') {
-      const shown = lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
+      const shown = !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
       binds.push({ name, mode: c.mode, user, private: priv, at: priv, userShown: shown });
       for (const [k, v] of Object.entries(c.env ?? {})) vars[k] = fill(v, priv, user);
       continue;
@@ -193,21 +202,35 @@ export function cachePlan(project: string | null, env: Record<string, string | u
     // Bound at the cache's own path: only where the sandbox can make that path, inside the private home.
     if (!within(user, home)) continue;
     let incomplete = false;
-    if (!o.dry && c.mode === 'seeded' && c.seed?.length && lstatSync(user, { throwIfNoEntry: false })?.isDirectory()) {
-      incomplete = !seed(user, priv, c.seed, join(root, `${name}.seeded`), seedEntries);
+    if (!o.dry && c.mode === 'seeded' && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory()) {
+      // The stamp lies beside the caches' folder, not in it: that folder is the sandbox's to write.
+      incomplete = !seed(user, priv, c.seed, `${root}.${name}.seeded`, seedEntries);
     }
     binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, ...(incomplete ? { seedIncomplete: true as const } : {}) });
   }
-  return { binds, env: vars };
+  return { binds, env: vars, root };
 }
 
-/** The bwrap arguments of a cache plan: each private folder read-write where it is shown, a beside cache's user folder read-only, the variables. */
-export function cacheArgs(plan: CachePlan): string[] {
-  const out: string[] = [];
+/**
+ * The bwrap arguments of a cache plan: the caches' folder read-write at its own path (one mount for
+ * all of them: each bind is most of a millisecond of bwrap's start), a beside cache's user folder
+ * read-only, each private or seeded cache a link at the tool's path into that folder where
+ * `linkable` says a link can be made there (in the private home), else bound there as before
+ * (inside a folder shown read-only, whose mount point must already exist); the variables.
+ */
+export function cacheArgs(plan: CachePlan, linkable: (at: string) => boolean = () => false): { args: string[]; bound: string[] } {
+  const args: string[] = [];
+  const bound: string[] = [];
+  const bind = (mode: '--bind' | '--ro-bind', from: string, at: string) => (args.push(mode, from, at), bound.push(at));
+  const root = plan.root;
+  const inRoot = (p: string) => root !== undefined && within(p, root);
+  if (root && plan.binds.some((b) => inRoot(b.private))) bind('--bind', root, root);
   for (const b of plan.binds) {
-    if (b.userShown) out.push('--ro-bind', b.user, b.user);
-    out.push('--bind', b.private, b.at);
+    if (b.userShown) bind('--ro-bind', b.user, b.user);
+    if (b.at === b.private && inRoot(b.private)) continue;
+    if (inRoot(b.private) && linkable(b.at)) args.push('--symlink', b.private, b.at);
+    else bind('--bind', b.private, b.at);
   }
-  for (const [k, v] of Object.entries(plan.env)) out.push('--setenv', k, v);
-  return out;
+  for (const [k, v] of Object.entries(plan.env)) args.push('--setenv', k, v);
+  return { args, bound };
 }

@@ -12,11 +12,15 @@
  *     argv[at] is bwrap ─► `--args N` for each N: bwrap reads its (empty) extra
  *     arguments from N and closes it before anything runs inside ─► fds 0-2 only
  *     no bwrap (unsandboxed) ─► N stays open on /dev/null: writes fail, reads end
- *   with a syscall filter (seccomp.ts) and bwrap: one more descriptor, a pipe, above
- *     all of those ─► `--seccomp M`; feed() writes the program into it and closes it,
- *     bwrap reads it to its end, loads it for the command and closes M: still fds 0-2 only
+ *   with a syscall filter (seccomp.ts) and bwrap: one more descriptor above all of those
+ *     ─► `--seccomp M`: the program in a file with no name (written once per program, kept
+ *     open read-only), opened again for each start so that each reads it from its start;
+ *     bwrap reads it to its end, loads it for the command and closes M: still fds 0-2 only.
+ *     Ready when bwrap starts: nothing waits for this process's event loop. feed() closes
+ *     this process's copy. Where no such file can be made, a pipe that feed() fills.
  */
-import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import type { Writable } from 'node:stream';
 
@@ -65,14 +69,46 @@ export function inheritableFds(): number[] {
 
 let devNull: number | null = null;
 
+/** open(2)'s O_TMPFILE on Linux (x86-64, arm64): a file in that folder's file system that no folder lists. */
+const O_TMPFILE = 0o20200000;
+/** Each filter program (by its bytes), on a read-only descriptor of a nameless file; null where none could be made. */
+const programs = new Map<string, number | null>();
+
+/**
+ * The program on a descriptor of a file no other process can open by any name (O_TMPFILE: it is
+ * never linked into a folder) and that this process never writes again: written once through a
+ * descriptor that is closed right after, kept open read-only. Opening /proc/self/fd/N gives each
+ * start a descriptor of its own, at the start of the file. Null where the file system has no
+ * O_TMPFILE: the caller falls back to a pipe.
+ */
+function programFd(filter: Buffer): number | null {
+  const key = filter.toString('latin1');
+  let fd = programs.get(key);
+  if (fd !== undefined) return fd === null ? null : openSync(`/proc/self/fd/${fd}`, 'r');
+  fd = null;
+  try {
+    const w = openSync(tmpdir(), O_TMPFILE | constants.O_RDWR, 0o400);
+    try {
+      for (let off = 0; off < filter.length; ) off += writeSync(w, filter, off);
+      fd = openSync(`/proc/self/fd/${w}`, 'r');
+    } finally {
+      closeSync(w);
+    }
+  } catch {
+    fd = null;
+  }
+  programs.set(key, fd);
+  return fd === null ? null : openSync(`/proc/self/fd/${fd}`, 'r');
+}
+
 /**
  * argv and stdio for a spawn that passes on nothing but its own stdio: every
  * inherited descriptor is /dev/null in the child, and where argv[at] is bwrap,
  * bwrap closes each before the sandbox starts. `at` is null without a sandbox.
- * With a syscall filter (and bwrap), the child gets it on a pipe of its own: call
- * feed(child) once it is spawned.
+ * With a syscall filter (and bwrap), the child gets it on a descriptor of its own:
+ * call feed(child) once it is spawned (it closes this process's copy, or fills the pipe).
  */
-export function sealed(argv: readonly string[], stdio: StdioOptions, at: number | null, fds: readonly number[] = inheritableFds(), filter: Buffer | null = null): { argv: string[]; stdio: StdioOptions; feed: (child: ChildProcess) => void } {
+export function sealed(argv: readonly string[], stdio: StdioOptions, at: number | null, fds: readonly number[] = inheritableFds(), filter: Buffer | null = null): { argv: string[]; stdio: StdioOptions; feed: (child?: ChildProcess) => void } {
   const out: Array<Exclude<StdioOptions, string>[number]> = typeof stdio === 'string' ? [stdio, stdio, stdio] : [...stdio];
   // Above 2, 'ignore' leaves the inherited descriptor in place: only what the caller passes on purpose is kept.
   const taken = fds.filter((fd) => out[fd] === undefined || out[fd] === null || out[fd] === 'ignore');
@@ -85,19 +121,28 @@ export function sealed(argv: readonly string[], stdio: StdioOptions, at: number 
   }
   if (at === null) return { argv: [...argv], stdio: out, feed: () => {} };
   const extra = taken.flatMap((fd) => ['--args', String(fd)]);
-  let feed = (_child: ChildProcess) => {};
+  let feed = (_child?: ChildProcess) => {};
   if (withFilter) {
     while (out.length < 3) out.push('ignore');
     const n = out.length;
-    out.push('pipe');
+    const ready = programFd(filter);
+    out.push(ready ?? 'pipe');
     extra.push('--seccomp', String(n));
-    feed = (child) => {
-      const pipe = child.stdio[n] as Writable | null | undefined;
-      if (!pipe) return;
-      // bwrap that failed before reading it closes the other end: nothing to report here, its own exit says why.
-      pipe.on('error', () => {});
-      pipe.end(filter);
-    };
+    if (ready !== null) {
+      let open = true;
+      feed = () => {
+        if (open) closeSync(ready);
+        open = false;
+      };
+    } else {
+      feed = (child) => {
+        const pipe = child?.stdio[n] as Writable | null | undefined;
+        if (!pipe) return;
+        // bwrap that failed before reading it closes the other end: nothing to report here, its own exit says why.
+        pipe.on('error', () => {});
+        pipe.end(filter);
+      };
+    }
   }
   return { argv: [...argv.slice(0, at + 1), ...extra, ...argv.slice(at + 1)], stdio: out, feed };
 }

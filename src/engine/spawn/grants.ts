@@ -208,13 +208,14 @@ export function cover(path: string): string[] {
 /**
  * Covers for every hidden path that lies inside one of `shown` (but is not one of them): an empty
  * read-only folder or an empty file, where it really lies (a link into a shown folder is covered
- * at its target). The hidden list wins over what merely holds a hidden path.
+ * at its target). The hidden list wins over what merely holds a hidden path. `realOf`: the real
+ * paths this start already looked up.
  */
-export function coverHidden(hidden: readonly string[], shown: readonly string[]): string[] {
+export function coverHidden(hidden: readonly string[], shown: readonly string[], realOf: (p: string) => string = real): string[] {
   const args: string[] = [];
   const covered = new Set<string>();
   for (const h of hidden) {
-    for (const at of new Set([h, real(h)])) {
+    for (const at of new Set([h, realOf(h)])) {
       if (covered.has(at) || !shown.some((p) => within(at, p) && at !== p)) continue;
       covered.add(at);
       if (at === h && lstatSync(h, { throwIfNoEntry: false })?.isSymbolicLink()) continue;

@@ -560,13 +560,17 @@ export function startDirect(ticket: GateTicket, req: SpawnRequest & { stdio: Std
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   const p = prepare(ticket, req);
   let child: ChildProcess;
+  let s: ReturnType<typeof sealed> | null = null;
   try {
     if (p.error) throw Object.assign(new Error(`spawn ${req.argv[0]} ${p.error}`), { code: p.error });
     // What this process inherited itself (a descriptor its shell left open) never reaches the child.
-    const s = sealed(p.argv, req.stdio, p.bwrapAt, undefined, p.filter);
-    child = inCgroup(p.cgroup, () => spawn(s.argv[0] as string, s.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: s.stdio, shell: false }));
+    s = sealed(p.argv, req.stdio, p.bwrapAt, undefined, p.filter);
+    const sl = s;
+    child = inCgroup(p.cgroup, () => spawn(sl.argv[0] as string, sl.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: sl.stdio, shell: false }));
     s.feed(child);
   } catch (err) {
+    // The filter's descriptor of this start is closed with it.
+    s?.feed();
     p.release();
     discardedOf(p);
     throw err;

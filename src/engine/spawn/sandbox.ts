@@ -29,7 +29,7 @@ import { realOrSelf as real } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { type CachePlan, cacheArgs } from './caches.js';
 import { type Boundary, cover, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
-import { expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
+import { absentInHome, expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 import { type ToolchainView, toolchainView } from './toolchains.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
@@ -135,10 +135,17 @@ export interface SandboxPlan extends Confinement {
  * any other entry (a file, a link, a folder of its own, a mount point moved aside with a folder
  * renamed above it) and find runs and lists exactly as before. What was made as a mount point
  * but replaced (its folder above renamed, a new one made in its place) leaves the renamed folder
- * behind: an entry of the second kind.
+ * behind: an entry of the second kind. A link the command line made (a private cache's link
+ * into its folder, a link on the way to a PATH folder) can be removed or replaced, unlike a mount
+ * point: first `v` checks that each is still a link to what it was made to lead to (`$l`; `-ef`:
+ * the same file), else find runs; then the look skips them as it skips mount points. find lists no
+ * link that leads into the project's private caches (`$c`): what is there is kept, and a cache's
+ * own link moved aside with a folder renamed above it is not the command's file.
  */
-const WALK = 'w() { for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do [ -L "$e" ] && return 1; [ -e "$e" ] || continue; case "$k" in *"\n$e\n"*) continue;; esac; [ -d "$e" ] || return 1; case "$a" in *"\n$e\n"*) w "$e" || return 1;; *) return 1;; esac; done; }';
-const REPORT = `trap : TERM INT HUP; f=$1 h=$2 k=$3 a=$4; shift 4; "$@"; s=$?; ${WALK}; { [ -z "$h" ] || w "$h"; } && w /tmp || find \${h:+"$h"} /tmp -xdev \\( -type f -o -type l \\) -fprint "$f" 2>/dev/null; exit $s`;
+const WALK = 'w() { for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do if [ -L "$e" ]; then case "$k" in *"\n$e\n"*) continue;; esac; return 1; fi; [ -e "$e" ] || continue; case "$k" in *"\n$e\n"*) continue;; esac; [ -d "$e" ] || return 1; case "$a" in *"\n$e\n"*) w "$e" || return 1;; *) return 1;; esac; done; }';
+/** Each link the command line made is still a link, to what it was made to lead to (`$l`: a link and its target, a line each). */
+const LINKS = 'v() { o=$IFS; IFS=\'\n\'; set -f; set -- $l; IFS=$o; set +f; while [ $# -gt 1 ]; do [ -L "$1" ] && [ "$1" -ef "$2" ] || return 1; shift 2; done; }';
+const REPORT = `trap : TERM INT HUP; f=$1 h=$2 k=$3 a=$4 l=$5 c=$6; shift 6; "$@"; s=$?; ${WALK}; ${LINKS}; v && { [ -z "$h" ] || w "$h"; } && w /tmp || find \${h:+"$h"} /tmp -xdev \\( -type f -o -type l ! -lname "$c" \\) -fprint "$f" 2>/dev/null; exit $s`;
 /** The process bound's shell (bounds.ts) ends by exec'ing the command; the report shell takes its limit over instead, saving a shell. */
 const EXEC_TAIL = 'exec "$@"';
 /** Where the report file is inside: a folder of the sandbox's own root, no host folder. */
@@ -149,27 +156,35 @@ const OPTS: Readonly<Record<string, readonly [number, number]>> = { '--bind': [2
 
 /**
  * What the command line makes inside the private `roots` (the home, /tmp), for the report shell's
- * look: each path it mounts or links there, and each folder above one of them (made on the way),
- * each list one path a line with a line before and after. A path with a line break in it is in
- * neither: the look then meets it as an entry of its own, and find runs.
+ * look: each path it mounts or links there, each folder above one of them (made on the way), each
+ * list one path a line with a line before and after; and each link with what it leads to (made
+ * absolute), a line each. A path with a line break in it is in none: the look then meets it as an
+ * entry of its own, and find runs.
  */
-function madeWithin(line: readonly string[], roots: readonly string[]): { mounts: string; folders: string } {
+function madeWithin(line: readonly string[], roots: readonly string[]): { mounts: string; folders: string; links: string } {
   const mounts = new Set<string>();
   const folders = new Set<string>();
+  const links = new Map<string, string>();
   for (let i = 1; i < line.length; i++) {
-    const o = OPTS[line[i] as string];
+    const opt = line[i] as string;
+    const o = OPTS[opt];
     if (!o) continue;
     const at = o[1] ? (line[i + o[1]] as string) : null;
+    const to = opt === '--symlink' ? (line[i + 1] as string) : null;
     i += o[0];
-    if (!at || at.includes('\n')) continue;
+    if (!at || at.includes('\n') || to?.includes('\n')) continue;
     const root = roots.find((r) => within(at, r) && at !== r);
     if (!root) continue;
     mounts.add(at);
+    if (to !== null) links.set(at, resolve(dirname(at), to));
     for (let d = dirname(at); d !== root && within(d, root); d = dirname(d)) folders.add(d);
   }
-  const lines = (s: Set<string>) => `\n${[...s].join('\n')}\n`;
-  return { mounts: lines(mounts), folders: lines(folders) };
+  const lines = (s: Iterable<string>) => `\n${[...s].join('\n')}\n`;
+  return { mounts: lines(mounts), folders: lines(folders), links: [...links].map(([at, to]) => `${at}\n${to}`).join('\n') };
 }
+
+/** A path as a find -name/-lname pattern that matches only itself. */
+const literalPattern = (p: string) => p.replace(/[*?[\]\\]/g, '\\$&');
 
 /** stat without a throw for what a lookup treats as absent: missing, or below a folder we may not search (a root PATH entry seen by another user). */
 function statQuiet(p: string): ReturnType<typeof statSync> {
@@ -466,7 +481,11 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // environment names, read-only, for the command and everything it starts. Never the profile or the
   // project from here, nothing in a hidden path, and a hidden path inside one is covered again.
   const hidden = hiddenPaths(plan.policy, home);
-  const hiddenAll = [...new Set([...hidden, ...hidden.map(real)])];
+  // Each looked up once for this start (the covers below ask again): about 50 paths, nearly all missing.
+  const absent = absentInHome(home);
+  const realHidden = new Map(hidden.map((h) => [h, absent(h) ? h : real(h)]));
+  const realOf = (p: string) => realHidden.get(p) ?? real(p);
+  const hiddenAll = [...new Set([...hidden, ...realHidden.values()])];
   const profile = plan.profileDir ? real(plan.profileDir) : null;
   const allowed = (p: string) => {
     const r = real(p);
@@ -490,7 +509,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     bound.push(root);
     shown.push(root);
   }
-  out.push(...coverHidden(hiddenAll, shown));
+  out.push(...coverHidden(hiddenAll, shown, realOf));
   // Links on the way to a PATH folder (a Nix profile, an fnm shell), as the host has them, where nothing shows them already.
   for (const [at, to] of tools.links) {
     if (bound.some((b) => within(at, b)) || !allowed(at) || !(home && within(at, home))) continue;
@@ -499,9 +518,13 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // ── The project's private package caches (caches.ts): written there, never in the user's own.
   if (plan.caches) {
     // A cache inside something read-only shown above needs its mount point there already.
-    const usable = { ...plan.caches, binds: plan.caches.binds.filter((c) => !bound.some((b) => within(c.at, b) && c.at !== b) || existsSync(c.at)) };
-    out.push(...cacheArgs(usable));
-    for (const c of usable.binds) bound.push(c.at, ...(c.userShown ? [c.user] : []));
+    const inShown = (at: string) => bound.some((b) => within(at, b) && at !== b);
+    const usable = { ...plan.caches, binds: plan.caches.binds.filter((c) => !inShown(c.at) || existsSync(c.at)) };
+    // A link where nothing shown holds the path (the private home makes it), and no other cache lies in or above it.
+    const linkable = (at: string) => !inShown(at) && !at.includes('\n') && !usable.binds.some((o) => o.at !== at && (within(o.at, at) || within(at, o.at)));
+    const caches = cacheArgs(usable, linkable);
+    out.push(...caches.args);
+    bound.push(...caches.bound);
   }
   // A toolchain's own state (a coding CLI's login and settings) stays its own, read-write; a missing one is not created.
   // Only for an argv someone reviewed (a runner, a server's definition): a model that names its own
@@ -579,7 +602,8 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     // An ordinary user's limit shell (`ulimit …; exec "$@"`): its limit set by the report shell itself.
     const limit = inner.length === 4 && inner[1] === '-c' && inner[2]?.endsWith(EXEC_TAIL) ? inner[2].slice(0, -EXEC_TAIL.length) : '';
     const made = madeWithin(out, [...(usableHome ? [usableHome] : []), '/tmp']);
-    report = [inner[0] && limit ? inner[0] : '/bin/sh', '-c', `${limit}${REPORT}`, 'sh', REPORT_AT, usableHome, made.mounts, made.folders];
+    const cacheRoot = plan.caches?.root && plan.caches.binds.length ? `${literalPattern(plan.caches.root)}/*` : '';
+    report = [inner[0] && limit ? inner[0] : '/bin/sh', '-c', `${limit}${REPORT}`, 'sh', REPORT_AT, usableHome, made.mounts, made.folders, made.links, cacheRoot];
     if (limit) inner = [];
   }
   // The report shell is the sandbox's first process itself (PID 1 of its namespace) instead of a child

@@ -19,7 +19,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
-import { readUserFile } from '../../util/safe-read.js';
+import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 
 /** How much of a protected file is searched for the paths it names, and how many are kept (policy limits.runners). */
 export interface NamedLimits {
@@ -45,6 +45,24 @@ function realQuiet(p: string): string | null {
 /** A home that can anchor ~/ paths: absolute and not the root (else none). */
 export function usableHome(home: string | undefined): string | undefined {
   return home && isAbsolute(home) && home !== '/' ? home : undefined;
+}
+
+/**
+ * What cannot be there now because its first folder below the home is not: one listing of the
+ * home answers for the ~50 hidden paths and the caches' usual paths of a start, nearly all of
+ * them absent, instead of a lookup each. Anything else (outside the home, the home unreadable)
+ * is not known to be absent, and is looked up as before.
+ */
+export function absentInHome(anyHome: string | undefined): (p: string) => boolean {
+  const home = usableHome(anyHome);
+  const listed = home ? listDirNoFollow(home) : null;
+  if (!home || !listed) return () => false;
+  const present = new Set(listed.map((e) => e.name));
+  return (p) => {
+    const rel = relative(home, p);
+    if (!rel || rel.startsWith('..') || isAbsolute(rel)) return false;
+    return !present.has(rel.split(sep)[0] as string);
+  };
 }
 
 function listed(table: Record<string, string[]>, keys: readonly string[], anyHome: string | undefined): string[] {

@@ -5,11 +5,12 @@
 // files were discarded. With a real bwrap, as the user running the suite (and, run as root, the
 // report as an ordinary user too).
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { connection, cli, type Sandbox, sandbox, SHARED_TMP } from '../../fixtures/env.js';
 import { approvedCommand, isRoot, NOBODY } from '../../fixtures/sandboxed.js';
+import { cacheRoot } from '../../../src/engine/spawn/caches.js';
 import { bwrapBuilder } from '../../../src/engine/spawn/builder.js';
 import { explainFailure } from '../../../src/engine/spawn/explain.js';
 import { confinedCommand, sandboxSupport } from '../../../src/engine/spawn/index.js';
@@ -196,7 +197,14 @@ for (const uid of isRoot ? [0, NOBODY] : [process.getuid?.() as number]) {
     // folder of the command's own made at the mount point's path, it is looked into all the same.
     t.same(await run('cd ~ && mv .cache .moved && mkdir -p .cache/pip && echo z > .cache/pip/hidden'), { finds: 1, discarded: { count: 1, paths: [join(home, '.cache/pip/hidden')], more: false } }, 'a mount point replaced under a renamed folder');
     t.same(await run('echo kept > ~/.cache/pip/wheel'), { finds: 0, discarded: null }, "in the project's private pip cache, which is kept: not looked into");
+    t.equal(readFileSync(join(cacheRoot(project, { HOME: home }) as string, 'pip', 'wheel'), 'utf8'), 'kept\n', "written through the cache's link into the project's private cache, on the host");
     t.same(await run('ln -s /nowhere /tmp/link'), { finds: 1, discarded: { count: 1, paths: ['/tmp/link'], more: false } });
     t.same(await run('mkdir /tmp/empty'), { finds: 1, discarded: null }, 'a folder of its own is looked into; an empty one is nothing to say');
+    // A private cache is a link into the project's caches folder, and a link, unlike a mount point,
+    // can be removed: one replaced by a folder of the command's own is looked into; one left as it
+    // was (every start above) is not; one pointed elsewhere makes find run.
+    const npm = join(home, '.npm');
+    t.same(await run('[ -L ~/.npm ] && rm ~/.npm && mkdir ~/.npm && echo x > ~/.npm/f'), { finds: 1, discarded: { count: 1, paths: [join(npm, 'f')], more: false } }, "a cache's link replaced by a folder of its own");
+    t.same(await run('rm ~/.cache/pip && ln -s /tmp ~/.cache/pip'), { finds: 1, discarded: null }, 'a link pointed elsewhere: looked into, nothing of its own left');
   });
 }

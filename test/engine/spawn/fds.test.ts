@@ -5,7 +5,7 @@
 // started directly (a runner's --version probe, a task's background process), sandboxed;
 // and unsandboxed, where the descriptor is only emptied. Real CLI processes throughout.
 import { spawn } from 'node:child_process';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, fstatSync, readFileSync, readlinkSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { sealed } from '../../../src/engine/spawn/fds.js';
@@ -94,12 +94,29 @@ t.test('what is passed on on purpose stays; everything else inherited is /dev/nu
   t.strictSame([none.argv, none.stdio], [['true'], 'inherit'], 'with nothing inherited, nothing changes');
 });
 
-t.test("a syscall filter reaches bwrap on a pipe of its own above everything else, named by --seccomp right after bwrap's other options", async (t) => {
+t.test("a syscall filter reaches bwrap on a descriptor of its own above everything else, named by --seccomp right after bwrap's other options", async (t) => {
   const r = sealed(['/usr/bin/bwrap', '--unshare-all', '--', 'true'], 'inherit', 0, [3, 7], Buffer.from('program'));
   t.strictSame(r.argv, ['/usr/bin/bwrap', '--args', '3', '--args', '7', '--seccomp', '8', '--unshare-all', '--', 'true']);
   const stdio = r.stdio as unknown[];
   t.equal(stdio.length, 9);
-  t.equal(stdio[8], 'pipe', 'the filter: a pipe, fed after the spawn');
+  // Ready before the spawn: a descriptor of a file with no name, holding the program from its start, for this start alone.
+  const fd = stdio[8] as number;
+  t.equal(typeof fd, 'number', 'the filter: a descriptor, ready when bwrap starts');
+  const again = sealed(['/usr/bin/bwrap', '--', 'true'], 'inherit', 0, [], Buffer.from('program'));
+  const other = (again.stdio as unknown[])[3] as number;
+  t.not(other, fd, 'each start its own');
+  const read = (n: number) => {
+    const buf = Buffer.alloc(64);
+    return buf.subarray(0, readSync(n, buf, 0, buf.length, null)).toString();
+  };
+  t.equal(read(fd), 'program');
+  t.equal(read(other), 'program', 'read from its start, whatever another start read');
+  const name = readlinkSync(`/proc/self/fd/${fd}`);
+  t.match(name, / \(deleted\)$/, `no name another process could open or swap (${name})`);
+  t.throws(() => writeSync(fd, 'x'), { code: 'EBADF' }, 'read-only');
+  r.feed();
+  again.feed();
+  t.throws(() => fstatSync(fd), { code: 'EBADF' }, "feed() closes this process's copy");
   const bare = sealed(['true'], 'inherit', null, [], Buffer.from('program'));
   t.strictSame([bare.argv, bare.stdio], [['true'], 'inherit'], 'without bwrap there is nothing to load it: no descriptor');
 });

@@ -73,6 +73,21 @@ t.test("pytest through pyenv's shim passes in the sandbox, with the very python 
   t.match(r.data.output_tail, /1 passed/);
 });
 
+t.test("pip finds its cache through the link at its usual path, into the project's private one, and what it writes there is kept", async (t) => {
+  if (!need(t, 'python3', join(HOME, '.pyenv/shims'))) return;
+  const sb = await project(t);
+  // `pip cache dir` names the cache it uses (the link resolved); `pip cache info` reads it; the probe is written there.
+  // (This project's XDG_CACHE_HOME holds the private caches, and pip would follow it: not here, as on a laptop.)
+  const r = await test(sb, ['sh', '-c', 'unset XDG_CACHE_HOME; [ -L ~/.cache/pip ] && d=$(python3 -m pip cache dir) && echo "@ $d" && python3 -m pip cache info && echo probe > "$d/probe"']);
+  t.equal(r.data.passed, true, r.data.output_tail);
+  const cache = join(sb.root, 'cache', 'shadowcode', 'sandbox');
+  const [hash] = readdirSync(cache);
+  const priv = join(cache, hash as string, 'pip');
+  t.ok(r.data.output_tail.includes(`@ ${priv}`), "pip's cache is the project's private one");
+  t.equal(readFileSync(join(priv, 'probe'), 'utf8'), 'probe\n', 'and what it writes there is kept');
+  t.notOk(existsSync(join(HOME, '.cache', 'pip', 'probe')), "never in the user's own");
+});
+
 /** A git repository outside the project holding a crate, committed; a cargo git dependency on it needs no network. */
 function gitCrate(dir: string): void {
   mkdirSync(join(dir, 'src'), { recursive: true });

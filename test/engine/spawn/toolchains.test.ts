@@ -158,6 +158,20 @@ for (const [who, uid] of users) {
   });
 }
 
+t.test('a hidden path made since the last start, a link into a toolchain, is covered where it leads at the next start', async (t) => {
+  const w = world(t, process.getuid?.() ?? -1);
+  // ~/vault is hidden; it is not there at the first start. Then it is made: a link to a folder inside a toolchain that is shown.
+  const policy = policyHiding(['~/vault']);
+  const look = `cat ${w.home}/tools/vaultdir/secret 2>/dev/null && echo "@ READ the vault" || echo "@ no vault"; ls ${w.home}/tools/bin | sed "s/^/@ tools holds /"`;
+  t.strictSame(marked((await run(t, w, look, policy)).out), ['no vault', 'tools holds mytool'], 'nothing there yet');
+  mkdirSync(join(w.home, 'tools/vaultdir'));
+  writeFileSync(join(w.home, 'tools/vaultdir/secret'), 'VAULT-SECRET');
+  symlinkSync(join(w.home, 'tools/vaultdir'), join(w.home, 'vault'));
+  const r = await run(t, w, look, policy);
+  t.strictSame(marked(r.out), ['no vault', 'tools holds mytool'], 'covered where the new link leads');
+  t.notMatch(r.out, /VAULT-SECRET/);
+});
+
 t.test("a project's .venv made from a pyenv interpreter runs without pyenv on PATH; one that names another folder shows nothing", async (t) => {
   const uid = process.getuid?.() ?? -1;
   const w = world(t, uid);
