@@ -7,7 +7,8 @@
  *   ─► parsed once; a tools/call is checked and prepared
  *   ─► gate.admit([http:request, tool:…]): both decisions in one committed transaction,
  *      shared with the other requests read in the same event-loop turn (group commit)
- *   ─► credentials stripped ─► SDK createMcpHandler (stateless; 2026-07-28 and
+ *   ─► a plain 2026-07-28 tools/call: answered here (http-calls.ts), the same callTool
+ *   ─► anything else: credentials stripped ─► SDK createMcpHandler (stateless; 2026-07-28 and
  *   legacy; the parsed body and the tool's admission handed in; its per-request server
  *   holds only the handler of the message's method) ─► response ≤ 8 MiB
  *   within 60 s ─► outcome row deferred: written with the next commit, or within
@@ -33,7 +34,8 @@ import { tel, type McpRequestInfo } from '../telemetry/hooks.js';
 import { RateWindow } from '../transport/rate.js';
 import { buildServer } from './build.js';
 import { Connection } from './connection.js';
-import { type AdmittedCall, type PreparedCall, prepareCall } from './dispatch.js';
+import { type AdmittedCall, callTool, type PreparedCall, prepareCall } from './dispatch.js';
+import { modernAnswer, plainHttpCall } from './http-calls.js';
 import { acceptConnections } from './http-accept.js';
 import { type Bind, loopbackHosts, loopbackOrigins, proxyAllowances } from './http-config.js';
 import { checkBearer, checkBody, checkHeaders, checkHost, checkMethod, checkOrigin, checkTarget, digest, forwardableHeaders, type GuardConfig, type Refusal } from './http-guards.js';
@@ -247,6 +249,15 @@ export async function startHttpGateway(ticket: GateTicket, o: HttpGatewayOptions
       }, L.request_deadline_ms);
       let bytes = 0;
       try {
+        // A plain 2026-era tools/call, decided above with its request: answered here, as the SDK's handler would answer it.
+        if (call && tool && !telemetry && plainHttpCall(parsed, req.headersDistinct)) {
+          const text = modernAnswer(await callTool(conn, call.name, parsed.params.arguments, ac.signal, { call, admission: tool }), parsed.id);
+          bytes = Buffer.byteLength(text);
+          if (bytes > L.response_bytes) throw new ScError('SC_RESULT_TOO_LARGE', `response over ${L.response_bytes} bytes`);
+          res.writeHead(200, { connection: 'close', 'content-type': 'application/json' });
+          res.end(text);
+          return;
+        }
         // A body that parsed is handed over parsed (the SDK does not read it again); one that did not goes as bytes, for the SDK's own parse error.
         const init: RequestInit = { method: 'POST', headers: forwardableHeaders(req.headersDistinct), signal: ac.signal };
         if (parsed === undefined) init.body = new Uint8Array(body as Buffer);

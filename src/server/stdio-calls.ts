@@ -31,6 +31,12 @@ type Id = string | number;
 export type CallFn = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) => Promise<CallToolResult>;
 
 
+/** The result with its keys in the order the SDK's result schema writes them, so the bytes are the SDK's. */
+export function inSchemaOrder(result: CallToolResult): CallToolResult {
+  const { _meta, content, structuredContent, isError, ...rest } = result;
+  return { ...(_meta !== undefined ? { _meta } : {}), content, ...(structuredContent !== undefined ? { structuredContent } : {}), ...(isError !== undefined ? { isError } : {}), ...rest } as CallToolResult;
+}
+
 /** A tools/call the SDK would pass to our handler as it is. */
 export function plainCall(m: Msg): m is Msg & { id: Id; params: { name: string; arguments?: Record<string, unknown> } } {
   if (m.method !== 'tools/call' || m.jsonrpc !== '2.0' || !isId(m.id)) return false;
@@ -62,10 +68,7 @@ export class StdioCalls {
       .then((result) => {
         if (this.running.get(id) === ctl) this.running.delete(id);
         if (ctl.signal.aborted) return;
-        // Keys in the order the SDK's result schema writes them, so the bytes are the SDK's.
-        const { _meta, content, structuredContent, isError, ...rest } = result;
-        const ordered = { ...(_meta !== undefined ? { _meta } : {}), content, ...(structuredContent !== undefined ? { structuredContent } : {}), ...(isError !== undefined ? { isError } : {}), ...rest };
-        return this.wire.send({ result: ordered, jsonrpc: '2.0', id } as unknown as JSONRPCMessage);
+        return this.wire.send({ result: inSchemaOrder(result), jsonrpc: '2.0', id } as unknown as JSONRPCMessage);
       })
       .catch((e: Error) => this.log(`shadowcode: ${e.message}`));
     return true;
