@@ -22,39 +22,10 @@
  * content type and body, with the SDK's.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { isPlainObject as isPlain, isRequestId as isId } from '../transport/envelope.js';
-import { SERVER_INFO } from './listing.js';
-import { inSchemaOrder } from './stdio-calls.js';
+import { MODERN, modernResult, type PlainCall, plainModernCall } from './call-shapes.js';
 
-type Msg = Record<string, unknown>;
-
-export const MODERN = '2026-07-28';
-const PV = 'io.modelcontextprotocol/protocolVersion';
-const CAPS = 'io.modelcontextprotocol/clientCapabilities';
-const INFO = 'io.modelcontextprotocol/clientInfo';
-const SERVER = 'io.modelcontextprotocol/serverInfo';
 // A tool name the Mcp-Name header carries as it is (no Base64 sentinel, nothing to trim).
 const PLAIN_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-
-const only = (v: Msg, keys: readonly string[]) => Object.keys(v).every((k) => keys.includes(k));
-
-/** Capabilities of the shapes real clients send: roots (listChanged), and empty sampling, elicitation, experimental. */
-function plainCapabilities(c: unknown): boolean {
-  if (!isPlain(c)) return false;
-  for (const [k, v] of Object.entries(c)) {
-    if (!isPlain(v)) return false;
-    if (k === 'roots') {
-      if (!only(v, ['listChanged']) || (v.listChanged !== undefined && typeof v.listChanged !== 'boolean')) return false;
-    } else if (k !== 'sampling' && k !== 'elicitation' && k !== 'experimental') return false;
-    else if (Object.keys(v).length) return false;
-  }
-  return true;
-}
-
-function plainInfo(i: unknown): boolean {
-  if (!isPlain(i) || !only(i, ['name', 'version']) || typeof i.name !== 'string' || typeof i.version !== 'string') return false;
-  return i.name.length > 0 && i.name.length <= 256 && i.version.length <= 256;
-}
 
 function plainAccept(values: readonly string[] | undefined): boolean {
   if (values?.length !== 1) return false;
@@ -63,28 +34,18 @@ function plainAccept(values: readonly string[] | undefined): boolean {
 }
 
 /** The body and headers of a tools/call the SDK's handler would pass to ours unchanged, in the 2026-07-28 revision. */
-export function plainHttpCall(m: unknown, headers: Record<string, string[] | undefined>): m is Msg & { id: string | number; params: { name: string; arguments?: Record<string, unknown> } } {
-  if (!isPlain(m) || m.jsonrpc !== '2.0' || m.method !== 'tools/call' || !isId(m.id) || !only(m, ['jsonrpc', 'id', 'method', 'params'])) return false;
-  const p = m.params;
-  if (!isPlain(p) || typeof p.name !== 'string' || !PLAIN_NAME.test(p.name) || !only(p, ['name', 'arguments', '_meta'])) return false;
-  if (p.arguments !== undefined && !isPlain(p.arguments)) return false;
-  const meta = p._meta;
-  if (!isPlain(meta) || meta[PV] !== MODERN || !plainCapabilities(meta[CAPS]) || !only(meta, [PV, CAPS, INFO])) return false;
-  if (meta[INFO] !== undefined && !plainInfo(meta[INFO])) return false;
+export function plainHttpCall(m: unknown, headers: Record<string, string[] | undefined>): m is PlainCall {
+  if (!plainModernCall(m) || !PLAIN_NAME.test(m.params.name)) return false;
   for (const name of Object.keys(headers)) {
     if (name.startsWith('mcp-') && name !== 'mcp-protocol-version' && name !== 'mcp-method' && name !== 'mcp-name') return false;
   }
   const one = (name: string) => (headers[name]?.length === 1 ? headers[name][0] : undefined);
-  if (one('mcp-protocol-version') !== MODERN || one('mcp-method') !== 'tools/call' || one('mcp-name') !== p.name) return false;
+  if (one('mcp-protocol-version') !== MODERN || one('mcp-method') !== 'tools/call' || one('mcp-name') !== m.params.name) return false;
   if (one('content-type') !== 'application/json' || !plainAccept(headers.accept)) return false;
   return headers['last-event-id'] === undefined;
 }
 
 /** The response body the SDK writes for `result`: the result stamped as the 2026-07-28 revision requires, then jsonrpc and id. */
 export function modernAnswer(result: CallToolResult, id: string | number): string {
-  const r = inSchemaOrder(result) as Msg;
-  const stamped: Msg = r.resultType === undefined ? { ...r, resultType: 'complete' } : r;
-  const meta = stamped._meta;
-  const out = meta === undefined ? { ...stamped, _meta: { [SERVER]: SERVER_INFO } } : isPlain(meta) && meta[SERVER] === undefined ? { ...stamped, _meta: { ...meta, [SERVER]: SERVER_INFO } } : stamped;
-  return JSON.stringify({ result: out, jsonrpc: '2.0', id });
+  return JSON.stringify({ result: modernResult(result), jsonrpc: '2.0', id });
 }

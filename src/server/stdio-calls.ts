@@ -1,9 +1,10 @@
 /*
  * A steady-state tools/call over stdio, answered without the SDK's generic request path.
  *
- *   message (after the opening, stdio-first.ts) ─► a plain 2025-era tools/call?
+ *   message (after the opening, stdio-first.ts) ─► a plain tools/call of the connection's era?
  *       yes ─► callTool(conn, name, arguments, signal): the same dispatch, gate and audited
  *              decision as the SDK's handler runs ─► { result, jsonrpc, id } ─► stdout
+ *              (2026-07-28: the result stamped as the SDK stamps it, call-shapes.ts)
  *       no  ─► the SDK, as before
  *   notifications/cancelled naming a call taken here ─► its signal aborts and no answer
  *              is sent (what the SDK does for its own); the SDK is told too
@@ -16,11 +17,15 @@
  * string `name` and, if any, a plain-object `arguments`, nothing else (no `_meta`, so no
  * progress token and no 2026 envelope), on a connection whose 2025-era initialize was
  * answered by stdio-first and accepted by the SDK, with telemetry off (its SERVER span is
- * made by the SDK handler's wrapper). Everything else, however close, goes to the SDK.
+ * made by the SDK handler's wrapper). On a connection the SDK pinned to 2026-07-28 (it
+ * answered a request of that revision other than server/discover), the same with the
+ * revision's envelope in `_meta` and nothing else (call-shapes.ts plainModernCall).
+ * Everything else, however close, goes to the SDK.
  * test/server/stdio-calls.test.ts compares each answer with the SDK's, byte for byte.
  */
 import type { CallToolResult, JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { tel } from '../telemetry/hooks.js';
+import { inSchemaOrder, modernResult, type PlainCall, plainModernCall } from './call-shapes.js';
 // Ids a string or an integer, as the SDK accepts them (the transport answers any other before this).
 import { isPlainObject as isPlain, isRequestId as isId } from '../transport/envelope.js';
 
@@ -30,12 +35,6 @@ type Id = string | number;
 /** Runs one tool call as the SDK's tools/call handler would (src/server/dispatch.ts callTool). */
 export type CallFn = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) => Promise<CallToolResult>;
 
-
-/** The result with its keys in the order the SDK's result schema writes them, so the bytes are the SDK's. */
-export function inSchemaOrder(result: CallToolResult): CallToolResult {
-  const { _meta, content, structuredContent, isError, ...rest } = result;
-  return { ...(_meta !== undefined ? { _meta } : {}), content, ...(structuredContent !== undefined ? { structuredContent } : {}), ...(isError !== undefined ? { isError } : {}), ...rest } as CallToolResult;
-}
 
 /** A tools/call the SDK would pass to our handler as it is. */
 export function plainCall(m: Msg): m is Msg & { id: Id; params: { name: string; arguments?: Record<string, unknown> } } {
@@ -56,11 +55,17 @@ export class StdioCalls {
     private readonly wire: Transport,
     private readonly call: CallFn,
     private readonly log: (line: string) => void,
+    /** The revision the SDK pinned the connection to: what a plain call looks like, and how its answer is written. */
+    private readonly era: 'legacy' | 'modern' = 'legacy',
   ) {}
 
   /** Takes the message if it is a plain tools/call (true), else leaves it to the SDK (false). */
   take(m: Msg): boolean {
-    if (this.ended || !plainCall(m) || tel() || this.running.has(m.id)) return false;
+    if (this.ended || !(this.era === 'modern' ? plainModernCall(m) : plainCall(m)) || tel() || this.running.has(m.id as Id)) return false;
+    return this.run(m as PlainCall);
+  }
+
+  private run(m: PlainCall): boolean {
     const { id, params } = m;
     const ctl = new AbortController();
     this.running.set(id, ctl);
@@ -68,7 +73,7 @@ export class StdioCalls {
       .then((result) => {
         if (this.running.get(id) === ctl) this.running.delete(id);
         if (ctl.signal.aborted) return;
-        return this.wire.send({ result: inSchemaOrder(result), jsonrpc: '2.0', id } as unknown as JSONRPCMessage);
+        return this.wire.send({ result: this.era === 'modern' ? modernResult(result) : inSchemaOrder(result), jsonrpc: '2.0', id } as unknown as JSONRPCMessage);
       })
       .catch((e: Error) => this.log(`shadowcode: ${e.message}`));
     return true;

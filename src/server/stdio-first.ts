@@ -9,7 +9,8 @@
  *     load the SDK ─► serveStdio on a relay ─► replay initialize and initialized (the SDK's answer to
  *     the replayed initialize is dropped: the client has ours) ─► what arrived meanwhile, in order
  *     ─► from then on every message goes straight to the SDK, which pins the era as before,
- *        except a plain tools/call once the SDK accepted the initialize answered here (stdio-calls.ts)
+ *        except a plain tools/call once the SDK accepted the initialize answered here, or once
+ *        it answered a 2026-07-28 request other than server/discover (stdio-calls.ts)
  *
  * Loading the SDK (zod schemas for every protocol revision) is about a quarter of a cold start,
  * and a host waits for the tool list before it shows the server ready. Only a message whose every
@@ -26,6 +27,7 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { tel } from '../telemetry/hooks.js';
 import { isPlainObject as isPlain, isRequestId as isId } from '../transport/envelope.js';
+import { MODERN, plainCapabilities } from './call-shapes.js';
 import { type CallFn, StdioCalls } from './stdio-calls.js';
 import { PROTOCOL_REVISIONS } from '../version.js';
 import { capabilities, INSTRUCTIONS, SERVER_INFO, toolList } from './listing.js';
@@ -37,19 +39,6 @@ type Id = string | number;
 export const LEGACY_REVISIONS: readonly string[] = PROTOCOL_REVISIONS.filter((r) => r < '2026');
 
 const only = (v: Msg, keys: readonly string[]) => Object.keys(v).every((k) => keys.includes(k));
-
-/** Capabilities of the shapes real clients send: roots (listChanged), and empty sampling, elicitation, experimental. */
-function plainCapabilities(c: unknown): boolean {
-  if (!isPlain(c)) return false;
-  for (const [k, v] of Object.entries(c)) {
-    if (!isPlain(v)) return false;
-    if (k === 'roots') {
-      if (!only(v, ['listChanged']) || (v.listChanged !== undefined && typeof v.listChanged !== 'boolean')) return false;
-    } else if (k !== 'sampling' && k !== 'elicitation' && k !== 'experimental') return false;
-    else if (Object.keys(v).length) return false;
-  }
-  return true;
-}
 
 function plainInitialize(m: Msg): m is Msg & { id: Id; params: { protocolVersion: string } } {
   const p = m.params;
@@ -76,12 +65,21 @@ export function firstAnswer(m: Msg, initialized: boolean): JSONRPCMessage | unde
   return undefined;
 }
 
+/** A request in the 2026-07-28 revision's envelope, other than the discovery that leaves the era open. */
+function modernRequest(m: Msg): m is Msg & { id: Id } {
+  if (!isId(m.id) || typeof m.method !== 'string' || m.method === 'server/discover' || !isPlain(m.params)) return false;
+  const meta = m.params._meta;
+  return isPlain(meta) && meta['io.modelcontextprotocol/protocolVersion'] === MODERN;
+}
+
 /** What the SDK is served on: the stdio transport, already started, and a way to replay a request unanswered. */
 class Relay implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private drop: { id: Id; done: (answer: Msg) => void } | undefined;
+  /** A request whose answer tells something of the connection (stdio-first's pin watch): seen on its way out. */
+  watched: { readonly id: Id; readonly seen: (answer: Msg) => void } | undefined;
 
   constructor(private readonly wire: Transport) {}
 
@@ -89,6 +87,11 @@ class Relay implements Transport {
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const m = message as unknown as Msg;
+    const w = this.watched;
+    if (w && m.method === undefined && m.id === w.id) {
+      this.watched = undefined;
+      w.seen(m);
+    }
     const d = this.drop;
     if (d && m.method === undefined && m.id === d.id && ('result' in m || 'error' in m)) {
       this.drop = undefined;
@@ -139,6 +142,8 @@ export class StdioOpening {
   private loading: Promise<Served | undefined> | undefined;
   /** Plain tools/call messages answered past the SDK, once it has accepted the initialize answered here. */
   private calls: StdioCalls | undefined;
+  /** How a call is run past the SDK, kept until the connection shows its era (a 2026-07-28 one, watchPin). */
+  private call: CallFn | undefined;
 
   /**
    * `serve` loads the SDK and serves on the transport it is given (serveStdio). `deadlineMs`
@@ -165,7 +170,7 @@ export class StdioOpening {
       if (this.calls) {
         if (this.calls.take(m)) return;
         this.calls.cancelled(m);
-      }
+      } else if (this.call && !this.relay.watched && modernRequest(m)) this.watchPin(m.id);
       return this.relay.onmessage?.(m as unknown as JSONRPCMessage);
     }
     if (this.phase === 'loading') return void this.waiting.push(m);
@@ -187,6 +192,22 @@ export class StdioOpening {
     if (m.method === 'notifications/initialized' && this.initialized && this.said.length === 1 && m.id === undefined) return void this.said.push(m);
     this.waiting.push(m);
     void this.handOver();
+  }
+
+  /**
+   * A 2026-07-28 request other than server/discover pins the SDK's connection to that revision
+   * when the SDK takes it; an answer stamped with that revision's resultType shows it did. From
+   * then on, plain calls of that revision are taken past the SDK.
+   */
+  private watchPin(id: Id): void {
+    const call = this.call;
+    this.relay.watched = {
+      id,
+      seen: (answer) => {
+        const r = answer.result;
+        if (call && !this.calls && !this.closed && isPlain(r) && r.resultType === 'complete') this.calls = new StdioCalls(this.transport, call, this.log, 'modern');
+      },
+    };
   }
 
   /** Loads the SDK once, tells it what the client said, then lets everything through. */
@@ -216,11 +237,15 @@ export class StdioOpening {
       if (!answer || 'error' in answer) this.log(`shadowcode: the MCP server did not accept the initialize already answered: ${JSON.stringify(answer?.error ?? 'no answer').slice(0, 200)}`);
       else accepted = true;
     }
-    // Only on a 2025-era connection opened here (an initialize answered above, the SDK agreeing).
+    // On a 2025-era connection opened here (an initialize answered above, the SDK agreeing); a 2026-era one is watched for (watchPin).
     if (accepted && served.call && !this.closed) this.calls = new StdioCalls(this.transport, served.call, this.log);
+    else if (!accepted) this.call = served.call;
     this.phase = 'through';
     // In order, and before anything newer: no message can arrive between these lines.
-    for (const m of this.waiting.splice(0)) this.relay.onmessage?.(m as unknown as JSONRPCMessage);
+    for (const m of this.waiting.splice(0)) {
+      if (this.call && !this.relay.watched && modernRequest(m)) this.watchPin(m.id);
+      this.relay.onmessage?.(m as unknown as JSONRPCMessage);
+    }
     if (this.closed) this.relay.onclose?.();
     return served;
   }

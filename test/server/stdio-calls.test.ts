@@ -17,8 +17,8 @@ type Conn = Awaited<ReturnType<typeof connection>>;
 
 const OPENING: Msg[] = [INIT, { jsonrpc: '2.0', method: 'notifications/initialized' }];
 
-/** Our stdio opening on a wire, served as `mcp serve` serves it, with `call` counting what is taken past the SDK. */
-async function opened(c: Conn, call?: Served['call']) {
+/** Our stdio opening on a wire, served as `mcp serve` serves it, with `call` counting what is taken past the SDK; nothing said yet. */
+function serving(c: Conn, call?: Served['call']) {
   const wire = new Wire();
   const taken: string[] = [];
   const opening = new StdioOpening(
@@ -37,17 +37,24 @@ async function opened(c: Conn, call?: Served['call']) {
     5000,
   );
   const say = (m: Msg) => wire.onmessage?.(m as unknown as JSONRPCMessage);
-  for (const m of OPENING) say(m);
-  // The first tools/list is answered before the SDK loads; the SDK is there once a ping comes back from it.
-  say({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
-  say({ jsonrpc: '2.0', id: 'ping', method: 'ping' });
-  await wire.sentUntil(() => wire.sent.some((m) => m.id === 'ping'), 5000);
+  /** Says `messages` and waits for the answer to each request among them, as sent. */
   const answers = async (messages: Msg[]) => {
     const ids = messages.filter((m) => m.id !== undefined).map((m) => m.id);
     for (const m of messages) say(m);
     await wire.sentUntil(() => ids.every((id) => wire.sent.some((s) => s.id === id)), 5000);
     return ids.map((id) => JSON.stringify(wire.sent.find((s) => s.id === id)));
   };
+  return { wire, taken, opening, say, answers };
+}
+
+/** The opening after a 2025-era client's initialize and first tools/list, with the SDK loaded. */
+async function opened(c: Conn, call?: Served['call']) {
+  const { wire, taken, opening, say, answers } = serving(c, call);
+  for (const m of OPENING) say(m);
+  // The first tools/list is answered before the SDK loads; the SDK is there once a ping comes back from it.
+  say({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+  say({ jsonrpc: '2.0', id: 'ping', method: 'ping' });
+  await wire.sentUntil(() => wire.sent.some((m) => m.id === 'ping'), 5000);
   return { wire, say, taken, answers, close: () => opening.close() };
 }
 
@@ -55,20 +62,22 @@ async function opened(c: Conn, call?: Served['call']) {
 const same = (s: string) => s.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>');
 const call = (id: number, name: unknown, args?: unknown, extra: Msg = {}): Msg => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, ...(args === undefined ? {} : { arguments: args }), ...extra } });
 
+// Calls of every outcome: answered, an unknown tool, arguments refused, refused by the gate, read, looked up.
+const PLAIN: Array<[string, unknown]> = [
+  ['shadow_status', {}],
+  ['shadow_status', undefined],
+  ['no_such_tool', {}],
+  ['shadow_status', { unexpected: true }],
+  ['shadow_memory', { action: 'append', text: 'refused: this connection may not write' }],
+  ['shadow_memory', { action: 'read' }],
+  ['shadow_why', { decision_id: '00000000-0000-4000-8000-000000000000' }],
+];
+
 t.test('a plain tools/call is answered past the SDK, byte for byte as the SDK answers it', async (t) => {
   const sb = sandbox('calls-same');
   const c = await connection(sb);
   t.teardown(() => c.close());
-  const calls = [
-    call(11, 'shadow_status', {}),
-    call(12, 'shadow_status'),
-    call(13, 'no_such_tool', {}),
-    call(14, 'shadow_status', { unexpected: true }),
-    call(15, 'shadow_memory', { action: 'append', text: 'refused: this connection may not write' }),
-    call(16, 'shadow_memory', { action: 'read' }),
-    call(17, 'shadow_why', { decision_id: '00000000-0000-4000-8000-000000000000' }),
-    { ...call(18, 'shadow_status', {}), id: 'a string id' },
-  ];
+  const calls = [...PLAIN.map(([name, args], i) => call(11 + i, name, args)), { ...call(18, 'shadow_status', {}), id: 'a string id' }];
   const o = await opened(c);
   t.teardown(() => o.close());
   const ours = await o.answers(calls);
@@ -153,4 +162,80 @@ t.test('over a real stdio connection the answers are the same, and each call is 
   const { readAudit } = await import('../../src/store/audit.js');
   const decided = readAudit(audit.engine.db(), { kinds: ['decision'], limit: 1000 }).filter((r) => (r.body as Msg).action === 'tool:shadow_status');
   t.equal(decided.length, 2, 'both calls were decided and recorded by the gate');
+});
+
+// The 2026-07-28 revision over stdio: no initialize; every request carries the revision's envelope.
+const META: Msg = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const DISCOVER: Msg = { jsonrpc: '2.0', id: 'discover', method: 'server/discover', params: { _meta: META } };
+const mcall = (id: number | string, name: unknown, args?: unknown, meta: Msg = META, extra: Msg = {}): Msg => call(id as number, name, args, { _meta: meta, ...extra });
+
+/** Our stdio opening, opened by a 2026-07-28 client: discovery, then `first` (which pins the era). */
+async function openedModern(c: Conn, first: Msg[]) {
+  const { taken, opening, answers } = serving(c);
+  const opened = await answers([DISCOVER, ...first]);
+  return { taken, answers, opened, close: () => opening.close() };
+}
+
+t.test('on a connection the SDK pinned to 2026-07-28, a plain call is answered past it, byte for byte as the SDK answers it', async (t) => {
+  const sb = sandbox('calls-modern');
+  const c = await connection(sb);
+  t.teardown(() => c.close());
+  const pin = { jsonrpc: '2.0', id: 'pin', method: 'tools/list', params: { _meta: META } };
+  const calls = [
+    ...PLAIN.map(([name, args], i) => mcall(11 + i, name, args)),
+    mcall(18, 'shadow_status', {}, { ...META, 'io.modelcontextprotocol/clientInfo': { name: 'host', version: '2.0' } }),
+    mcall(19, 'shadow_status', {}, { ...META, 'io.modelcontextprotocol/clientCapabilities': { roots: { listChanged: true }, sampling: {} } }),
+    { ...mcall(20, 'shadow_status', {}), id: 'a string id' },
+  ];
+  const o = await openedModern(c, [pin]);
+  t.teardown(() => o.close());
+  t.match(JSON.parse(o.opened[1]!), { result: { resultType: 'complete' } }, 'the SDK answered the pinning request in the 2026-07-28 revision');
+  const ours = await o.answers(calls);
+  t.same(o.taken, calls.map((m) => (m.params as Msg).name), 'every one of them was taken past the SDK');
+  const sdk = await sdkAnswers(c.conn, [DISCOVER, pin, ...calls]);
+  t.same(ours.map(same), sdk.slice(2).map(same));
+  t.match(JSON.parse(ours[0]!).result, { resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'shadowcode' } } });
+  t.match(JSON.parse(ours[4]!).result, { isError: true, structuredContent: { error: { code: /^SC_POLICY_/ } } }, 'a refusal is decided by the gate on this path too');
+});
+
+t.test('a 2026-07-28 connection: nothing is taken before the SDK pins it, and near misses go to the SDK', async (t) => {
+  const sb = sandbox('calls-modern-sdk');
+  const c = await connection(sb);
+  t.teardown(() => c.close());
+  // The first call after discovery is the SDK's (it pins the era); the second is plain and taken.
+  const first = mcall(10, 'shadow_status', {});
+  const odd = [
+    mcall(11, 'shadow_status', {}, { ...META, progressToken: 'p1' }),
+    mcall(12, 'shadow_status', {}, { ...META, 'io.modelcontextprotocol/clientInfo': { name: 'host', version: '2.0', title: 'Host' } }),
+    mcall(13, 'shadow_status', {}, { ...META, 'example.com/extra': 1 }),
+    mcall(14, 'shadow_status', {}, { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }),
+    mcall(15, 'shadow_status', {}, META, { extra: 1 }),
+    call(16, 'shadow_status', {}),
+  ];
+  const o = await openedModern(c, [first]);
+  t.teardown(() => o.close());
+  t.same(o.taken, [], 'the pinning call went to the SDK');
+  const ours = await o.answers([...odd, mcall(17, 'shadow_status', {})]);
+  t.same(o.taken, ['shadow_status'], 'only the plain call after the pin was taken');
+  const sdk = await sdkAnswers(c.conn, [DISCOVER, first, ...odd, mcall(17, 'shadow_status', {})]);
+  t.same(ours.map(same), sdk.slice(2).map(same));
+  t.match(JSON.parse(ours[3]!), { error: { code: -32602 } }, 'an envelope without capabilities is the SDK\'s invalid params');
+  t.ok(JSON.parse(ours[5]!).error, 'a 2025-shaped call on a 2026 connection is refused by the SDK');
+});
+
+t.test('a 2025-era connection the SDK opened is never taken for a 2026 one, whatever its requests carry', async (t) => {
+  const sb = sandbox('calls-legacy-meta');
+  const c = await connection(sb);
+  t.teardown(() => c.close());
+  // An initialize the opening leaves to the SDK (a capability it does not answer for): no legacy fast path either.
+  const init = { ...INIT, id: 'init', params: { ...(INIT.params as Msg), capabilities: { tasks: {} } } };
+  const { wire, taken, opening } = serving(c);
+  t.teardown(() => opening.close());
+  const msgs = [init, { jsonrpc: '2.0', method: 'notifications/initialized' }, mcall(21, 'shadow_status', {}), mcall(22, 'shadow_status', {}), mcall(23, 'shadow_status', {})];
+  for (const m of msgs.slice(0, 3)) wire.onmessage?.(m as unknown as JSONRPCMessage);
+  await wire.sentUntil(() => wire.sent.some((s) => s.id === 21), 5000);
+  t.notOk((wire.sent.find((s) => s.id === 21)?.result as Msg | undefined)?.resultType, 'the SDK answered it in the 2025 revision');
+  for (const m of msgs.slice(3)) wire.onmessage?.(m as unknown as JSONRPCMessage);
+  await wire.sentUntil(() => [22, 23].every((id) => wire.sent.some((s) => s.id === id)), 5000);
+  t.same(taken, [], 'nothing was taken past the SDK');
 });
