@@ -24,7 +24,8 @@ const CAPS = 'io.modelcontextprotocol/clientCapabilities';
 const INFO = 'io.modelcontextprotocol/clientInfo';
 const SERVER = 'io.modelcontextprotocol/serverInfo';
 
-const only = (v: Msg, keys: readonly string[]) => Object.keys(v).every((k) => keys.includes(k));
+/** Whether every key of `v` is one of `keys`. */
+export const only = (v: Msg, keys: readonly string[]) => Object.keys(v).every((k) => keys.includes(k));
 
 /** Capabilities of the shapes real clients send: roots (listChanged), and empty sampling, elicitation, experimental. */
 export function plainCapabilities(c: unknown): boolean {

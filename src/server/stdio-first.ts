@@ -27,7 +27,7 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { tel } from '../telemetry/hooks.js';
 import { isPlainObject as isPlain, isRequestId as isId } from '../transport/envelope.js';
-import { MODERN, plainCapabilities } from './call-shapes.js';
+import { MODERN, only, plainCapabilities } from './call-shapes.js';
 import { type CallFn, StdioCalls } from './stdio-calls.js';
 import { PROTOCOL_REVISIONS } from '../version.js';
 import { capabilities, INSTRUCTIONS, SERVER_INFO, toolList } from './listing.js';
@@ -38,7 +38,6 @@ type Id = string | number;
 /** The 2025-era revisions: an initialize that asks for one of them is answered with it. */
 export const LEGACY_REVISIONS: readonly string[] = PROTOCOL_REVISIONS.filter((r) => r < '2026');
 
-const only = (v: Msg, keys: readonly string[]) => Object.keys(v).every((k) => keys.includes(k));
 
 function plainInitialize(m: Msg): m is Msg & { id: Id; params: { protocolVersion: string } } {
   const p = m.params;
