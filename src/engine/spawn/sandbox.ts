@@ -138,11 +138,14 @@ export interface SandboxPlan extends Confinement {
  * behind: an entry of the second kind. A link the command line made (a private cache's link
  * into its folder, a link on the way to a PATH folder) can be removed or replaced, unlike a mount
  * point: first `v` checks that each is still a link to what it was made to lead to (`$l`; `-ef`:
- * the same file), else find runs; then the look skips them as it skips mount points. find lists no
+ * the same file), else find runs; then the look skips them as it skips mount points. Since a known
+ * entry is a mount point or a link `v` has just checked, the look names it without a stat, and
+ * lists each folder with two patterns (`.*` and `*`; `.` and `..` skipped, an unmatched pattern
+ * left as it is): the fewer calls, the cheaper every start. find lists no
  * link that leads into the project's private caches (`$c`): what is there is kept, and a cache's
  * own link moved aside with a folder renamed above it is not the command's file.
  */
-const WALK = 'w() { for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do if [ -L "$e" ]; then case "$k" in *"\n$e\n"*) continue;; esac; return 1; fi; [ -e "$e" ] || continue; case "$k" in *"\n$e\n"*) continue;; esac; [ -d "$e" ] || return 1; case "$a" in *"\n$e\n"*) w "$e" || return 1;; *) return 1;; esac; done; }';
+const WALK = 'w() { for e in "$1"/.* "$1"/*; do case "$k" in *"\n$e\n"*) continue;; esac; case "$a" in *"\n$e\n"*) ! [ -L "$e" ] && [ -d "$e" ] && w "$e" && continue; return 1;; esac; case "$e" in "$1/." | "$1/..") continue;; "$1/*" | "$1/.*") [ -e "$e" ] || [ -L "$e" ] || continue;; esac; return 1; done; }';
 /** Each link the command line made is still a link, to what it was made to lead to (`$l`: a link and its target, a line each). */
 const LINKS = 'v() { o=$IFS; IFS=\'\n\'; set -f; set -- $l; IFS=$o; set +f; while [ $# -gt 1 ]; do [ -L "$1" ] && [ "$1" -ef "$2" ] || return 1; shift 2; done; }';
 const REPORT = `trap : TERM INT HUP; f=$1 h=$2 k=$3 a=$4 l=$5 c=$6; shift 6; "$@"; s=$?; ${WALK}; ${LINKS}; v && { [ -z "$h" ] || w "$h"; } && w /tmp || find \${h:+"$h"} /tmp -xdev \\( -type f -o -type l ! -lname "$c" \\) -fprint "$f" 2>/dev/null; exit $s`;
