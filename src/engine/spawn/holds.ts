@@ -186,11 +186,19 @@ export interface Hold {
   release(): void;
 }
 
+/** Each project's registry name: a hash of its path, worked out once (a name only, no file system fact). */
+const keys = new Map<string, string>();
+const keyOf = (project: string): string => {
+  let key = keys.get(project);
+  if (key === undefined) keys.set(project, (key = createHash('sha256').update(project).digest('hex').slice(0, 32)));
+  return key;
+};
+
 /** Makes sure every protected path in the project exists before a sandbox binds it read-only. */
 export function holdProtected(project: string, paths: readonly string[], profileDir: string | null, L: HoldLimits): Hold {
   const linger = L.placeholder_linger_ms;
   const dir = registryDir(profileDir);
-  const key = createHash('sha256').update(project).digest('hex').slice(0, 32);
+  const key = keyOf(project);
   const file = join(dir, `sandbox-holds.${key}.json`);
   const lock = join(dir, `sandbox-holds.${key}.lock`);
   const made: Placeholder[] = [];
