@@ -16,7 +16,8 @@
  * replaced, and inside the sandbox it may lead nowhere); what it leads to is, where that
  * is visible and writable inside.
  */
-import { realpathSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { realPath } from '../../util/confine.js';
 import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
@@ -36,7 +37,7 @@ export function expandHome(p: string, home: string | undefined): string | null {
 
 function realQuiet(p: string): string | null {
   try {
-    return realpathSync(p);
+    return realPath(p);
   } catch {
     return null;
   }

@@ -20,7 +20,8 @@
  * The hidden list, the profile and the project are applied by the caller (sandboxArgv):
  * nothing here is a grant, and a hidden path inside what is found is covered again there.
  */
-import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, statSync } from 'node:fs';
+import { realPath } from '../../util/confine.js';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
@@ -60,7 +61,7 @@ const exists = (p: string) => {
 function real(p: string): string | null {
   if (!lstatSync(p, { throwIfNoEntry: false })) return null;
   try {
-    return realpathSync(p);
+    return realPath(p);
   } catch {
     return null;
   }
