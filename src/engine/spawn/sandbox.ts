@@ -198,10 +198,16 @@ function statQuiet(p: string): ReturnType<typeof statSync> {
   }
 }
 
+/** The last PATH parsed, and its absolute folders in order, each once (a folder named twice answers the same twice). */
+let parsed: { path: string; dirs: readonly string[] } | null = null;
+function searchDirs(path: string): readonly string[] {
+  if (parsed?.path !== path) parsed = { path, dirs: [...new Set(path.split(delimiter).filter((d) => d && isAbsolute(d)))] };
+  return parsed.dirs;
+}
+
 /** An executable file of that name in PATH's absolute directories. */
 export function findOnPath(name: string, path: string): string | null {
-  for (const dir of path.split(delimiter)) {
-    if (!dir || !isAbsolute(dir)) continue;
+  for (const dir of searchDirs(path)) {
     const p = join(dir, name);
     // No exception for the common miss: a thrown ENOENT per PATH entry was most of a spawn's own cost.
     if (!statQuiet(p)?.isFile()) continue;
@@ -238,6 +244,23 @@ function resolveCommand(cmd: string, cwd: string, find: Lookup): string | null {
 }
 
 const exists = (p: string) => statQuiet(p) !== undefined;
+
+/** What one start asks about paths (real path, whether there), each asked once: nothing changes them while its command line is built. */
+export interface PathFacts {
+  readonly real: (p: string) => string;
+  readonly exists: (p: string) => boolean;
+}
+function once<T>(look: (p: string) => T): (p: string) => T {
+  const known = new Map<string, T>();
+  return (p) => {
+    if (known.has(p)) return known.get(p) as T;
+    const v = look(p);
+    known.set(p, v);
+    return v;
+  };
+}
+/** Fresh for each start: never an answer kept from an earlier one (a folder may have gone, a link changed). */
+export const pathFacts = (): PathFacts => ({ real: once(real), exists: once(exists) });
 
 /** Why a command cannot start (ENOENT, EACCES), as spawn would say it; null when it can. Inside bwrap the reason would be lost in bwrap's own exit. */
 export function commandError(cmd: string, cwd: string, path: string, find: Lookup = pathLookup(path)): string | null {
@@ -319,7 +342,8 @@ function addPackage(roots: Set<string>, root: string): void {
  * A user's own definition (a server, a runner) also gets the folders of the
  * absolute paths its argv names (the script it runs, a config file).
  */
-export function startupRoots(argv: readonly string[], cwd: string, env: Record<string, string>, policy: SandboxPolicy, trusted: boolean, find: Lookup = pathLookup(env.PATH ?? '')): string[] {
+export function startupRoots(argv: readonly string[], cwd: string, env: Record<string, string>, policy: SandboxPolicy, trusted: boolean, find: Lookup = pathLookup(env.PATH ?? ''), facts: PathFacts = pathFacts()): string[] {
+  const { real, exists } = facts;
   const home = env.HOME;
   const roots = new Set<string>();
   const addExe = (cmd: string) => {
@@ -486,6 +510,8 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   const hidden = hiddenPaths(plan.policy, home);
   // Each looked up once for this start (the covers below ask again): about 50 paths, nearly all missing.
   const absent = absentInHome(home);
+  const facts = pathFacts();
+  const real = facts.real;
   const realHidden = new Map(hidden.map((h) => [h, absent(h) ? h : real(h)]));
   const realOf = (p: string) => realHidden.get(p) ?? real(p);
   const hiddenAll = [...new Set([...hidden, ...realHidden.values()])];
@@ -504,7 +530,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     shown.push(p);
   }
   const extra = (plan.readable ?? []).filter((r) => isAbsolute(r) && r !== '/' && existsSync(r));
-  const roots = [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra];
+  const roots = [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find, facts), ...extra];
   for (const root of roots) {
     if (plan.project && within(real(root), plan.project)) continue;
     if (bound.some((b) => within(root, b))) continue;
