@@ -63,8 +63,13 @@ export function mayPointInward(grant: ActiveHost, host: string): boolean {
 }
 
 /** The hidden list of policy/sandbox.json as absolute paths (those under ~/ only when the home is known). */
-export function hiddenPaths(policy: SandboxPolicy, home: string | undefined): string[] {
-  return policy.hidden.map((p) => expandHome(p, home)).filter((p): p is string => p !== null && isAbsolute(p));
+/** The last answer, by the policy's list and the home: names only, asked several times per start. */
+let lastHidden: { list: readonly string[]; home: string | undefined; paths: readonly string[] } | null = null;
+export function hiddenPaths(policy: SandboxPolicy, home: string | undefined): readonly string[] {
+  if (lastHidden && lastHidden.list === policy.hidden && lastHidden.home === home) return lastHidden.paths;
+  const paths = Object.freeze(policy.hidden.map((p) => expandHome(p, home)).filter((p): p is string => p !== null && isAbsolute(p)));
+  lastHidden = { list: policy.hidden, home, paths };
+  return paths;
 }
 
 export interface GrantContext {

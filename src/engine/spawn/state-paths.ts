@@ -28,7 +28,12 @@ export interface NamedLimits {
   readonly state_named_paths: number;
 }
 
-export const within = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+/** `child` is `parent` or below it. No string is made: a start asks this some thousand times. */
+export const within = (child: string, parent: string): boolean => {
+  if (child === parent) return true;
+  if (parent.endsWith(sep)) return child.startsWith(parent);
+  return child.length > parent.length && child[parent.length] === sep && child.startsWith(parent);
+};
 
 export function expandHome(p: string, home: string | undefined): string | null {
   if (!p.startsWith('~/')) return p;
