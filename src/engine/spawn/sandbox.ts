@@ -29,7 +29,7 @@ import { realOrSelf as real } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { type CachePlan, cacheArgs } from './caches.js';
 import { type Boundary, cover, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
-import { absentInHome, expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
+import { absentInHome, expandHome, guardedStatePaths, type HomeLook, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 import { type ToolchainView, toolchainView } from './toolchains.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
@@ -110,6 +110,8 @@ export interface SandboxPlan extends Confinement {
   readonly pathEntries?: number;
   /** The project's private package caches (caches.ts); none when not given. */
   readonly caches?: CachePlan;
+  /** The start's listing of the home (absentInHome), taken before its caches were made and kept true since; listed here when not given. */
+  readonly homeLook?: HomeLook;
   /**
    * The protected paths (relative, protected-scan.ts) found in each folder granted writable: a
    * repository or a host config there is held read-only like the project's own.
@@ -509,7 +511,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // project from here, nothing in a hidden path, and a hidden path inside one is covered again.
   const hidden = hiddenPaths(plan.policy, home);
   // Each looked up once for this start (the covers below ask again): about 50 paths, nearly all missing.
-  const absent = absentInHome(home);
+  const absent = plan.homeLook ?? absentInHome(home);
   const facts = pathFacts();
   const real = facts.real;
   const realHidden = new Map(hidden.map((h) => [h, absent(h) ? h : real(h)]));

@@ -59,17 +59,36 @@ export function usableHome(home: string | undefined): string | undefined {
  * them absent, instead of a lookup each. Anything else (outside the home, the home unreadable)
  * is not known to be absent, and is looked up as before.
  */
-export function absentInHome(anyHome: string | undefined): (p: string) => boolean {
+export function absentInHome(anyHome: string | undefined): HomeLook {
   const home = usableHome(anyHome);
   const listed = home ? listDirNoFollow(home) : null;
-  if (!home || !listed) return () => false;
+  if (!home || !listed) return Object.assign(() => false, { made: () => {} });
   const present = new Set(listed.map((e) => e.name));
-  return (p) => {
+  const first = (p: string): string | null => {
     const rel = relative(home, p);
-    if (!rel || rel.startsWith('..') || isAbsolute(rel)) return false;
-    return !present.has(rel.split(sep)[0] as string);
+    if (!rel || rel.startsWith('..') || isAbsolute(rel)) return null;
+    return rel.split(sep)[0] as string;
   };
+  return Object.assign(
+    (p: string) => {
+      const name = first(p);
+      return name !== null && !present.has(name);
+    },
+    {
+      made: (dir: string) => {
+        const name = first(dir);
+        if (name !== null) present.add(name);
+      },
+    },
+  );
 }
+
+/**
+ * absentInHome's answer, kept through one start (the caches, then the command line: one listing,
+ * not two). `made(dir)`: a folder the start itself made since, so that the answer stays what a
+ * new listing would say.
+ */
+export type HomeLook = ((p: string) => boolean) & { readonly made: (dir: string) => void };
 
 function listed(table: Record<string, string[]>, keys: readonly string[], anyHome: string | undefined): string[] {
   const home = usableHome(anyHome);
