@@ -21,7 +21,7 @@
  * Everything is a real, project-relative path ('/'-separated). A link is never
  * followed by the scan itself, only resolved once to see where it leads.
  */
-import { lstatSync } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { dirStamp, listDirNoFollow, readUserFile } from '../util/safe-read.js';
 import { insideProject, realPath } from '../util/confine.js';
@@ -51,8 +51,21 @@ export interface ProtectedLayout {
 
 const slashed = (p: string) => (sep === '/' ? p : p.split(sep).join('/'));
 
-function kindOf(abs: string): EntryKind {
+/**
+ * One protectedLayout call's lstat answers: it makes nothing, so each holds until it returns (a
+ * repository's .git was looked at three times: the literal, the repository around, its config).
+ */
+let scanLook: Map<string, Stats | undefined> | null = null;
+function look(abs: string): Stats | undefined {
+  if (!scanLook) return lstatSync(abs, { throwIfNoEntry: false });
+  if (scanLook.has(abs)) return scanLook.get(abs);
   const st = lstatSync(abs, { throwIfNoEntry: false });
+  scanLook.set(abs, st);
+  return st;
+}
+
+function kindOf(abs: string): EntryKind {
+  const st = look(abs);
   if (!st) return 'missing';
   return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
 }
@@ -160,6 +173,16 @@ function compile(policy: Policy): Compiled {
  * project (the literals and the names there), for a caller that cannot afford more.
  */
 export function protectedLayout(policy: Policy, project: string, opts: { scan?: boolean; home?: string } = {}): ProtectedLayout {
+  const outer = scanLook;
+  scanLook = new Map();
+  try {
+    return layoutNow(policy, project, opts);
+  } finally {
+    scanLook = outer;
+  }
+}
+
+function layoutNow(policy: Policy, project: string, opts: { scan?: boolean; home?: string }): ProtectedLayout {
   const c = compile(policy);
   const L = policy.limits.protection;
   const entries = new Map<string, ProtectedEntry>();
@@ -247,7 +270,7 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
  */
 function gitText(file: string, cap: number, kind: string): string | null {
   try {
-    if (!lstatSync(file, { throwIfNoEntry: false })) return null;
+    if (!look(file)) return null;
     return readUserFile(file, { cap, kind, overflow: 'truncate' }).bytes.toString('utf8');
   } catch {
     return null;
@@ -278,17 +301,17 @@ function commonDirOf(project: string, dir: string, cap: number): string | null {
  * the project reads that repository's config, so what it names inside the project counts.
  */
 export function enclosingGit(project: string): string | null {
-  if (lstatSync(join(project, '.git'), { throwIfNoEntry: false })) return null;
+  if (look(join(project, '.git'))) return null;
   for (let dir = dirname(project); ; dir = dirname(dir)) {
     const dotGit = join(dir, '.git');
-    if (lstatSync(dotGit, { throwIfNoEntry: false })) return dotGit;
+    if (look(dotGit)) return dotGit;
     if (dirname(dir) === dir) return null;
   }
 }
 
 /** The config files of the repository whose .git entry is `dotGit` (a folder, or a file naming the real one). */
 function configFiles(dotGit: string, cap: number): string[] {
-  const st = lstatSync(dotGit, { throwIfNoEntry: false });
+  const st = look(dotGit);
   if (!st) return [];
   let gitdir = dotGit;
   if (st.isFile()) {
