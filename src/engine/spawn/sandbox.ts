@@ -22,7 +22,7 @@
  * home comes before the project (a project under the home reappears) and the
  * cover over the profile comes last (a profile inside the project disappears).
  */
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { realOrSelf as real } from '../../util/confine.js';
@@ -98,6 +98,8 @@ export interface SandboxPlan extends Confinement {
    * to, what git config names (policy/protected-paths.json, src/policy/protected-scan.ts).
    */
   readonly protectedBinds?: readonly string[];
+  /** Project paths (absolute) this start's holds just found there, with their lstat (holds.ts): not looked at again. */
+  readonly protectedSeen?: ReadonlyMap<string, Stats>;
   /** Sizes and the process bound; without them the tmpfs folders are the kernel's default size. */
   readonly bounds?: SandboxBounds;
   /** What the user granted beyond the defaults, already checked (grants.ts). */
@@ -469,15 +471,16 @@ function linkBetween(base: string, path: string): boolean {
  * first, still writable: a mount point cannot be renamed, so `lib/` cannot be moved aside
  * with its read-only `.git` and a new one put in its place. Pins go outer first and all
  * before the read-only binds, and never over a folder holding something mounted earlier in
- * `before` (a pin would show the host's writable folder over it).
+ * `before` (a pin would show the host's writable folder over it). `seen`: what this start's holds
+ * just found there (holds.ts), not looked at again.
  */
-function protectedArgs(project: string, rels: readonly string[], before: readonly string[]): string[] {
+function protectedArgs(project: string, rels: readonly string[], before: readonly string[], seen?: ReadonlyMap<string, Stats>): string[] {
   const earlier: string[] = [];
   for (let i = 0; i < before.length - 2; i++) if (before[i] === '--ro-bind' || before[i] === '--bind') earlier.push(before[i + 2] as string);
   const binds: string[] = [];
   for (const rel of new Set(rels)) {
     const abs = join(project, rel);
-    const st = lstatSync(abs, { throwIfNoEntry: false });
+    const st = seen?.get(abs) ?? lstatSync(abs, { throwIfNoEntry: false });
     if (!st || st.isSymbolicLink() || !within(abs, project) || abs === project || linkBetween(project, dirname(abs))) continue;
     if (binds.some((b) => within(abs, b))) continue;
     binds.push(abs);
@@ -604,7 +607,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates, ...installs], open));
   // The project's protected paths after that: a folder bound above to pin a protected state
   // file (a project that is the home) must not make them writable again.
-  if (plan.project) out.push(...protectedArgs(plan.project, [...protectedProjectPaths(plan.policy), ...(plan.protectedBinds ?? [])], out));
+  if (plan.project) out.push(...protectedArgs(plan.project, [...protectedProjectPaths(plan.policy), ...(plan.protectedBinds ?? [])], out, plan.protectedSeen));
   // The same in each folder granted writable (a sibling checkout has its own .git); never what holds
   // or lies in the project, which is held above.
   for (const g of plan.grantProtected ?? []) {
