@@ -64,7 +64,15 @@ export function absentInHome(anyHome: string | undefined): HomeLook {
   const listed = home ? listDirNoFollow(home) : null;
   if (!home || !listed) return Object.assign(() => false, { made: () => {} });
   const present = new Set(listed.map((e) => e.name));
+  // A plain path below a plain home: its first name is a slice (relative() resolves both and makes
+  // several strings, ~50 times per start); anything else is asked of relative() as before.
+  const fast = sep === '/' && normalize(home) === home && !home.endsWith(sep);
   const first = (p: string): string | null => {
+    if (fast && p.length > home.length + 1 && p[home.length] === sep && p.startsWith(home) && plain(p)) {
+      const end = p.indexOf(sep, home.length + 1);
+      const name = end < 0 ? p.slice(home.length + 1) : p.slice(home.length + 1, end);
+      return name.startsWith('..') ? null : name;
+    }
     const rel = relative(home, p);
     if (!rel || rel.startsWith('..') || isAbsolute(rel)) return null;
     return rel.split(sep)[0] as string;
@@ -82,6 +90,9 @@ export function absentInHome(anyHome: string | undefined): HomeLook {
     },
   );
 }
+
+/** An absolute path that normalize() leaves as it is: no empty, `.` or `..` part, no slash at the end. */
+const plain = (p: string) => p[0] === '/' && !p.includes('//') && !p.includes('/./') && !p.includes('/../') && !p.endsWith('/.') && !p.endsWith('/..') && !p.endsWith('/');
 
 /**
  * absentInHome's answer, kept through one start (the caches, then the command line: one listing,
