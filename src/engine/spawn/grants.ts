@@ -219,13 +219,17 @@ export function cover(path: string): string[] {
 export function coverHidden(hidden: readonly string[], shown: readonly string[], realOf: (p: string) => string = real): string[] {
   const args: string[] = [];
   const covered = new Set<string>();
+  const coverAt = (at: string, h: string) => {
+    if (covered.has(at) || !shown.some((p) => within(at, p) && at !== p)) return;
+    covered.add(at);
+    if (at === h && lstatSync(h, { throwIfNoEntry: false })?.isSymbolicLink()) return;
+    args.push(...cover(at));
+  };
+  // The path, then its real path when that differs (no set made per path: about fifty per start).
   for (const h of hidden) {
-    for (const at of new Set([h, realOf(h)])) {
-      if (covered.has(at) || !shown.some((p) => within(at, p) && at !== p)) continue;
-      covered.add(at);
-      if (at === h && lstatSync(h, { throwIfNoEntry: false })?.isSymbolicLink()) continue;
-      args.push(...cover(at));
-    }
+    const r = realOf(h);
+    coverAt(h, h);
+    if (r !== h) coverAt(r, h);
   }
   return args;
 }
