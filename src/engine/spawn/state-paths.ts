@@ -146,6 +146,8 @@ export function namedPaths(file: string, anyHome: string | undefined, L: NamedLi
 export function guardedStatePaths(policy: SandboxPolicy, keys: readonly string[], anyHome: string | undefined, project: string | null, L: NamedLimits): string[] {
   const home = usableHome(anyHome);
   const paths = listed(policy.tool_state_read_only, keys, home);
+  // Nothing listed (a command no one reviewed: no keys), nothing named: no real path to look up.
+  if (paths.length === 0) return [];
   const places = [home, home && realQuiet(home), project].filter((p): p is string => !!p);
   const named = paths
     .flatMap((p) => namedPaths(p, home, L))
@@ -195,6 +197,8 @@ export function privateStatePaths(policy: SandboxPolicy, keys: readonly string[]
  * (a mount point cannot be renamed) and a new one put in its place.
  */
 export function readOnlyStateArgs(paths: readonly string[], open: readonly string[]): string[] {
+  // Nothing to hold: no area's real path is needed.
+  if (paths.length === 0) return [];
   const all = open.map((w) => ({ w, real: realQuiet(w) })).filter((a): a is { w: string; real: string } => a.real !== null);
   const areas = all.filter((a, i) => a.real === a.w || !all.some((b, j) => j > i && within(a.w, b.w)));
   const views = new Map<string, string>(); // view ─► the area it is in
