@@ -6,13 +6,9 @@
  * the flag (Node has no fcntl) or close them here (someone may use them), so
  * the child gets them replaced, and bwrap closes them:
  *
- *   sealed(argv, stdio, at) ─► the descriptors N above 2 it could inherit:
- *     argv[at] is bwrap ─► openFds(): every name in /proc/self/fd above 2, whatever its
- *       flags (one listing; reading each one's fdinfo was most of a start's descriptor work,
- *       and covering a close-on-exec one too is harmless: exec would have closed it anyway)
- *     no bwrap ─► inheritableFds(): each /proc/self/fdinfo/N above 2 whose flags lack
- *       O_CLOEXEC (what stays open in the child is exactly what it would have inherited)
- *   ─► stdio: N ─► /dev/null (read-only) in the child, so nothing of the original reaches it
+ *   inheritableFds(): each /proc/self/fdinfo/N above 2 whose flags lack O_CLOEXEC
+ *   sealed(argv, stdio, at) ─► stdio: N ─► /dev/null (read-only) in the child, so
+ *     nothing of the original reaches it
  *     argv[at] is bwrap ─► `--args N` for each N: bwrap reads its (empty) extra
  *     arguments from N and closes it before anything runs inside ─► fds 0-2 only
  *     no bwrap (unsandboxed) ─► N stays open on /dev/null: writes fail, reads end
@@ -71,28 +67,6 @@ export function inheritableFds(): number[] {
   return out.sort((a, b) => a - b);
 }
 
-/**
- * Every descriptor above stderr, close-on-exec or not (Linux; none elsewhere, where there is no
- * sandbox either): for a start through bwrap, which closes each one it is told of. A superset of
- * inheritableFds() by construction, so nothing inherited can be missed; the listing's own
- * descriptor is among them (covering it costs nothing).
- */
-export function openFds(): number[] {
-  if (process.platform !== 'linux') return [];
-  let names: string[];
-  try {
-    names = readdirSync('/proc/self/fd');
-  } catch {
-    return [];
-  }
-  const out: number[] = [];
-  for (const name of names) {
-    const fd = Number(name);
-    if (Number.isInteger(fd) && fd > 2) out.push(fd);
-  }
-  return out.sort((a, b) => a - b);
-}
-
 let devNull: number | null = null;
 
 /** open(2)'s O_TMPFILE on Linux (x86-64, arm64): a file in that folder's file system that no folder lists. */
@@ -131,12 +105,10 @@ function programFd(filter: Buffer): number | null {
  * argv and stdio for a spawn that passes on nothing but its own stdio: every
  * inherited descriptor is /dev/null in the child, and where argv[at] is bwrap,
  * bwrap closes each before the sandbox starts. `at` is null without a sandbox.
- * `fds` (found here when not given): with bwrap every open descriptor above 2,
- * without it only the inheritable ones (those stay open on /dev/null).
  * With a syscall filter (and bwrap), the child gets it on a descriptor of its own:
  * call feed(child) once it is spawned (it closes this process's copy, or fills the pipe).
  */
-export function sealed(argv: readonly string[], stdio: StdioOptions, at: number | null, fds: readonly number[] = at === null ? inheritableFds() : openFds(), filter: Buffer | null = null): { argv: string[]; stdio: StdioOptions; feed: (child?: ChildProcess) => void } {
+export function sealed(argv: readonly string[], stdio: StdioOptions, at: number | null, fds: readonly number[] = inheritableFds(), filter: Buffer | null = null): { argv: string[]; stdio: StdioOptions; feed: (child?: ChildProcess) => void } {
   const out: Array<Exclude<StdioOptions, string>[number]> = typeof stdio === 'string' ? [stdio, stdio, stdio] : [...stdio];
   // Above 2, 'ignore' leaves the inherited descriptor in place: only what the caller passes on purpose is kept.
   const taken = fds.filter((fd) => out[fd] === undefined || out[fd] === null || out[fd] === 'ignore');
