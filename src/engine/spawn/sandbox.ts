@@ -25,7 +25,7 @@
 import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
-import { realOrSelf as real } from '../../util/confine.js';
+import { realOrSelf as real, realPath } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { type CachePlan, cacheArgs } from './caches.js';
 import { type Boundary, cover, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
@@ -264,7 +264,24 @@ function once<T>(look: (p: string) => T): (p: string) => T {
   };
 }
 /** Fresh for each start: never an answer kept from an earlier one (a folder may have gone, a link changed). */
-export const pathFacts = (): PathFacts => ({ real: once(real), exists: once(exists) });
+export function pathFacts(): PathFacts {
+  const there = new Set<string>();
+  const isThere = once((p: string) => {
+    const e = exists(p);
+    if (e) there.add(p);
+    return e;
+  });
+  // What stat just found has an entry to resolve: no lstat first (realOrSelf's guard against a thrown miss).
+  const realOf = once((p: string) => {
+    if (!there.has(p)) return real(p);
+    try {
+      return realPath(p);
+    } catch {
+      return p;
+    }
+  });
+  return { real: realOf, exists: isThere };
+}
 
 /** Why a command cannot start (ENOENT, EACCES), as spawn would say it; null when it can. Inside bwrap the reason would be lost in bwrap's own exit. */
 export function commandError(cmd: string, cwd: string, path: string, find: Lookup = pathLookup(path)): string | null {
