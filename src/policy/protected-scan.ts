@@ -21,10 +21,10 @@
  * Everything is a real, project-relative path ('/'-separated). A link is never
  * followed by the scan itself, only resolved once to see where it leads.
  */
-import { lstatSync, realpathSync } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { dirStamp, listDirNoFollow, readUserFile } from '../util/safe-read.js';
-import { insideProject } from '../util/confine.js';
+import { insideProject, realPath } from '../util/confine.js';
 import { firstWord, matchesKey, parseGitConfig } from './git-config.js';
 import type { Policy } from './load.js';
 
@@ -51,8 +51,21 @@ export interface ProtectedLayout {
 
 const slashed = (p: string) => (sep === '/' ? p : p.split(sep).join('/'));
 
-function kindOf(abs: string): EntryKind {
+/**
+ * One protectedLayout call's lstat answers: it makes nothing, so each holds until it returns (a
+ * repository's .git was looked at three times: the literal, the repository around, its config).
+ */
+let scanLook: Map<string, Stats | undefined> | null = null;
+function look(abs: string): Stats | undefined {
+  if (!scanLook) return lstatSync(abs, { throwIfNoEntry: false });
+  if (scanLook.has(abs)) return scanLook.get(abs);
   const st = lstatSync(abs, { throwIfNoEntry: false });
+  scanLook.set(abs, st);
+  return st;
+}
+
+function kindOf(abs: string): EntryKind {
+  const st = look(abs);
   if (!st) return 'missing';
   return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
 }
@@ -160,6 +173,16 @@ function compile(policy: Policy): Compiled {
  * project (the literals and the names there), for a caller that cannot afford more.
  */
 export function protectedLayout(policy: Policy, project: string, opts: { scan?: boolean; home?: string } = {}): ProtectedLayout {
+  const outer = scanLook;
+  scanLook = new Map();
+  try {
+    return layoutNow(policy, project, opts);
+  } finally {
+    scanLook = outer;
+  }
+}
+
+function layoutNow(policy: Policy, project: string, opts: { scan?: boolean; home?: string }): ProtectedLayout {
   const c = compile(policy);
   const L = policy.limits.protection;
   const entries = new Map<string, ProtectedEntry>();
@@ -225,7 +248,7 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
     if (e.kind !== 'link') continue;
     let real: string;
     try {
-      real = realpathSync(join(project, e.rel));
+      real = realPath(join(project, e.rel));
     } catch {
       continue; // dangling: nothing there to protect (yet)
     }
@@ -240,15 +263,29 @@ export function protectedLayout(policy: Policy, project: string, opts: { scan?: 
   return { entries: kept, truncated };
 }
 
+/**
+ * A git file's text, bounded; null when it is not there or cannot be read. Looked at first: most of
+ * them are missing (config.worktree, commondir, a placeholder's config), and each miss read through
+ * readUserFile made two errors, stack traces included, at every sandboxed start.
+ */
+function gitText(file: string, cap: number, kind: string): string | null {
+  try {
+    if (!look(file)) return null;
+    return readUserFile(file, { cap, kind, overflow: 'truncate' }).bytes.toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
 /** The project-relative folder a git directory's commondir file names, when it lies inside the project. */
 function commonDirOf(project: string, dir: string, cap: number): string | null {
   try {
-    const text = readUserFile(join(project, dir, 'commondir'), { cap, kind: 'git commondir', overflow: 'truncate' }).bytes.toString('utf8').trim();
+    const text = gitText(join(project, dir, 'commondir'), cap, 'git commondir')?.trim();
     if (!text) return null;
     const abs = isAbsolute(text) ? text : join(project, dir, text);
     let real: string;
     try {
-      real = realpathSync(abs);
+      real = realPath(abs);
     } catch {
       real = abs; // not there yet: protect the name, so it cannot be made later
     }
@@ -264,38 +301,31 @@ function commonDirOf(project: string, dir: string, cap: number): string | null {
  * the project reads that repository's config, so what it names inside the project counts.
  */
 export function enclosingGit(project: string): string | null {
-  if (lstatSync(join(project, '.git'), { throwIfNoEntry: false })) return null;
+  if (look(join(project, '.git'))) return null;
   for (let dir = dirname(project); ; dir = dirname(dir)) {
     const dotGit = join(dir, '.git');
-    if (lstatSync(dotGit, { throwIfNoEntry: false })) return dotGit;
+    if (look(dotGit)) return dotGit;
     if (dirname(dir) === dir) return null;
   }
 }
 
 /** The config files of the repository whose .git entry is `dotGit` (a folder, or a file naming the real one). */
 function configFiles(dotGit: string, cap: number): string[] {
-  const st = lstatSync(dotGit, { throwIfNoEntry: false });
+  const st = look(dotGit);
   if (!st) return [];
   let gitdir = dotGit;
   if (st.isFile()) {
-    let text: string;
-    try {
-      text = readUserFile(dotGit, { cap, kind: 'git file', overflow: 'truncate' }).bytes.toString('utf8');
-    } catch {
-      return [];
-    }
+    const text = gitText(dotGit, cap, 'git file');
+    if (text === null) return [];
     const m = /^gitdir:\s*(.+?)\s*$/m.exec(text);
     if (!m) return [];
     gitdir = isAbsolute(m[1] as string) ? (m[1] as string) : join(dirname(dotGit), m[1] as string);
   } else if (!st.isDirectory()) return [];
   const out = [join(gitdir, 'config.worktree')];
   let common = gitdir;
-  try {
-    const rel = readUserFile(join(gitdir, 'commondir'), { cap, kind: 'git commondir', overflow: 'truncate' }).bytes.toString('utf8').trim();
-    if (rel) common = isAbsolute(rel) ? rel : join(gitdir, rel);
-  } catch {
-    /* an ordinary repository: its config is beside */
-  }
+  // None: an ordinary repository, its config is beside.
+  const rel = gitText(join(gitdir, 'commondir'), cap, 'git commondir')?.trim();
+  if (rel) common = isAbsolute(rel) ? rel : join(gitdir, rel);
   out.push(join(common, 'config'));
   return out;
 }
@@ -323,7 +353,7 @@ function gitNamed(policy: Policy, project: string, found: readonly ProtectedEntr
     if (!abs) return;
     let real = abs;
     try {
-      real = realpathSync(abs);
+      real = realPath(abs);
     } catch {
       /* missing: judged as written */
     }
@@ -335,12 +365,8 @@ function gitNamed(policy: Policy, project: string, found: readonly ProtectedEntr
     const { file, top } = queue.shift() as { file: string; top: string };
     if (seen.has(file)) continue;
     seen.add(file);
-    let text: string;
-    try {
-      text = readUserFile(file, { cap: L.git_config_bytes, kind: 'git config', overflow: 'truncate' }).bytes.toString('utf8');
-    } catch {
-      continue;
-    }
+    const text = gitText(file, L.git_config_bytes, 'git config');
+    if (text === null) continue;
     const where = insideProject(project, file) ? slashed(relative(project, file)) : file;
     for (const s of parseGitConfig(text)) {
       const k = g.keys.find((x) => matchesKey(s, x.key));

@@ -41,7 +41,7 @@
 import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, type Stats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ScError } from '../errors.js';
-import { insideProject as insideRoot } from './confine.js';
+import { insideProject as insideRoot, realPath } from './confine.js';
 
 export interface ReadOptions {
   /** The most bytes this read may return (from policy/limits.json). */
@@ -256,7 +256,7 @@ export function readUserFile(path: string, opts: Omit<ReadOptions, 'links' | 'of
   let target: string;
   let lst: Stats;
   try {
-    target = realpathSync(path);
+    target = realPath(path);
     lst = lstatSync(target);
   } catch (err) {
     throw fsError(err, path, opts.kind);

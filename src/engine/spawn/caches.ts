@@ -28,7 +28,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { realOrSelf } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
-import { absentInHome, usableHome, within } from './state-paths.js';
+import { absentInHome, type HomeLook, usableHome, within } from './state-paths.js';
 import { placeOf } from './toolchains.js';
 
 export interface CacheBind {
@@ -85,9 +85,10 @@ function userPath(alts: readonly string[], env: Record<string, string | undefine
 
 const made = new Set<string>();
 /** Makes a private folder once; what root makes for a sandbox another user starts becomes that user's. */
-function ensureDir(dir: string, owner: number | undefined): void {
+function ensureDir(dir: string, owner: number | undefined, look: HomeLook): void {
   if (made.has(dir)) return;
   const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (first) look.made(first);
   if (first && owner !== undefined && owner !== process.getuid?.()) {
     for (let d = dir; d.length >= first.length; d = dirname(d)) chownSync(d, owner, owner);
   }
@@ -175,9 +176,10 @@ const fill = (text: string, priv: string, user: string) => text.replaceAll('{pri
  * The caches of a sandboxed start in `project`: what to bind where, and the variables to set.
  * `avoid`: paths no cache may be (hidden paths, the profile): such a cache is left alone. `dry`
  * (sandbox show): nothing is made or copied. `owner`: the user the sandbox runs as, when root
- * prepares it for another one.
+ * prepares it for another one. `look`: the start's listing of the home (absentInHome), taken right
+ * before; what is made here is added to it.
  */
-export function cachePlan(project: string | null, env: Record<string, string | undefined>, policy: SandboxPolicy, seedEntries: number, avoid: readonly string[], o: { dry?: boolean; owner?: number } = {}): CachePlan {
+export function cachePlan(project: string | null, env: Record<string, string | undefined>, policy: SandboxPolicy, seedEntries: number, avoid: readonly string[], o: { dry?: boolean; owner?: number; look?: HomeLook } = {}): CachePlan {
   const home = usableHome(env.HOME);
   if (!project || !home) return NO_CACHES;
   const root = cacheRoot(project, env);
@@ -186,13 +188,13 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   if (avoid.some((a) => within(root, a) || within(rootReal, a))) return NO_CACHES;
   const binds: CacheBind[] = [];
   const vars: Record<string, string> = {};
-  const absent = absentInHome(home);
+  const absent = o.look ?? absentInHome(home);
   for (const [name, c] of Object.entries(policy.caches)) {
     const user = userPath(c.path, env, home, absent);
     if (!user || within(user, project) || within(home, user)) continue;
     if (avoid.some((a) => within(user, a) || within(a, user))) continue;
     const priv = join(root, name);
-    if (!o.dry) ensureDir(priv, o.owner);
+    if (!o.dry) ensureDir(priv, o.owner, absent);
     if (c.mode === 'beside') {
       const shown = !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
       binds.push({ name, mode: c.mode, user, private: priv, at: priv, userShown: shown });

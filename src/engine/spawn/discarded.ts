@@ -14,7 +14,7 @@
  * The process may write anything into that file: what is read back is only ever a list of paths
  * it names in places it owned, shown as inert text.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { chownSync, closeSync, openSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, normalize } from 'node:path';
@@ -32,12 +32,41 @@ export interface Discarded {
 
 const SHOWN = 20;
 
+/**
+ * Random bytes for the report files' names, drawn from the system's generator a block at a time
+ * (a call per start was a visible part of a start's own cost); each byte is used for one name only.
+ */
+const pool = Buffer.alloc(384);
+let drawn = pool.length;
+function randomHex(bytes: number): string {
+  if (drawn + bytes > pool.length) {
+    randomFillSync(pool);
+    drawn = 0;
+  }
+  const hex = pool.toString('hex', drawn, drawn + bytes);
+  pool.fill(0, drawn, drawn + bytes);
+  drawn += bytes;
+  return hex;
+}
+
+/** os.tmpdir(), asked again only when a variable it reads changed: each ask reads the environment the careful way, several system calls. */
+let tmpFor: string | null = null;
+let tmpAnswer = '';
+function ourTmp(): string {
+  const key = `${process.env.TMPDIR}\0${process.env.TMP}\0${process.env.TEMP}`;
+  if (key !== tmpFor) {
+    tmpAnswer = tmpdir();
+    tmpFor = key;
+  }
+  return tmpAnswer;
+}
+
 /** An empty report file for one start, in the temp folder of the user the sandbox runs as (their TMPDIR, else ours), owned by them. */
 let made = 0;
 export function reportFile(tmp: string | undefined, owner?: number): { file: string; remove: () => void } {
-  const base = tmp && isAbsolute(tmp) && statSync(tmp, { throwIfNoEntry: false })?.isDirectory() ? tmp : tmpdir();
+  const base = tmp && isAbsolute(tmp) && statSync(tmp, { throwIfNoEntry: false })?.isDirectory() ? tmp : ourTmp();
   // One new file, never one that was there (wx: O_EXCL, no link followed): a single create, cheaper than a folder.
-  const file = join(base, `shadowcode-out-${process.pid}-${++made}-${randomBytes(6).toString('hex')}`);
+  const file = join(base, `shadowcode-out-${process.pid}-${++made}-${randomHex(6)}`);
   closeSync(openSync(file, 'wx', 0o600));
   if (owner !== undefined && owner !== process.getuid?.()) chownSync(file, owner, owner);
   return { file, remove: () => rmSync(file, { force: true }) };

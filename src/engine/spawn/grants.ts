@@ -63,8 +63,13 @@ export function mayPointInward(grant: ActiveHost, host: string): boolean {
 }
 
 /** The hidden list of policy/sandbox.json as absolute paths (those under ~/ only when the home is known). */
-export function hiddenPaths(policy: SandboxPolicy, home: string | undefined): string[] {
-  return policy.hidden.map((p) => expandHome(p, home)).filter((p): p is string => p !== null && isAbsolute(p));
+/** The last answer, by the policy's list and the home: names only, asked several times per start. */
+let lastHidden: { list: readonly string[]; home: string | undefined; paths: readonly string[] } | null = null;
+export function hiddenPaths(policy: SandboxPolicy, home: string | undefined): readonly string[] {
+  if (lastHidden && lastHidden.list === policy.hidden && lastHidden.home === home) return lastHidden.paths;
+  const paths = Object.freeze(policy.hidden.map((p) => expandHome(p, home)).filter((p): p is string => p !== null && isAbsolute(p)));
+  lastHidden = { list: policy.hidden, home, paths };
+  return paths;
 }
 
 export interface GrantContext {
@@ -214,13 +219,17 @@ export function cover(path: string): string[] {
 export function coverHidden(hidden: readonly string[], shown: readonly string[], realOf: (p: string) => string = real): string[] {
   const args: string[] = [];
   const covered = new Set<string>();
+  const coverAt = (at: string, h: string) => {
+    if (covered.has(at) || !shown.some((p) => within(at, p) && at !== p)) return;
+    covered.add(at);
+    if (at === h && lstatSync(h, { throwIfNoEntry: false })?.isSymbolicLink()) return;
+    args.push(...cover(at));
+  };
+  // The path, then its real path when that differs (no set made per path: about fifty per start).
   for (const h of hidden) {
-    for (const at of new Set([h, realOf(h)])) {
-      if (covered.has(at) || !shown.some((p) => within(at, p) && at !== p)) continue;
-      covered.add(at);
-      if (at === h && lstatSync(h, { throwIfNoEntry: false })?.isSymbolicLink()) continue;
-      args.push(...cover(at));
-    }
+    const r = realOf(h);
+    coverAt(h, h);
+    if (r !== h) coverAt(r, h);
   }
   return args;
 }

@@ -38,7 +38,7 @@
  * than `placeholder_lock_stale_ms` was left by a process that died holding it.
  */
 import { pidRunning } from '../owners.js';
-import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, type Stats, unlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,15 +147,20 @@ function save(file: string, r: Registry): void {
   writeFileSync(file, JSON.stringify(r), { mode: 0o600 });
 }
 
-/** Makes one missing path (and missing folders above it) an empty folder, recording each made; stops at the first that cannot be made. */
-function makeMissing(project: string, rel: string, made: Placeholder[]): void {
+/** Makes one missing path (and missing folders above it) an empty folder, recording each made and what it saw there; stops at the first that cannot be made. */
+function makeMissing(project: string, rel: string, made: Placeholder[], seen: Map<string, Stats>): void {
   const parts = rel.split('/').filter(Boolean);
   for (let i = 1; i <= parts.length; i++) {
     const abs = join(project, ...parts.slice(0, i));
     try {
-      if (lstatSync(abs, { throwIfNoEntry: false })) continue;
+      const there = lstatSync(abs, { throwIfNoEntry: false });
+      if (there) {
+        seen.set(abs, there);
+        continue;
+      }
       mkdirSync(abs, { mode: 0o755 });
       const st = lstatSync(abs);
+      seen.set(abs, st);
       made.push({ path: abs, dev: st.dev, ino: st.ino });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? '';
@@ -182,15 +187,25 @@ function removeIfUntouched(p: Placeholder): void {
 export interface Hold {
   /** The placeholders this hold made (absolute paths), for the record. */
   readonly made: readonly string[];
+  /** Each held path (absolute) and folder above it as this hold found or made it, with its lstat: the command line need not look again. */
+  readonly seen: ReadonlyMap<string, Stats>;
   /** Call once the sandboxed process and everything inside it has ended. Idempotent. */
   release(): void;
 }
+
+/** Each project's registry name: a hash of its path, worked out once (a name only, no file system fact). */
+const keys = new Map<string, string>();
+const keyOf = (project: string): string => {
+  let key = keys.get(project);
+  if (key === undefined) keys.set(project, (key = createHash('sha256').update(project).digest('hex').slice(0, 32)));
+  return key;
+};
 
 /** Makes sure every protected path in the project exists before a sandbox binds it read-only. */
 export function holdProtected(project: string, paths: readonly string[], profileDir: string | null, L: HoldLimits): Hold {
   const linger = L.placeholder_linger_ms;
   const dir = registryDir(profileDir);
-  const key = createHash('sha256').update(project).digest('hex').slice(0, 32);
+  const key = keyOf(project);
   const file = join(dir, `sandbox-holds.${key}.json`);
   const lock = join(dir, `sandbox-holds.${key}.lock`);
   const made: Placeholder[] = [];
@@ -205,7 +220,14 @@ export function holdProtected(project: string, paths: readonly string[], profile
   let failure: unknown = null;
   // Another sandbox of this process already holds the project: while it runs nothing is removed,
   // so when every path is there no file needs to change.
-  if (mine && paths.every((rel) => lstatSync(join(project, rel), { throwIfNoEntry: false }))) mine.count++;
+  const seen = new Map<string, Stats>();
+  const there = (rel: string) => {
+    const abs = join(project, rel);
+    const st = lstatSync(abs, { throwIfNoEntry: false });
+    if (st) seen.set(abs, st);
+    return st !== undefined;
+  };
+  if (mine && paths.every(there)) mine.count++;
   else {
     try {
       withLock(lock, L, () => {
@@ -213,7 +235,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
         r.claims = r.claims.filter((c) => c.pid !== process.pid && alive(c.pid));
         r.claims.push({ pid: process.pid });
         try {
-          for (const rel of paths) makeMissing(project, rel, made);
+          for (const rel of paths) makeMissing(project, rel, made, seen);
         } catch (err) {
           failure = err;
         } finally {
@@ -260,6 +282,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
   };
   const hold: Hold = {
     made: made.map((m) => m.path),
+    seen,
     release: () => releaseAfter(linger),
   };
   function giveBack(): void {

@@ -28,7 +28,7 @@
  *   with telemetry on, every sandboxed start is a `spawn KIND` span: sandbox level, network, exit
  */
 import { type ChildProcess, spawn, spawnSync, type StdioOptions } from 'node:child_process';
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Socket } from 'node:net';
 import { ScError } from '../../errors.js';
@@ -49,12 +49,12 @@ import { type Discarded, readDiscarded, reportFile } from './discarded.js';
 import { explainFailure, type SandboxBlock } from './explain.js';
 import { sealed } from './fds.js';
 import { type CachePlan, cachePlan } from './caches.js';
+import { absentInHome, type HomeLook, within } from './state-paths.js';
 import { type Boundary, definitionBoundary, hiddenPaths, NO_GRANTS, profileBoundary } from './grants.js';
 import { holdProtected } from './holds.js';
 import { startNetProxy } from './net-proxy.js';
 import { describeFilter, syscallFilter } from './seccomp.js';
 import { absolutePath, type BwrapFeatures, commandError, type Confinement, type Lookup, pathLookup, type SandboxBounds, type SandboxLevel, type SandboxSupport, sandboxEnv } from './sandbox.js';
-import { within } from './state-paths.js';
 
 export { type SandboxLevel, type SandboxSupport, protectedProjectPaths } from './sandbox.js';
 export { type Boundary, NO_GRANTS } from './grants.js';
@@ -260,6 +260,10 @@ export interface Extras {
   readonly reportFile?: string;
   /** The protected layout of each folder granted writable; found here when not given. */
   readonly grantLayouts?: ReadonlyArray<{ readonly root: string; readonly layout: ProtectedLayout }>;
+  /** The start's one listing of the home, taken before its caches were made (confinedCommand); listed again when not given. */
+  readonly homeLook?: HomeLook;
+  /** The project's held paths as its holds just found or made them (confinedCommand); looked at again when not given. */
+  readonly protectedSeen?: ReadonlyMap<string, Stats>;
 }
 
 /** The protected layout of each folder a start gets read-write (protected-scan.ts, as for the project). */
@@ -276,14 +280,14 @@ export function commandLine(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: strin
   const caches = extras.caches ?? projectCaches(req, profileDir);
   const report = extras.reportFile ? { report: { file: extras.reportFile, entries: req.policy.limits.sandbox.discarded_entries } } : {};
   const grantProtected = (extras.grantLayouts ?? grantLayouts(req.policy, extras.grants)).map((g) => ({ root: g.root, rels: g.layout.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) }));
-  return (builderFor() ?? bwrapBuilder).commandLine({ ...req.confine, ...report, grantProtected, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, caches, pathEntries: req.policy.limits.sandbox.path_entries, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
+  return (builderFor() ?? bwrapBuilder).commandLine({ ...req.confine, ...report, grantProtected, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, caches, ...(extras.homeLook ? { homeLook: extras.homeLook } : {}), ...(extras.protectedSeen ? { protectedSeen: extras.protectedSeen } : {}), pathEntries: req.policy.limits.sandbox.path_entries, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
 }
 
 /** The private package caches of a start (caches.ts): none without a project; `dry` makes and copies nothing (sandbox show). */
-export function projectCaches(req: Pick<SpawnRequest, 'confine' | 'env' | 'policy'>, profileDir: string | null, dry = false, owner?: number): CachePlan {
+export function projectCaches(req: Pick<SpawnRequest, 'confine' | 'env' | 'policy'>, profileDir: string | null, dry = false, owner?: number, look?: HomeLook): CachePlan {
   const sp = sandboxPolicy(req.policy);
   const avoid = [...hiddenPaths(sp, req.env.HOME), ...(profileDir ? [profileDir] : [])];
-  return cachePlan(req.confine.project, req.env, sp, req.policy.limits.sandbox.cache_seed_entries, avoid, { dry, ...(owner !== undefined ? { owner } : {}) });
+  return cachePlan(req.confine.project, req.env, sp, req.policy.limits.sandbox.cache_seed_entries, avoid, { dry, ...(owner !== undefined ? { owner } : {}), ...(look ? { look } : {}) });
 }
 
 /**
@@ -327,7 +331,10 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     const protectedBinds = layout?.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) ?? [];
     rep = extras.report ? reportFile(req.env.TMPDIR, uid) : null;
     const granted = grantLayouts(req.policy, extras.grants);
-    const line = commandLine(req, bwrap, profileDir, { ...extras, protectedBinds, grantLayouts: granted, caches: extras.caches ?? projectCaches(req, profileDir, false, uid), ...(rep ? { reportFile: rep.file } : {}) }, bounds, find);
+    // One listing of the home for the caches and the command line (the caches add what they make to it).
+    const look = extras.caches ? extras.homeLook : (extras.homeLook ?? absentInHome(req.env.HOME));
+    const caches = extras.caches ?? projectCaches(req, profileDir, false, uid, look);
+    const line = commandLine(req, bwrap, profileDir, { ...extras, protectedBinds, grantLayouts: granted, caches, ...(look ? { homeLook: look } : {}), ...(hold ? { protectedSeen: hold.seen } : {}), ...(rep ? { reportFile: rep.file } : {}) }, bounds, find);
     const r = rep;
     let read = false;
     return {

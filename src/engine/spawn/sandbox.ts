@@ -22,14 +22,14 @@
  * home comes before the project (a project under the home reappears) and the
  * cover over the profile comes last (a profile inside the project disappears).
  */
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
-import { realOrSelf as real } from '../../util/confine.js';
+import { realOrSelf as real, realPath } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { type CachePlan, cacheArgs } from './caches.js';
 import { type Boundary, cover, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
-import { absentInHome, expandHome, guardedStatePaths, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
+import { absentInHome, expandHome, guardedStatePaths, type HomeLook, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 import { type ToolchainView, toolchainView } from './toolchains.js';
 
 export type SandboxLevel = 'bwrap' | 'none';
@@ -98,6 +98,8 @@ export interface SandboxPlan extends Confinement {
    * to, what git config names (policy/protected-paths.json, src/policy/protected-scan.ts).
    */
   readonly protectedBinds?: readonly string[];
+  /** Project paths (absolute) this start's holds just found there, with their lstat (holds.ts): not looked at again. */
+  readonly protectedSeen?: ReadonlyMap<string, Stats>;
   /** Sizes and the process bound; without them the tmpfs folders are the kernel's default size. */
   readonly bounds?: SandboxBounds;
   /** What the user granted beyond the defaults, already checked (grants.ts). */
@@ -110,6 +112,8 @@ export interface SandboxPlan extends Confinement {
   readonly pathEntries?: number;
   /** The project's private package caches (caches.ts); none when not given. */
   readonly caches?: CachePlan;
+  /** The start's listing of the home (absentInHome), taken before its caches were made and kept true since; listed here when not given. */
+  readonly homeLook?: HomeLook;
   /**
    * The protected paths (relative, protected-scan.ts) found in each folder granted writable: a
    * repository or a host config there is held read-only like the project's own.
@@ -198,10 +202,16 @@ function statQuiet(p: string): ReturnType<typeof statSync> {
   }
 }
 
+/** The last PATH parsed, and its absolute folders in order, each once (a folder named twice answers the same twice). */
+let parsed: { path: string; dirs: readonly string[] } | null = null;
+function searchDirs(path: string): readonly string[] {
+  if (parsed?.path !== path) parsed = { path, dirs: [...new Set(path.split(delimiter).filter((d) => d && isAbsolute(d)))] };
+  return parsed.dirs;
+}
+
 /** An executable file of that name in PATH's absolute directories. */
 export function findOnPath(name: string, path: string): string | null {
-  for (const dir of path.split(delimiter)) {
-    if (!dir || !isAbsolute(dir)) continue;
+  for (const dir of searchDirs(path)) {
     const p = join(dir, name);
     // No exception for the common miss: a thrown ENOENT per PATH entry was most of a spawn's own cost.
     if (!statQuiet(p)?.isFile()) continue;
@@ -238,6 +248,40 @@ function resolveCommand(cmd: string, cwd: string, find: Lookup): string | null {
 }
 
 const exists = (p: string) => statQuiet(p) !== undefined;
+
+/** What one start asks about paths (real path, whether there), each asked once: nothing changes them while its command line is built. */
+export interface PathFacts {
+  readonly real: (p: string) => string;
+  readonly exists: (p: string) => boolean;
+}
+function once<T>(look: (p: string) => T): (p: string) => T {
+  const known = new Map<string, T>();
+  return (p) => {
+    if (known.has(p)) return known.get(p) as T;
+    const v = look(p);
+    known.set(p, v);
+    return v;
+  };
+}
+/** Fresh for each start: never an answer kept from an earlier one (a folder may have gone, a link changed). */
+export function pathFacts(): PathFacts {
+  const there = new Set<string>();
+  const isThere = once((p: string) => {
+    const e = exists(p);
+    if (e) there.add(p);
+    return e;
+  });
+  // What stat just found has an entry to resolve: no lstat first (realOrSelf's guard against a thrown miss).
+  const realOf = once((p: string) => {
+    if (!there.has(p)) return real(p);
+    try {
+      return realPath(p);
+    } catch {
+      return p;
+    }
+  });
+  return { real: realOf, exists: isThere };
+}
 
 /** Why a command cannot start (ENOENT, EACCES), as spawn would say it; null when it can. Inside bwrap the reason would be lost in bwrap's own exit. */
 export function commandError(cmd: string, cwd: string, path: string, find: Lookup = pathLookup(path)): string | null {
@@ -319,7 +363,8 @@ function addPackage(roots: Set<string>, root: string): void {
  * A user's own definition (a server, a runner) also gets the folders of the
  * absolute paths its argv names (the script it runs, a config file).
  */
-export function startupRoots(argv: readonly string[], cwd: string, env: Record<string, string>, policy: SandboxPolicy, trusted: boolean, find: Lookup = pathLookup(env.PATH ?? '')): string[] {
+export function startupRoots(argv: readonly string[], cwd: string, env: Record<string, string>, policy: SandboxPolicy, trusted: boolean, find: Lookup = pathLookup(env.PATH ?? ''), facts: PathFacts = pathFacts()): string[] {
+  const { real, exists } = facts;
   const home = env.HOME;
   const roots = new Set<string>();
   const addExe = (cmd: string) => {
@@ -443,15 +488,16 @@ function linkBetween(base: string, path: string): boolean {
  * first, still writable: a mount point cannot be renamed, so `lib/` cannot be moved aside
  * with its read-only `.git` and a new one put in its place. Pins go outer first and all
  * before the read-only binds, and never over a folder holding something mounted earlier in
- * `before` (a pin would show the host's writable folder over it).
+ * `before` (a pin would show the host's writable folder over it). `seen`: what this start's holds
+ * just found there (holds.ts), not looked at again.
  */
-function protectedArgs(project: string, rels: readonly string[], before: readonly string[]): string[] {
+function protectedArgs(project: string, rels: readonly string[], before: readonly string[], seen?: ReadonlyMap<string, Stats>): string[] {
   const earlier: string[] = [];
   for (let i = 0; i < before.length - 2; i++) if (before[i] === '--ro-bind' || before[i] === '--bind') earlier.push(before[i + 2] as string);
   const binds: string[] = [];
   for (const rel of new Set(rels)) {
     const abs = join(project, rel);
-    const st = lstatSync(abs, { throwIfNoEntry: false });
+    const st = seen?.get(abs) ?? lstatSync(abs, { throwIfNoEntry: false });
     if (!st || st.isSymbolicLink() || !within(abs, project) || abs === project || linkBetween(project, dirname(abs))) continue;
     if (binds.some((b) => within(abs, b))) continue;
     binds.push(abs);
@@ -485,7 +531,9 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // project from here, nothing in a hidden path, and a hidden path inside one is covered again.
   const hidden = hiddenPaths(plan.policy, home);
   // Each looked up once for this start (the covers below ask again): about 50 paths, nearly all missing.
-  const absent = absentInHome(home);
+  const absent = plan.homeLook ?? absentInHome(home);
+  const facts = pathFacts();
+  const real = facts.real;
   const realHidden = new Map(hidden.map((h) => [h, absent(h) ? h : real(h)]));
   const realOf = (p: string) => realHidden.get(p) ?? real(p);
   const hiddenAll = [...new Set([...hidden, ...realHidden.values()])];
@@ -504,7 +552,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
     shown.push(p);
   }
   const extra = (plan.readable ?? []).filter((r) => isAbsolute(r) && r !== '/' && existsSync(r));
-  const roots = [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find), ...extra];
+  const roots = [...startupRoots(plan.argv, plan.cwd, plan.env, plan.policy, plan.trusted, plan.find, facts), ...extra];
   for (const root of roots) {
     if (plan.project && within(real(root), plan.project)) continue;
     if (bound.some((b) => within(root, b))) continue;
@@ -576,7 +624,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   out.push(...readOnlyStateArgs([...guardedStatePaths(plan.policy, keys, home, plan.project, plan.stateLimits), ...privates, ...installs], open));
   // The project's protected paths after that: a folder bound above to pin a protected state
   // file (a project that is the home) must not make them writable again.
-  if (plan.project) out.push(...protectedArgs(plan.project, [...protectedProjectPaths(plan.policy), ...(plan.protectedBinds ?? [])], out));
+  if (plan.project) out.push(...protectedArgs(plan.project, [...protectedProjectPaths(plan.policy), ...(plan.protectedBinds ?? [])], out, plan.protectedSeen));
   // The same in each folder granted writable (a sibling checkout has its own .git); never what holds
   // or lies in the project, which is held above.
   for (const g of plan.grantProtected ?? []) {

@@ -16,7 +16,8 @@
  * replaced, and inside the sandbox it may lead nowhere); what it leads to is, where that
  * is visible and writable inside.
  */
-import { realpathSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { realPath } from '../../util/confine.js';
 import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
@@ -27,7 +28,12 @@ export interface NamedLimits {
   readonly state_named_paths: number;
 }
 
-export const within = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+/** `child` is `parent` or below it. No string is made: a start asks this some thousand times. */
+export const within = (child: string, parent: string): boolean => {
+  if (child === parent) return true;
+  if (parent.endsWith(sep)) return child.startsWith(parent);
+  return child.length > parent.length && child[parent.length] === sep && child.startsWith(parent);
+};
 
 export function expandHome(p: string, home: string | undefined): string | null {
   if (!p.startsWith('~/')) return p;
@@ -36,7 +42,7 @@ export function expandHome(p: string, home: string | undefined): string | null {
 
 function realQuiet(p: string): string | null {
   try {
-    return realpathSync(p);
+    return realPath(p);
   } catch {
     return null;
   }
@@ -53,17 +59,47 @@ export function usableHome(home: string | undefined): string | undefined {
  * them absent, instead of a lookup each. Anything else (outside the home, the home unreadable)
  * is not known to be absent, and is looked up as before.
  */
-export function absentInHome(anyHome: string | undefined): (p: string) => boolean {
+export function absentInHome(anyHome: string | undefined): HomeLook {
   const home = usableHome(anyHome);
   const listed = home ? listDirNoFollow(home) : null;
-  if (!home || !listed) return () => false;
+  if (!home || !listed) return Object.assign(() => false, { made: () => {} });
   const present = new Set(listed.map((e) => e.name));
-  return (p) => {
+  // A plain path below a plain home: its first name is a slice (relative() resolves both and makes
+  // several strings, ~50 times per start); anything else is asked of relative() as before.
+  const fast = sep === '/' && normalize(home) === home && !home.endsWith(sep);
+  const first = (p: string): string | null => {
+    if (fast && p.length > home.length + 1 && p[home.length] === sep && p.startsWith(home) && plain(p)) {
+      const end = p.indexOf(sep, home.length + 1);
+      const name = end < 0 ? p.slice(home.length + 1) : p.slice(home.length + 1, end);
+      return name.startsWith('..') ? null : name;
+    }
     const rel = relative(home, p);
-    if (!rel || rel.startsWith('..') || isAbsolute(rel)) return false;
-    return !present.has(rel.split(sep)[0] as string);
+    if (!rel || rel.startsWith('..') || isAbsolute(rel)) return null;
+    return rel.split(sep)[0] as string;
   };
+  return Object.assign(
+    (p: string) => {
+      const name = first(p);
+      return name !== null && !present.has(name);
+    },
+    {
+      made: (dir: string) => {
+        const name = first(dir);
+        if (name !== null) present.add(name);
+      },
+    },
+  );
 }
+
+/** An absolute path that normalize() leaves as it is: no empty, `.` or `..` part, no slash at the end. */
+const plain = (p: string) => p[0] === '/' && !p.includes('//') && !p.includes('/./') && !p.includes('/../') && !p.endsWith('/.') && !p.endsWith('/..') && !p.endsWith('/');
+
+/**
+ * absentInHome's answer, kept through one start (the caches, then the command line: one listing,
+ * not two). `made(dir)`: a folder the start itself made since, so that the answer stays what a
+ * new listing would say.
+ */
+export type HomeLook = ((p: string) => boolean) & { readonly made: (dir: string) => void };
 
 function listed(table: Record<string, string[]>, keys: readonly string[], anyHome: string | undefined): string[] {
   const home = usableHome(anyHome);
@@ -110,6 +146,8 @@ export function namedPaths(file: string, anyHome: string | undefined, L: NamedLi
 export function guardedStatePaths(policy: SandboxPolicy, keys: readonly string[], anyHome: string | undefined, project: string | null, L: NamedLimits): string[] {
   const home = usableHome(anyHome);
   const paths = listed(policy.tool_state_read_only, keys, home);
+  // Nothing listed (a command no one reviewed: no keys), nothing named: no real path to look up.
+  if (paths.length === 0) return [];
   const places = [home, home && realQuiet(home), project].filter((p): p is string => !!p);
   const named = paths
     .flatMap((p) => namedPaths(p, home, L))
@@ -159,6 +197,8 @@ export function privateStatePaths(policy: SandboxPolicy, keys: readonly string[]
  * (a mount point cannot be renamed) and a new one put in its place.
  */
 export function readOnlyStateArgs(paths: readonly string[], open: readonly string[]): string[] {
+  // Nothing to hold: no area's real path is needed.
+  if (paths.length === 0) return [];
   const all = open.map((w) => ({ w, real: realQuiet(w) })).filter((a): a is { w: string; real: string } => a.real !== null);
   const areas = all.filter((a, i) => a.real === a.w || !all.some((b, j) => j > i && within(a.w, b.w)));
   const views = new Map<string, string>(); // view ─► the area it is in

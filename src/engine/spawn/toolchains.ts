@@ -15,12 +15,14 @@
  *     ─► read: what each layout in use shows (its `read` under the root, its `also`)
  *        links: symlinks to recreate in the private home
  *   cached per PATH, home and the variables the layouts name; checked again at each start
- *   against each PATH folder's inode and times, so a new shim or version is seen.
+ *   against the inode and times of each PATH folder it can take anything from (not a system
+ *   folder, not the home or above), so a new shim or version is seen.
  *
  * The hidden list, the profile and the project are applied by the caller (sandboxArgv):
  * nothing here is a grant, and a hidden path inside what is found is covered again there.
  */
-import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, statSync } from 'node:fs';
+import { realPath } from '../../util/confine.js';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
@@ -60,7 +62,7 @@ const exists = (p: string) => {
 function real(p: string): string | null {
   if (!lstatSync(p, { throwIfNoEntry: false })) return null;
   try {
-    return realpathSync(p);
+    return realPath(p);
   } catch {
     return null;
   }
@@ -236,10 +238,12 @@ export function toolchainView(env: Record<string, string | undefined>, policy: S
   const projectReal = project ? real(project) : null;
   const inProject = (p: string) => !!project && (within(p, project) || (projectReal !== null && within(p, projectReal)));
   for (const d of dirs) {
+    // Nothing is taken from a system folder (shown anyway) or the home or above (never whole),
+    // whatever is there: not looked at, and not part of what says the view is still true.
+    if ((home && within(home, d)) || system.some((s) => within(d, s))) continue;
     const id = identity(d);
     stamps.push([d, id]);
     if (id === 'none') continue;
-    if ((home && within(home, d)) || system.some((s) => within(d, s))) continue;
     if (inProject(d)) continue;
     const r = real(d);
     if (!r || inProject(r)) continue;
