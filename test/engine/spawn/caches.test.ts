@@ -54,7 +54,10 @@ t.test('with XDG_CACHE_HOME in the home, pip, uv, yarn and Go keep their private
   const xdg = join(w.home, 'xc');
   const env = { ...w.env, XDG_CACHE_HOME: xdg };
   const plan = cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
-  for (const [name, dir] of [['pip', 'pip'], ['uv', 'uv'], ['yarn', 'yarn'], ['go-build', 'go-build']]) t.equal(at(plan, name), join(xdg, dir as string), `${name}: $XDG_CACHE_HOME/${dir}`);
+  for (const name of ['pip', 'uv', 'yarn', 'go-build']) {
+    t.equal(at(plan, name), join(xdg, name), `${name}: $XDG_CACHE_HOME/${name}`);
+    t.equal(plan.binds.find((b) => b.name === name)?.from, `$XDG_CACHE_HOME/${name}`, `${name}: named by that entry`);
+  }
   t.equal(at(plan, 'npm'), join(w.home, '.npm'), 'npm does not follow it');
   // The tool's own variable still comes first.
   const own = cachePlan(w.project, { ...env, PIP_CACHE_DIR: join(w.home, 'pc') }, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
@@ -65,7 +68,10 @@ t.test('an XDG_CACHE_HOME outside the home gets no writable bind there: those ca
   const w = world(t);
   const env = { ...w.env, XDG_CACHE_HOME: w.outside };
   const plan = cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
-  for (const name of ['pip', 'uv', 'yarn', 'go-build']) t.equal(at(plan, name), undefined, `${name}: not bound`);
+  for (const name of ['pip', 'uv', 'yarn', 'go-build']) {
+    t.equal(at(plan, name), undefined, `${name}: not bound`);
+    t.same(plan.notKept?.find((n) => n.name === name), { name, path: join(w.outside, name), from: `$XDG_CACHE_HOME/${name}`, why: 'outside the home' }, `${name}: said not kept, and why`);
+  }
   t.same(plan.binds.filter((b) => b.at.startsWith(`${w.outside}/`) && b.at !== b.private), [], 'nothing of the user bound at a path outside the home');
   for (const sys of ['/usr', '/etc', w.project]) {
     const p = cachePlan(w.project, { ...w.env, XDG_CACHE_HOME: sys }, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
