@@ -219,7 +219,8 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
       private: seen.private,
       hidden: [...new Set([...hidden, ...seen.covered])].filter((h) => !grants.paths.some((g) => g.secret && within(g.path, h))).sort(),
       toolchains: [...tools.layouts],
-      caches: caches.binds.map((c) => ({ name: c.name, mode: c.mode, user: c.user, private: c.private, at: c.at })),
+      caches: caches.binds.map((c) => ({ name: c.name, mode: c.mode, user: c.user, private: c.private, at: c.at, from: c.from })),
+      caches_not_kept: (caches.notKept ?? []).map((c) => ({ ...c })),
       network: { mode: network ? 'all' : hosts ? 'hosts' : 'none', hosts: network ? [] : grants.hosts.map((h) => hostPortText(h)) },
       grants: {
         paths: grants.paths.map((p) => ({ path: p.path, write: p.write, secret: p.secret, scope: p.scope })),

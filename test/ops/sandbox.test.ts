@@ -49,6 +49,34 @@ t.test("sandbox show lists each package cache at its own path, read-write, thoug
   t.equal(line.filter((a, i) => a === '--bind' && (line[i + 1] as string).startsWith(npm!.private.slice(0, npm!.private.lastIndexOf('/')))).length, 1, "one mount for the caches' folder");
 });
 
+t.test('sandbox show lists pip, uv, yarn and Go build caches where XDG_CACHE_HOME puts them, and says which it does not keep', async (t) => {
+  const sb = sandbox('scg');
+  const xdg = join(sb.root, 'xc');
+  sb.env = { ...sb.env, XDG_CACHE_HOME: xdg };
+  t.equal((await cli(sb, [...ws(sb), 'trust'])).code, 0);
+  const shown = await json(sb, [...ws(sb), 'sandbox', 'show']);
+  t.equal(shown.code, 0, shown.stderr);
+  const pip = shown.data.caches.find((c: { name: string }) => c.name === 'pip');
+  t.equal(pip?.at, join(xdg, 'pip'), 'pip at $XDG_CACHE_HOME/pip');
+  t.equal(pip?.from, '$XDG_CACHE_HOME/pip', 'named by that entry');
+  t.ok(shown.data.read_write.includes(join(xdg, 'pip')), 'read-write');
+  t.same(shown.data.caches_not_kept, [], 'every cache kept');
+  const text = await cli(sb, [...ws(sb), 'sandbox', 'show']);
+  t.match(text.stdout, `${join(xdg, 'pip')}  (the project's own pip cache at $XDG_CACHE_HOME/pip, kept in ${pip?.private})`);
+
+  // Outside the home: nothing bound there; said, by name.
+  const outside = join(sb.root, '..', `${sb.root.split('/').pop()}-xdg`);
+  mkdirSync(outside);
+  t.teardown(() => import('node:fs').then((fs) => fs.rmSync(outside, { recursive: true, force: true })));
+  sb.env = { ...sb.env, XDG_CACHE_HOME: outside };
+  const away = await json(sb, [...ws(sb), 'sandbox', 'show']);
+  t.equal(away.code, 0, away.stderr);
+  t.notOk(away.data.caches.some((c: { name: string }) => ['pip', 'uv', 'yarn', 'go-build'].includes(c.name)), 'none of them bound');
+  t.same(away.data.caches_not_kept.find((c: { name: string }) => c.name === 'pip'), { name: 'pip', path: join(outside, 'pip'), from: '$XDG_CACHE_HOME/pip', why: 'outside the home' });
+  const said = await cli(sb, [...ws(sb), 'sandbox', 'show']);
+  t.match(said.stdout, `cache not kept: pip writes in ${join(outside, 'pip')} ($XDG_CACHE_HOME/pip), outside the home`);
+});
+
 t.test('sandbox allow --write grants a folder read-write; show --json lists it; revoke takes it back; each is a recorded decision', async (t) => {
   const sb = await trusted();
   const data = join(sb.root, 'data');

@@ -9,6 +9,13 @@ import type { CommandSpec } from '../spec.js';
 
 const quote = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 
+const NOT_KEPT: Readonly<Record<SandboxView['caches_not_kept'][number]['why'], string>> = {
+  'outside the home': 'outside the home: what it writes there is discarded with the sandbox (or refused, where that folder is read-only)',
+  'in the project': 'in the project: written into the project, as outside the sandbox',
+  'covers the home': 'a folder the home lies in: never bound',
+  hidden: 'a hidden path or the profile: never bound',
+};
+
 function render(v: SandboxView): string {
   const list = (title: string, paths: readonly string[], mark: (p: string) => string = () => '') => [`${title}:`, ...(paths.length ? paths.map((p) => `  ${p}${mark(p)}`) : ['  (none)'])];
   const granted = new Map(v.grants.paths.map((g) => [g.path, g]));
@@ -16,7 +23,7 @@ function render(v: SandboxView): string {
   const mark = (p: string) => {
     const g = granted.get(p);
     const c = cached.get(p);
-    if (c) return `  (the project's own ${c.name} cache, kept in ${c.private}${c.mode === 'seeded' ? `, filled from ${c.user}` : c.mode === 'beside' ? `; yours, ${c.user}, read-only beside it where it exists` : ''})`;
+    if (c) return `  (the project's own ${c.name} cache${c.mode === 'beside' ? '' : ` at ${c.from}`}, kept in ${c.private}${c.mode === 'seeded' ? `, filled from ${c.user}` : c.mode === 'beside' ? `; yours, ${c.user}, read-only beside it where it exists` : ''})`;
     return g ? `  (granted${g.scope === 'all_projects' ? ' for all projects' : g.scope === 'definition' ? ' by the definition' : ''}${g.secret ? ', SECRET' : ''})` : '';
   };
   const net = v.network.mode === 'all' ? "all (the project's network permission: shadowcode trust --network)" : v.network.mode === 'hosts' ? `only ${v.network.hosts.join(', ')}, through shadowcode's proxy (each connection recorded)` : 'none (only its own loopback)';
@@ -30,6 +37,7 @@ function render(v: SandboxView): string {
     ...list('hidden', v.hidden),
     `toolchains ${v.toolchains.length ? `${v.toolchains.join(', ')} (found on PATH and in the environment; read-only)` : 'none beyond the system folders'}`,
     `network   ${net}`,
+    ...v.caches_not_kept.map((c) => `cache not kept: ${c.name} writes in ${c.path} (${c.from}), ${NOT_KEPT[c.why]}`),
     ...v.grants.skipped.map((s) => `not applied: ${s.path} (${s.scope === 'all_projects' ? 'all projects' : s.scope}): ${s.why}`),
     ...(v.bwrap ? ['bwrap command line:', `  ${v.bwrap.map(quote).join(' ')}`] : []),
   ].join('\n');

@@ -5,7 +5,8 @@
  * rewritten in ~/.cargo/registry).
  *
  *   cachePlan(project, env, policy, limits) ─► per cache of policy/sandbox.json `caches`:
- *     the user's cache (the first set variable, else the first path that exists, else the last)
+ *     the user's cache (the first set variable, else the first path that exists, else the last;
+ *     a tool that follows XDG_CACHE_HOME lists `$XDG_CACHE_HOME/<its folder>` in its own order)
  *     ─► the project's own folder: $XDG_CACHE_HOME/shadowcode/sandbox/<hash of the project>/<name>
  *        (made once, 0700; kept between runs, outside the project and the profile)
  *     ─► private: that folder read-write at the cache's path (only inside the home, which is
@@ -40,6 +41,8 @@ export interface CacheBind {
   readonly private: string;
   /** Where the private folder is shown inside (the user's path, or its own for beside). */
   readonly at: string;
+  /** The policy's entry that named the user's cache (`$XDG_CACHE_HOME/pip`, `~/.cache/pip`). */
+  readonly from: string;
   /** The user's cache is shown read-only at its path (beside). */
   readonly userShown: boolean;
   /** Seeded: what was not copied because the walk reached limits.sandbox.cache_seed_entries. */
@@ -52,6 +55,16 @@ export interface CachePlan {
   readonly root?: string;
   /** Variables set inside the sandbox (beside caches). */
   readonly env: Readonly<Record<string, string>>;
+  /** Caches whose path the sandbox does not give the project's folder, and why (sandbox show). */
+  readonly notKept?: readonly CacheNotKept[];
+}
+
+export interface CacheNotKept {
+  readonly name: string;
+  /** Where the tool writes. */
+  readonly path: string;
+  readonly from: string;
+  readonly why: 'outside the home' | 'in the project' | 'covers the home' | 'hidden';
 }
 
 export const NO_CACHES: CachePlan = Object.freeze({ binds: [], env: {} });
@@ -70,15 +83,18 @@ export function cacheRoot(project: string, env: Record<string, string | undefine
   return root;
 }
 
-/** The user's cache path of one entry: the first set variable, else the first path that exists, else the last path. */
-function userPath(alts: readonly string[], env: Record<string, string | undefined>, home: string | undefined, absent: (p: string) => boolean): string | null {
-  let last: string | null = null;
+/**
+ * The user's cache path of one entry, and the entry that named it: the first set variable (an
+ * unset, empty or relative one is passed over), else the first path that exists, else the last path.
+ */
+function userPath(alts: readonly string[], env: Record<string, string | undefined>, home: string | undefined, absent: (p: string) => boolean): { at: string; from: string } | null {
+  let last: { at: string; from: string } | null = null;
   for (const alt of alts) {
     const at = placeOf(alt, env, home);
     if (!at) continue;
-    if (alt.startsWith('$')) return at;
-    if (!absent(at) && lstatSync(at, { throwIfNoEntry: false })) return at;
-    last = at;
+    if (alt.startsWith('$')) return { at, from: alt };
+    if (!absent(at) && lstatSync(at, { throwIfNoEntry: false })) return { at, from: alt };
+    last = { at, from: alt };
   }
   return last;
 }
@@ -187,30 +203,49 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   const rootReal = realOrSelf(root);
   if (avoid.some((a) => within(root, a) || within(rootReal, a))) return NO_CACHES;
   const binds: CacheBind[] = [];
+  const notKept: CacheNotKept[] = [];
   const vars: Record<string, string> = {};
   const absent = o.look ?? absentInHome(home);
   for (const [name, c] of Object.entries(policy.caches)) {
-    const user = userPath(c.path, env, home, absent);
-    if (!user || within(user, project) || within(home, user)) continue;
-    if (avoid.some((a) => within(user, a) || within(a, user))) continue;
+    const found = userPath(c.path, env, home, absent);
+    if (!found) continue;
+    const { at: user, from } = found;
+    const skip = (why: CacheNotKept['why']) => notKept.push({ name, path: user, from, why });
+    if (within(user, project)) {
+      skip('in the project');
+      continue;
+    }
+    if (within(home, user)) {
+      skip('covers the home');
+      continue;
+    }
+    if (avoid.some((a) => within(user, a) || within(a, user))) {
+      skip('hidden');
+      continue;
+    }
     const priv = join(root, name);
     if (!o.dry) ensureDir(priv, o.owner, absent);
     if (c.mode === 'beside') {
       const shown = !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
-      binds.push({ name, mode: c.mode, user, private: priv, at: priv, userShown: shown });
+      binds.push({ name, mode: c.mode, user, private: priv, at: priv, userShown: shown, from });
       for (const [k, v] of Object.entries(c.env ?? {})) vars[k] = fill(v, priv, user);
       continue;
     }
     // Bound at the cache's own path: only where the sandbox can make that path, inside the private home.
-    if (!within(user, home)) continue;
+    // Not elsewhere (an XDG_CACHE_HOME of /var/tmp/x, /usr or a mount): what the tool writes there
+    // stays in the sandbox's own view and is discarded, or is refused where that folder is read-only.
+    if (!within(user, home)) {
+      skip('outside the home');
+      continue;
+    }
     let incomplete = false;
     if (!o.dry && c.mode === 'seeded' && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory()) {
       // The stamp lies beside the caches' folder, not in it: that folder is the sandbox's to write.
       incomplete = !seed(user, priv, c.seed, `${root}.${name}.seeded`, seedEntries);
     }
-    binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, ...(incomplete ? { seedIncomplete: true as const } : {}) });
+    binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, from, ...(incomplete ? { seedIncomplete: true as const } : {}) });
   }
-  return { binds, env: vars, root };
+  return { binds, env: vars, root, ...(notKept.length ? { notKept } : {}) };
 }
 
 /**

@@ -1,12 +1,12 @@
 // The project's private package caches (src/engine/spawn/caches.ts) as the host fills them: a seeded
 // cache (cargo's registry) gets what it lacks of the user's, and what a sandboxed command left
 // in the private side (a link where a folder goes) is never written through.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { cachePlan, cacheRoot } from '../../../src/engine/spawn/caches.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { SHARED_TMP } from '../../fixtures/env.js';
+import { cli, SHARED_TMP, sandbox } from '../../fixtures/env.js';
 
 const policy = shippedPolicy();
 
@@ -43,4 +43,84 @@ t.test('a link the sandbox left where a folder of the private cache goes is neve
   w.plan();
   t.same(readdirSync(w.outside), [], 'nothing was copied through the link');
   t.ok(existsSync(join(w.priv, 'cache', 'other', 'c-3.0.crate')), 'the rest is still filled');
+});
+
+// XDG_CACHE_HOME: pip, uv, yarn and Go's build cache write under it when it is set, so the
+// project's private cache must be where they look, or what they write is lost with the private home.
+const at = (plan: ReturnType<typeof cachePlan>, name: string) => plan.binds.find((b) => b.name === name)?.at;
+
+t.test('with XDG_CACHE_HOME in the home, pip, uv, yarn and Go keep their private caches where they look for them', async (t) => {
+  const w = world(t);
+  const xdg = join(w.home, 'xc');
+  const env = { ...w.env, XDG_CACHE_HOME: xdg };
+  const plan = cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
+  for (const name of ['pip', 'uv', 'yarn', 'go-build']) {
+    t.equal(at(plan, name), join(xdg, name), `${name}: $XDG_CACHE_HOME/${name}`);
+    t.equal(plan.binds.find((b) => b.name === name)?.from, `$XDG_CACHE_HOME/${name}`, `${name}: named by that entry`);
+  }
+  t.equal(at(plan, 'npm'), join(w.home, '.npm'), 'npm does not follow it');
+  // The tool's own variable still comes first.
+  const own = cachePlan(w.project, { ...env, PIP_CACHE_DIR: join(w.home, 'pc') }, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
+  t.equal(at(own, 'pip'), join(w.home, 'pc'), 'PIP_CACHE_DIR before XDG_CACHE_HOME');
+});
+
+t.test('an XDG_CACHE_HOME outside the home gets no writable bind there: those caches are not kept', async (t) => {
+  const w = world(t);
+  const env = { ...w.env, XDG_CACHE_HOME: w.outside };
+  const plan = cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
+  for (const name of ['pip', 'uv', 'yarn', 'go-build']) {
+    t.equal(at(plan, name), undefined, `${name}: not bound`);
+    t.same(plan.notKept?.find((n) => n.name === name), { name, path: join(w.outside, name), from: `$XDG_CACHE_HOME/${name}`, why: 'outside the home' }, `${name}: said not kept, and why`);
+  }
+  t.same(plan.binds.filter((b) => b.at.startsWith(`${w.outside}/`) && b.at !== b.private), [], 'nothing of the user bound at a path outside the home');
+  for (const sys of ['/usr', '/etc', w.project]) {
+    const p = cachePlan(w.project, { ...w.env, XDG_CACHE_HOME: sys }, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
+    t.equal(at(p, 'pip'), undefined, `XDG_CACHE_HOME=${sys}: pip not bound`);
+  }
+});
+
+t.test('a relative XDG_CACHE_HOME is not a place: the caches stay at their usual paths', async (t) => {
+  const w = world(t);
+  const env = { ...w.env, XDG_CACHE_HOME: 'rel' };
+  const plan = cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
+  t.equal(at(plan, 'pip'), join(w.home, '.cache', 'pip'));
+  t.equal(at(plan, 'go-build'), join(w.home, '.cache', 'go-build'));
+  t.ok(plan.binds.every((b) => b.at.startsWith('/')), 'every bind at an absolute path');
+  t.equal(cacheRoot(w.project, env), cacheRoot(w.project, w.env), 'the caches folder is the default one');
+});
+
+/** `shadowcode test -- sh -c SCRIPT` in a trusted project: real bwrap. */
+async function run(sb: ReturnType<typeof sandbox>, script: string) {
+  const r = await cli(sb, ['--json', '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', script]);
+  return JSON.parse(r.stdout || '{}') as { passed: boolean; output_tail: string };
+}
+
+t.test("what a command writes under $XDG_CACHE_HOME/pip in the sandbox lands in the project's private pip cache and is there at the next start", async (t) => {
+  const sb = sandbox('sc-xdg');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const xdg = join(sb.root, 'xc');
+  sb.env = { ...sb.env, XDG_CACHE_HOME: xdg };
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const first = await run(sb, 'mkdir -p "$XDG_CACHE_HOME/pip/http" && echo kept > "$XDG_CACHE_HOME/pip/http/probe"');
+  t.equal(first.passed, true, first.output_tail);
+  const priv = join(cacheRoot(sb.project, sb.env) as string, 'pip');
+  t.equal(readFileSync(join(priv, 'http', 'probe'), 'utf8'), 'kept\n', "in the project's private cache on the host");
+  t.notOk(existsSync(join(xdg, 'pip', 'http', 'probe')), "not in the user's own");
+  const next = await run(sb, 'cat "$XDG_CACHE_HOME/pip/http/probe"');
+  t.equal(next.passed, true, next.output_tail);
+  t.match(next.output_tail, /kept/, 'there at the next start');
+});
+
+t.test('with XDG_CACHE_HOME outside the home, what a command writes under it is neither kept nor written on the host', async (t) => {
+  const sb = sandbox('sc-xdg-out');
+  const outside = realpathSync(mkdtempSync('/var/tmp/sc-xdg-'));
+  t.teardown(() => (rmSync(sb.root, { recursive: true, force: true }), rmSync(outside, { recursive: true, force: true })));
+  sb.env = { ...sb.env, XDG_CACHE_HOME: outside };
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const r = await run(sb, 'mkdir -p "$XDG_CACHE_HOME/pip" && echo x > "$XDG_CACHE_HOME/pip/probe"; echo "@ $?"');
+  t.equal(r.passed, true, r.output_tail);
+  t.notOk(existsSync(join(outside, 'pip')), 'nothing written in the folder XDG_CACHE_HOME names on the host');
+  const priv = join(cacheRoot(sb.project, sb.env) as string, 'pip');
+  t.notOk(existsSync(join(priv, 'probe')), 'nor kept as the private pip cache');
+  t.same(readdirSync(outside), ['shadowcode'], "only the project's caches folder is made there");
 });

@@ -40,10 +40,16 @@ function need(t: any, name: string, where: string): string | null {
   return at;
 }
 
-/** A trusted project whose processes get this user's real HOME and PATH; private caches in a throwaway folder. */
-async function project(t: any, o: { home?: string; network?: boolean } = {}): Promise<Sandbox> {
+/**
+ * A trusted project whose processes get this user's real HOME and PATH; private caches in a throwaway
+ * folder. `xdg`: XDG_CACHE_HOME (default a throwaway folder; null: unset, with a home of the test's own).
+ */
+async function project(t: any, o: { home?: string; network?: boolean; xdg?: string | null; pyenv?: boolean } = {}): Promise<Sandbox> {
   const sb = sandbox('sc-real');
-  sb.env = { ...sb.env, HOME: o.home ?? HOME, PATH, XDG_CACHE_HOME: join(sb.root, 'cache'), ...(process.env.PYENV_ROOT ? { PYENV_ROOT: process.env.PYENV_ROOT } : {}) };
+  const xdg = o.xdg === undefined ? join(sb.root, 'cache') : o.xdg;
+  // A home of the test's own has no ~/.pyenv: the user's is named by PYENV_ROOT, as a user who keeps it elsewhere does.
+  const pyenv = process.env.PYENV_ROOT ?? (o.pyenv ? join(HOME, '.pyenv') : undefined);
+  sb.env = { ...sb.env, HOME: o.home ?? HOME, PATH, ...(xdg ? { XDG_CACHE_HOME: xdg } : {}), ...(pyenv ? { PYENV_ROOT: pyenv } : {}) };
   const r = await cli(sb, ['--workspace', sb.project, 'trust', ...(o.network ? ['--network'] : [])]);
   t.equal(r.code, 0, r.stderr);
   return sb;
@@ -73,19 +79,45 @@ t.test("pytest through pyenv's shim passes in the sandbox, with the very python 
   t.match(r.data.output_tail, /1 passed/);
 });
 
+/** A home of the test's own, so that the project's caches folder (~/.cache/shadowcode or under XDG_CACHE_HOME) is thrown away with it. */
+function ownHome(): string {
+  const home = join(sandbox('sc-real-home').root, 'home');
+  mkdirSync(home);
+  return realpathSync(home);
+}
+
 t.test("pip finds its cache through the link at its usual path, into the project's private one, and what it writes there is kept", async (t) => {
   if (!need(t, 'python3', join(HOME, '.pyenv/shims'))) return;
-  const sb = await project(t);
+  const home = ownHome();
+  const sb = await project(t, { home, xdg: null, pyenv: true });
   // `pip cache dir` names the cache it uses (the link resolved); `pip cache info` reads it; the probe is written there.
-  // (This project's XDG_CACHE_HOME holds the private caches, and pip would follow it: not here, as on a laptop.)
-  const r = await test(sb, ['sh', '-c', 'unset XDG_CACHE_HOME; [ -L ~/.cache/pip ] && d=$(python3 -m pip cache dir) && echo "@ $d" && python3 -m pip cache info && echo probe > "$d/probe"']);
+  const r = await test(sb, ['sh', '-c', '[ -L ~/.cache/pip ] && d=$(python3 -m pip cache dir) && echo "@ $d" && python3 -m pip cache info && echo probe > "$d/probe"']);
   t.equal(r.data.passed, true, r.data.output_tail);
-  const cache = join(sb.root, 'cache', 'shadowcode', 'sandbox');
+  const cache = join(home, '.cache', 'shadowcode', 'sandbox');
   const [hash] = readdirSync(cache);
   const priv = join(cache, hash as string, 'pip');
   t.ok(r.data.output_tail.includes(`@ ${priv}`), "pip's cache is the project's private one");
   t.equal(readFileSync(join(priv, 'probe'), 'utf8'), 'probe\n', 'and what it writes there is kept');
   t.notOk(existsSync(join(HOME, '.cache', 'pip', 'probe')), "never in the user's own");
+});
+
+t.test("with XDG_CACHE_HOME set in the home, pip's cache is still the project's private one, and what it writes there is there at the next start", async (t) => {
+  if (!need(t, 'python3', join(HOME, '.pyenv/shims'))) return;
+  const home = ownHome();
+  const xdg = join(home, 'xdg-cache');
+  const sb = await project(t, { home, xdg, pyenv: true });
+  // pip follows XDG_CACHE_HOME ($XDG_CACHE_HOME/pip), not ~/.cache/pip.
+  const r = await test(sb, ['sh', '-c', 'd=$(python3 -m pip cache dir) && echo "@ $d" && python3 -m pip cache info && echo probe > "$d/probe"']);
+  t.equal(r.data.passed, true, r.data.output_tail);
+  const cache = join(xdg, 'shadowcode', 'sandbox');
+  const [hash] = readdirSync(cache);
+  const priv = join(cache, hash as string, 'pip');
+  t.ok(r.data.output_tail.includes(`@ ${priv}`), "pip's cache is the project's private one");
+  t.equal(readFileSync(join(priv, 'probe'), 'utf8'), 'probe\n', 'what it writes there is kept on the host');
+  t.notOk(existsSync(join(xdg, 'pip', 'probe')), "not in the user's own $XDG_CACHE_HOME/pip");
+  const next = await test(sb, ['sh', '-c', 'cat "$(python3 -m pip cache dir)/probe"']);
+  t.equal(next.data.passed, true, next.data.output_tail);
+  t.match(next.data.output_tail, /^probe$/m, 'and there at the next start');
 });
 
 /** A git repository outside the project holding a crate, committed; a cargo git dependency on it needs no network. */
