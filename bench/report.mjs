@@ -101,7 +101,12 @@ Against the targets (medians of this run):
 
 | target | this run | goal | met |
 | --- | --- | --- | --- |
-${TARGETS.map(([name, v, show, goal, ok]) => (typeof v !== 'number' ? `| ${name} | — | ${goal} | — |` : `| ${name} | ${show(v)} | ${goal} | ${ok(v) ? 'yes' : 'no'} |`)).join('\n')}${s.pending ? `
+${TARGETS.map(([name, v, show, goal, ok]) => (typeof v !== 'number' ? `| ${name} | — | ${goal} | — |` : `| ${name} | ${show(v)} | ${goal} | ${ok(v) ? 'yes' : 'no'} |`)).join('\n')}${sp.pending || !sp.floor_ms ? '' : `
+
+Of the sandbox's ${one(sp.start_ms.added.median)} ms, ${one(sp.floor_ms.added.median)} ms is what any bwrap sandbox adds on this
+machine (every namespace, only \`/usr\`, \`/proc\` and \`/dev\`, started in the same rounds); the
+rest is ours: the mounts and checks of [the sandbox](sandbox.md#what-it-costs) and the spawn
+point's own work (${f0(sp.own_us)} µs warm in an empty project, more right after a start).`}${s.pending ? `
 
 The wall-clock cells above are "—" until \`npm run bench\` runs on an idle machine
 and \`node bench/report.mjs --write\` puts its numbers here: wall-clock ratios taken on a

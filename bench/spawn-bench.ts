@@ -9,7 +9,9 @@
  * placeholder_linger_ms they stay for the next start: made by the first, removed
  * once at the end) (bundled and run by bench/spawn.mjs; not a test, no assertions).
  *
- *   round r: [bare, sandboxed] (order alternates by round) × calls ─► medians per round
+ *   round r: [bare, floor, sandboxed] (order alternates by round) × calls ─► medians per round
+ *   floor: bwrap with every namespace and only /usr, /proc and /dev, started as the bare one is:
+ *   what any bwrap sandbox costs on this machine, before a mount or a check of ours
  *   own: confinedCommand alone, no process, averaged over many ─► µs
  *   own in a populated project (the scan for protected paths), and the scan after the exit ─► µs
  */
@@ -68,15 +70,18 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
   const bare = ['true'];
   // As a command starts: with the report of what it leaves in its private home and /tmp (read, then removed, after it).
   const boxed = () => confinedCommand({ argv: bare, cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy }, support.bwrap as string, profile, undefined, { grants: NO_GRANTS, report: true });
-  const out = { bare: [] as number[], sandboxed: [] as number[], teardown: [] as number[], own_us: 0, own_tree_us: 0, after_tree_us: 0, rounds, calls_per_round: calls };
+  // The least a bwrap sandbox is: every namespace, the system's programs, /proc and /dev, nothing of ours.
+  const floor = [support.bwrap as string, '--unshare-all', '--die-with-parent', '--new-session', '--as-pid-1', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', 'true'];
+  const out = { bare: [] as number[], floor: [] as number[], sandboxed: [] as number[], teardown: [] as number[], own_us: 0, own_tree_us: 0, after_tree_us: 0, rounds, calls_per_round: calls };
   try {
     for (let r = 0; r < rounds; r++) {
-      const order: Array<'bare' | 'sandboxed'> = r % 2 ? ['sandboxed', 'bare'] : ['bare', 'sandboxed'];
+      const order: Array<'bare' | 'floor' | 'sandboxed'> = r % 2 ? ['sandboxed', 'floor', 'bare'] : ['bare', 'floor', 'sandboxed'];
       for (const which of order) {
         const times: number[] = [];
         const teardown: number[] = [];
         for (let i = 0; i < calls; i++) {
           if (which === 'bare') times.push(await once(() => spawn(bare[0] as string, bare.slice(1), { cwd: project, stdio: 'ignore', env, detached: true })));
+          else if (which === 'floor') times.push(await once(() => spawn(floor[0] as string, floor.slice(1), { cwd: project, stdio: 'ignore', env, detached: true })));
           else {
             // The command line is built per start, as the spawn point does: its cost is part of the overhead.
             const t0 = performance.now();

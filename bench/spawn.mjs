@@ -23,6 +23,8 @@ const summary = {
   cpus: cpus().length,
   target_added_ms: TARGET_MS,
   start_ms: { bare: spread(r.bare), sandboxed: spread(r.sandboxed), added: spread(r.sandboxed.map((x, i) => x - r.bare[i])) },
+  // bwrap with every namespace and only /usr, /proc and /dev: what any bwrap sandbox adds on this machine.
+  floor_ms: { start: spread(r.floor), added: spread(r.floor.map((x, i) => x - r.bare[i])) },
   // The spawn point's own work per sandboxed start (placeholders, command line), without bwrap.
   own_us: Math.round(r.own_us),
   // The same in a project of about 800 entries (scanned for nested protected paths), and the scan after the exit.
@@ -37,6 +39,7 @@ console.log(`process start to exit, ms, median (min–max) of ${r.rounds} round 
 console.log(`  bare        ${fs(summary.start_ms.bare)}`);
 console.log(`  sandboxed   ${fs(summary.start_ms.sandboxed)}`);
 console.log(`  added       ${fs(summary.start_ms.added)}  target ≤ ${TARGET_MS} ms  ${met ? 'PASS' : 'FAIL'}`);
+console.log(`  of which any bwrap sandbox (every namespace, only /usr, /proc and /dev): ${fs(summary.floor_ms.added)}`);
 console.log(`  of which the spawn point's own work: ${summary.own_us} µs (an empty project), ${summary.own_tree_us} µs (800 entries)`);
 console.log(`  after the exit, what the process created among protected paths: ${summary.after_tree_us} µs (800 entries)`);
 console.log(`  teardown    ${fs(summary.teardown_ms)}  after the exit: the placeholders removed`);
