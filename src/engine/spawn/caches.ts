@@ -24,7 +24,7 @@
  * read-only, or the project's own.
  */
 import { createHash } from 'node:crypto';
-import { chownSync, constants, copyFileSync, lstatSync, mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chownSync, constants, copyFileSync, lstatSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { realOrSelf } from '../../util/confine.js';
@@ -99,16 +99,20 @@ function userPath(alts: readonly string[], env: Record<string, string | undefine
   return last;
 }
 
-const made = new Set<string>();
-/** Makes a private folder once; what root makes for a sandbox another user starts becomes that user's. */
+/**
+ * Makes a private folder, or checks the one there is a folder (a link or anything else in its place is
+ * removed first: bwrap would follow a link there on the host); what root makes for a sandbox another
+ * user starts becomes that user's. Checked at every start: a folder removed meanwhile is made again.
+ */
 function ensureDir(dir: string, owner: number | undefined, look: HomeLook): void {
-  if (made.has(dir)) return;
+  const there = lstatSync(dir, { throwIfNoEntry: false });
+  if (there?.isDirectory()) return;
+  if (there) rmSync(dir, { force: true });
   const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (first) look.made(first);
   if (first && owner !== undefined && owner !== process.getuid?.()) {
     for (let d = dir; d.length >= first.length; d = dirname(d)) chownSync(d, owner, owner);
   }
-  made.add(dir);
 }
 
 const ident = (p: string): string => {
@@ -249,24 +253,28 @@ export function cachePlan(project: string | null, env: Record<string, string | u
 }
 
 /**
- * The bwrap arguments of a cache plan: the caches' folder read-write at its own path (one mount for
- * all of them: each bind is most of a millisecond of bwrap's start), a beside cache's user folder
- * read-only, each private or seeded cache a link at the tool's path into that folder where
- * `linkable` says a link can be made there (in the private home), else bound there as before
- * (inside a folder shown read-only, whose mount point must already exist); the variables.
+ * The bwrap arguments of a cache plan: each private folder read-write at its own path, a beside
+ * cache's user folder read-only, each private or seeded cache a link at the tool's path into its
+ * folder where `linkable` says a link can be made there (in the private home), else its folder
+ * bound there (inside a folder shown read-only, whose mount point must already exist); the variables.
+ *
+ * Never the caches' folder itself, although one mount for all would be cheaper: bwrap resolves a
+ * bind's source on the host at each start, and a command that could write in that folder could put
+ * a link where a cache's folder was (`cargo-git` ─► `../../../../.ssh`), which the next start would
+ * then bind read-write at the cache's path. Each folder a mount point inside, none can be renamed,
+ * removed or replaced there; and ensureDir checks each is a folder before a start binds it.
  */
 export function cacheArgs(plan: CachePlan, linkable: (at: string) => boolean = () => false): { args: string[]; bound: string[] } {
   const args: string[] = [];
   const bound: string[] = [];
   const bind = (mode: '--bind' | '--ro-bind', from: string, at: string) => (args.push(mode, from, at), bound.push(at));
-  const root = plan.root;
-  const inRoot = (p: string) => root !== undefined && within(p, root);
-  if (root && plan.binds.some((b) => inRoot(b.private))) bind('--bind', root, root);
   for (const b of plan.binds) {
     if (b.userShown) bind('--ro-bind', b.user, b.user);
-    if (b.at === b.private && inRoot(b.private)) continue;
-    if (inRoot(b.private) && linkable(b.at)) args.push('--symlink', b.private, b.at);
-    else bind('--bind', b.private, b.at);
+    if (b.at === b.private) bind('--bind', b.private, b.private);
+    else if (linkable(b.at)) {
+      bind('--bind', b.private, b.private);
+      args.push('--symlink', b.private, b.at);
+    } else bind('--bind', b.private, b.at);
   }
   for (const [k, v] of Object.entries(plan.env)) args.push('--setenv', k, v);
   return { args, bound };

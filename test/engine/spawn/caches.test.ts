@@ -1,7 +1,7 @@
 // The project's private package caches (src/engine/spawn/caches.ts) as the host fills them: a seeded
 // cache (cargo's registry) gets what it lacks of the user's, and what a sandboxed command left
 // in the private side (a link where a folder goes) is never written through.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { cachePlan, cacheRoot } from '../../../src/engine/spawn/caches.js';
@@ -123,4 +123,42 @@ t.test('with XDG_CACHE_HOME outside the home, what a command writes under it is 
   const priv = join(cacheRoot(sb.project, sb.env) as string, 'pip');
   t.notOk(existsSync(join(priv, 'probe')), 'nor kept as the private pip cache');
   t.same(readdirSync(outside), ['shadowcode'], "only the project's caches folder is made there");
+});
+
+// bwrap finds a bind's source on the host at each start. A cache's private folder must never be
+// something a command could have replaced: a link planted where it was would be followed there.
+t.test("a link where a cache's private folder was is removed and a folder made again, never followed", async (t) => {
+  const w = world(t);
+  const first = w.plan();
+  const git = first.binds.find((b) => b.name === 'cargo-git')?.private as string;
+  t.ok(git, 'cargo-git has a private folder');
+  const secret = join(w.outside, 'secret');
+  mkdirSync(secret);
+  for (const p of [git, w.priv]) {
+    rmSync(p, { recursive: true, force: true });
+    symlinkSync(secret, p);
+  }
+  writeFileSync(join(w.home, '.cargo', 'registry', 'cache', 'reg', 'b-2.0.crate'), 'b');
+  const next = w.plan();
+  for (const p of [git, w.priv]) t.ok(lstatSync(p).isDirectory(), `${p.slice(p.lastIndexOf('/') + 1)} is a folder again, not the link`);
+  t.same(readdirSync(secret), [], 'nothing seeded through the link');
+  t.ok(next.binds.every((b) => !b.private.startsWith(secret)), 'no bind from the link');
+});
+
+t.test("inside the sandbox a cache's private folder cannot be replaced, and the caches' folder is not shown", async (t) => {
+  const sb = sandbox('sc-cache-swap');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh, { recursive: true });
+  // What a build script might try: swap the folder for a link, and leave a file beside it.
+  const r = await run(sb, `rm -rf "${root}/npm"; ln -s "${ssh}" "${root}/npm.x" && mv -T "${root}/npm.x" "${root}/npm"; echo planted > "${root}/left"; echo x > ~/.npm/f; echo "done $?"`);
+  t.match(r.output_tail, /done/, r.output_tail);
+  t.ok(lstatSync(join(root, 'npm')).isDirectory(), "the project's npm folder on the host is still a folder");
+  t.notOk(existsSync(join(root, 'left')), "nothing written in the caches' folder itself");
+  t.same(readdirSync(ssh), [], 'nothing reached ~/.ssh');
+  const next = await run(sb, 'cat ~/.npm/f');
+  t.equal(next.passed, true, next.output_tail);
+  t.match(next.output_tail, /x/, "what was written through ~/.npm is the project's, at the next start");
 });
