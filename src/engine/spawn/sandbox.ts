@@ -427,33 +427,36 @@ export function systemHidden(patterns: readonly string[]): string[] {
  * folders: the namespaces, those folders read-only (a top-level link recreated
  * as the link), fresh /proc and /dev, a private /tmp, and the system files no
  * one inside may read covered (system_hidden: root inside is the host's uid 0).
- * Computed once per policy: the system's own layout does not change while
- * shadowcode runs.
+ * The folders are read once per policy (the system's own layout does not change
+ * while shadowcode runs); the files to cover are looked for at every start, since
+ * one made later (a host key, a keytab) must be covered from the next start on.
  */
 const systemParts = new WeakMap<SandboxPolicy, { args: readonly string[]; bound: readonly string[] }>();
 function systemPart(policy: SandboxPolicy): { args: readonly string[]; bound: readonly string[] } {
   let part = systemParts.get(policy);
-  if (part) return part;
-  const args: string[] = [];
-  const bound: string[] = [];
-  for (const dir of policy.system_read_only) {
-    const st = lstatSync(dir, { throwIfNoEntry: false });
-    if (!st) continue;
-    if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
-    else {
-      args.push('--ro-bind', dir, dir);
-      bound.push(dir);
+  if (!part) {
+    const args: string[] = [];
+    const bound: string[] = [];
+    for (const dir of policy.system_read_only) {
+      const st = lstatSync(dir, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
+      else {
+        args.push('--ro-bind', dir, dir);
+        bound.push(dir);
+      }
     }
+    // /proc/sys read-only on top of the fresh /proc: bwrap covers it only where its folder is
+    // writable, and it is not (0555), while its files check only the uid. Root inside is the
+    // host's uid 0 (with no capability), so it would write the host's sysctls:
+    // kernel.core_pattern = "|/project/x" runs x as root on the host at the next crash.
+    args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
+    systemParts.set(policy, (part = { args, bound }));
   }
-  // /proc/sys read-only on top of the fresh /proc: bwrap covers it only where its folder is
-  // writable, and it is not (0555), while its files check only the uid. Root inside is the
-  // host's uid 0 (with no capability), so it would write the host's sysctls:
-  // kernel.core_pattern = "|/project/x" runs x as root on the host at the next crash.
-  args.push('--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--dev', '/dev');
   // After the folders that show them; only what lies in a shown folder needs a cover.
-  for (const p of systemHidden(policy.system_hidden)) if (bound.some((b) => within(p, b))) args.push(...cover(p));
-  systemParts.set(policy, (part = { args, bound }));
-  return part;
+  const covers: string[] = [];
+  for (const p of systemHidden(policy.system_hidden)) if (part.bound.some((b) => within(p, b))) covers.push(...cover(p));
+  return { args: [...part.args, ...covers], bound: part.bound };
 }
 
 /**

@@ -374,3 +374,29 @@ t.test("what a user's own program may see: a linked node_modules only when it is
   t.notMatch(argv, '.missing', 'a missing one is not created');
   t.notMatch(argv, join(root, 'run'), 'a writable folder that does not exist is not bound');
 });
+
+t.test('a system file to hide that appears while shadowcode runs is covered from the next start on', async (t) => {
+  // Not below /tmp: the sandbox's own /tmp would be mounted over it.
+  const root = realpathSync(mkdtempSync('/var/tmp/sc-syshidden-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const etc = join(root, 'etc');
+  mkdirSync(join(etc, 'ssh'), { recursive: true });
+  const sp = shippedPolicy().sandbox;
+  // A system folder of our own, shown read-only, with a host-key pattern and a keytab in it to hide.
+  const policy = { ...sp, system_read_only: [...sp.system_read_only, etc], system_hidden: [join(etc, 'ssh', '*_key'), join(etc, 'krb5.keytab')] };
+  const line = () => sandboxArgv({ argv: ['/bin/true'], cwd: root, env: { HOME: join(root, 'home'), PATH: '/usr/bin:/bin' }, bwrap: '/usr/bin/bwrap', trusted: false, unset: [], stateLimits: shippedPolicy().limits.runners, project: null, network: false, profileDir: null, policy }).join('\n');
+  const before = line();
+  t.notMatch(before, join(etc, 'ssh', 'ssh_host_ed25519_key'), 'nothing to cover yet');
+  writeFileSync(join(etc, 'ssh', 'ssh_host_ed25519_key'), 'secret');
+  writeFileSync(join(etc, 'krb5.keytab'), 'secret');
+  const next = line();
+  t.match(next, `/dev/null\n${join(etc, 'ssh', 'ssh_host_ed25519_key')}`, 'the new host key is covered');
+  t.match(next, `/dev/null\n${join(etc, 'krb5.keytab')}`, 'and the new keytab');
+  const cat = (text: string) => {
+    const args = text.split('\n');
+    const cmd = args.indexOf('--');
+    return spawnSync(args[0] as string, [...args.slice(1, cmd), '--', 'cat', join(etc, 'ssh', 'ssh_host_ed25519_key')], { encoding: 'utf8' });
+  };
+  t.equal(cat(before).stdout, 'secret', 'with the command line built before it appeared, the key is readable inside');
+  t.notMatch(cat(next).stdout, 'secret', 'with the next one, it is not');
+});
