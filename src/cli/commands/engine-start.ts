@@ -13,7 +13,7 @@ import { enforce } from '../../policy/gate.js';
 import { ensureProfileDir } from '../../store/profile.js';
 import type { Ctx } from '../context.js';
 import { findShared } from '../../ops/engine.js';
-import { onStopSignal } from '../../util/stop-signals.js';
+import { nextStopSignal, onStopSignal } from '../../util/stop-signals.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,7 +54,16 @@ export const command: CommandSpec = {
     const policy = ctx.policy();
     if (options.foreground === true) {
       const log = (line: string) => ctx.io.stderr.write(`${line}\n`);
-      const engine = await enforce(ctx.gate(), ctx.request('cli:engine.serve', { args: { foreground: true } }), (t) => serveEngine(t, { profileDir: ctx.profile.dir, policy, env: ctx.io.env, log, prepare: attachAgentRuntime }));
+      // Listened for before the engine starts: it says it is ready (and a supervisor may signal
+      // it) before the gate's answer comes back here, and a signal in between would end the
+      // process with its socket and token left behind. One that comes early stops it once it is up.
+      const early = nextStopSignal();
+      let engine: Awaited<ReturnType<typeof serveEngine>> | null;
+      try {
+        engine = await enforce(ctx.gate(), ctx.request('cli:engine.serve', { args: { foreground: true } }), (t) => serveEngine(t, { profileDir: ctx.profile.dir, policy, env: ctx.io.env, log, prepare: attachAgentRuntime }));
+      } finally {
+        early.off();
+      }
       if (!engine) {
         // Another engine holds the lock. Racing starts lose to one that may not answer yet: wait for it, within the start deadline.
         const end = Date.now() + policy.limits.engine.start_deadline_ms;
@@ -65,10 +74,12 @@ export const command: CommandSpec = {
           await sleep(50);
         }
       }
-      const off = onStopSignal((s) => void engine.stop(s));
-      await engine.stopped;
+      const up = engine;
+      const off = onStopSignal((s) => void up.stop(s));
+      void Promise.race([early.signal, up.stopped.then(() => null)]).then((s) => s && void up.stop(s));
+      await up.stopped;
       off();
-      return { data: { started: true, stopped: true, engine: engine.info }, text: '' };
+      return { data: { started: true, stopped: true, engine: up.info }, text: '' };
     }
     const have = await already(ctx);
     if (have) return have;
