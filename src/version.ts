@@ -13,5 +13,7 @@ export const VERSION: string =
     ? __SHADOWCODE_VERSION__
     : (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 
+/** The stateless 2026 revision: its calls are the ones taken past the SDK when plain (server/call-shapes.ts, client/fast-calls.ts). */
+export const MODERN_REVISION = '2026-07-28';
 /** The MCP revisions `mcp serve` answers: the stateless 2026 revision first, then the 2025 legacy ones. */
-export const PROTOCOL_REVISIONS: readonly string[] = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+export const PROTOCOL_REVISIONS: readonly string[] = [MODERN_REVISION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];

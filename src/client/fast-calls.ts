@@ -27,6 +27,7 @@
  * to the same answers, errors, cancellations and wire bytes.
  */
 import { type Client, type JSONRPCMessage, ProtocolError, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
+import { MODERN_REVISION } from '../version.js';
 
 type Msg = Record<string, unknown>;
 type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string; readonly message?: string };
@@ -96,7 +97,7 @@ export class FastCalls {
     const sdk = client as unknown as Partial<ClientInternals>;
     if (client.getProtocolEra() !== 'legacy' || typeof sdk._requestMessageId !== 'number' || typeof sdk._wireCodec !== 'function') return null;
     const codec = sdk._wireCodec.call(client);
-    if (typeof codec?.decodeResult !== 'function' || typeof codec.validateResult !== 'function' || codec.era === '2026-07-28') return null;
+    if (typeof codec?.decodeResult !== 'function' || typeof codec.validateResult !== 'function' || codec.era === MODERN_REVISION) return null;
     return new FastCalls(sdk as ClientInternals, codec, wire);
   }
 

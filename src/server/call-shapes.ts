@@ -15,11 +15,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { isPlainObject as isPlain, isRequestId as isId } from '../transport/envelope.js';
 import { SERVER_INFO } from './listing.js';
+import { MODERN_REVISION } from '../version.js';
 
 type Msg = Record<string, unknown>;
 
-export const MODERN = '2026-07-28';
-const PV = 'io.modelcontextprotocol/protocolVersion';
+export const MODERN = MODERN_REVISION;
+export const PV = 'io.modelcontextprotocol/protocolVersion';
 const CAPS = 'io.modelcontextprotocol/clientCapabilities';
 const INFO = 'io.modelcontextprotocol/clientInfo';
 const SERVER = 'io.modelcontextprotocol/serverInfo';

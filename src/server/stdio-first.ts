@@ -27,7 +27,7 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { tel } from '../telemetry/hooks.js';
 import { isPlainObject as isPlain, isRequestId as isId } from '../transport/envelope.js';
-import { MODERN, only, plainCapabilities } from './call-shapes.js';
+import { MODERN, only, plainCapabilities, PV } from './call-shapes.js';
 import { type CallFn, StdioCalls } from './stdio-calls.js';
 import { PROTOCOL_REVISIONS } from '../version.js';
 import { capabilities, INSTRUCTIONS, SERVER_INFO, toolList } from './listing.js';
@@ -68,7 +68,7 @@ export function firstAnswer(m: Msg, initialized: boolean): JSONRPCMessage | unde
 function modernRequest(m: Msg): m is Msg & { id: Id } {
   if (!isId(m.id) || typeof m.method !== 'string' || m.method === 'server/discover' || !isPlain(m.params)) return false;
   const meta = m.params._meta;
-  return isPlain(meta) && meta['io.modelcontextprotocol/protocolVersion'] === MODERN;
+  return isPlain(meta) && meta[PV] === MODERN;
 }
 
 /** What the SDK is served on: the stdio transport, already started, and a way to replay a request unanswered. */
