@@ -219,7 +219,8 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
       private: seen.private,
       hidden: [...new Set([...hidden, ...seen.covered])].filter((h) => !grants.paths.some((g) => g.secret && within(g.path, h))).sort(),
       toolchains: [...tools.layouts],
-      caches: caches.binds.map((c) => ({ name: c.name, mode: c.mode, user: c.user, private: c.private, at: c.at, from: c.from })),
+      // Where no link can be made, a cache is bound on its own from its alone folder: that folder is the one it keeps.
+      caches: caches.binds.map((c) => ({ name: c.name, mode: c.mode, user: c.user, private: c.at !== c.private && seen.rw.includes(c.at) && caches.alone ? caches.alone(c) : c.private, at: c.at, from: c.from })),
       caches_not_kept: (caches.notKept ?? []).map((c) => ({ ...c })),
       network: { mode: network ? 'all' : hosts ? 'hosts' : 'none', hosts: network ? [] : grants.hosts.map((h) => hostPortText(h)) },
       grants: {

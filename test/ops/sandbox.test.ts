@@ -32,7 +32,7 @@ async function trusted(): Promise<Sandbox> {
   return sb;
 }
 
-t.test("sandbox show lists each package cache at its own path, read-write, each its own mount and never the caches' folder", async (t) => {
+t.test("sandbox show lists each package cache at its own path, read-write, though the caches' folder is the one mount", async (t) => {
   const sb = await trusted();
   const shown = await json(sb, [...ws(sb), 'sandbox', 'show', '--', 'true']);
   t.equal(shown.code, 0, shown.stderr);
@@ -47,8 +47,8 @@ t.test("sandbox show lists each package cache at its own path, read-write, each 
   t.equal(line[at - 2], '--symlink', 'npm: a link in the private home');
   t.equal(line[at - 1], npm!.private, "into the project's own npm cache");
   const root = npm!.private.slice(0, npm!.private.lastIndexOf('/'));
-  t.notOk(line.some((a, i) => a === '--bind' && line[i + 1] === root), "the caches' folder is never bound: a command could put a link where a cache's folder is");
-  t.ok(line.some((a, i) => a === '--bind' && line[i + 1] === npm!.private && line[i + 2] === npm!.private), "npm's own folder is a mount point at its own path");
+  t.equal(line.filter((a, i) => a === '--bind' && (line[i + 1] as string).startsWith(root)).length, 1, "one mount for the caches' folder");
+  t.ok(line.some((a, i) => a === '--bind' && line[i + 1] === root && line[i + 2] === root), 'the caches folder itself, at its own path');
 });
 
 t.test('sandbox show lists pip, uv, yarn and Go build caches where XDG_CACHE_HOME puts them, and says which it does not keep', async (t) => {

@@ -8,7 +8,10 @@
  *     the user's cache (the first set variable, else the first path that exists, else the last;
  *     a tool that follows XDG_CACHE_HOME lists `$XDG_CACHE_HOME/<its folder>` in its own order)
  *     ─► the project's own folder: $XDG_CACHE_HOME/shadowcode/sandbox/<hash of the project>/<name>
- *        (made once, 0700; kept between runs, outside the project and the profile)
+ *        (checked at each start, 0700; kept between runs, outside the project and the profile);
+ *        shown read-write once, the caches folder whole, each cache a link into it
+ *     ─► where no link can be made (in a folder shown read-only): <hash>.bound/<name> instead,
+ *        bound at the cache's path on its own; that folder is never shown whole
  *     ─► private: that folder read-write at the cache's path (only inside the home, which is
  *                 private anyway; the tool reads one cache, the user's is not shown)
  *        seeded:  the same, first filled with copies (never links) of the files of the user's
@@ -53,6 +56,11 @@ export interface CachePlan {
   readonly binds: readonly CacheBind[];
   /** The folder all of the project's private caches are in (cacheRoot): bound once, read-write, at its own path. */
   readonly root?: string;
+  /**
+   * The folder a cache is bound from where its path cannot be a link (aloneOf): made, and filled for a
+   * seeded cache, when a start needs it; in a dry plan (sandbox show) only named.
+   */
+  readonly alone?: (b: CacheBind) => string;
   /** Variables set inside the sandbox (beside caches). */
   readonly env: Readonly<Record<string, string>>;
   /** Caches whose path the sandbox does not give the project's folder, and why (sandbox show). */
@@ -249,32 +257,51 @@ export function cachePlan(project: string | null, env: Record<string, string | u
     }
     binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, from, ...(incomplete ? { seedIncomplete: true as const } : {}) });
   }
-  return { binds, env: vars, root, ...(notKept.length ? { notKept } : {}) };
+  const alone = (b: CacheBind): string => {
+    const dir = aloneOf(root, b.name);
+    if (o.dry) return dir;
+    ensureDir(dir, o.owner, absent);
+    const c = policy.caches[b.name];
+    if (b.mode === 'seeded' && c?.seed?.length && !absent(b.user) && lstatSync(b.user, { throwIfNoEntry: false })?.isDirectory()) {
+      seed(b.user, dir, c.seed, `${dir}.seeded`, seedEntries);
+    }
+    return dir;
+  };
+  return { binds, env: vars, root, alone, ...(notKept.length ? { notKept } : {}) };
 }
 
 /**
- * The bwrap arguments of a cache plan: each private folder read-write at its own path, a beside
- * cache's user folder read-only, each private or seeded cache a link at the tool's path into its
- * folder where `linkable` says a link can be made there (in the private home), else its folder
- * bound there (inside a folder shown read-only, whose mount point must already exist); the variables.
+ * Where a cache that cannot be a link keeps its files: beside the caches folder, in a folder no
+ * start ever shows whole (each cache in it is bound on its own, a mount point no command can
+ * replace), so that nothing a command writes in the caches folder decides what a later start binds.
+ */
+export const aloneOf = (root: string, name: string): string => join(`${root}.bound`, name);
+
+/**
+ * The bwrap arguments of a cache plan: the caches folder read-write at its own path, once, where
+ * a cache uses it (one mount, where one per cache cost bwrap about 1.5 ms per start); a beside
+ * cache's user folder read-only, its private folder shown with the caches folder; each private or
+ * seeded cache a link at the tool's path into its folder where `linkable` says a link can be made
+ * there (in the private home), else its alone folder (plan.alone, made now) bound there on its own
+ * (inside a folder shown read-only, whose mount point must already exist); the variables.
  *
- * Never the caches' folder itself, although one mount for all would be cheaper: bwrap resolves a
- * bind's source on the host at each start, and a command that could write in that folder could put
- * a link where a cache's folder was (`cargo-git` ─► `../../../../.ssh`), which the next start would
- * then bind read-write at the cache's path. Each folder a mount point inside, none can be renamed,
- * removed or replaced there; and ensureDir checks each is a folder before a start binds it.
+ * A command can write in the caches folder: it can put a link where a cache's folder was
+ * (`cargo-git` ─► `../../../../.ssh`). That link is only ever followed inside a sandbox, which
+ * shows nothing of the home's own behind it; bwrap resolves a bind's source on the host, so no
+ * bind's source lies in the caches folder, and ensureDir makes the folder again at the next start.
  */
 export function cacheArgs(plan: CachePlan, linkable: (at: string) => boolean = () => false): { args: string[]; bound: string[] } {
   const args: string[] = [];
   const bound: string[] = [];
   const bind = (mode: '--bind' | '--ro-bind', from: string, at: string) => (args.push(mode, from, at), bound.push(at));
+  const root = plan.root;
+  const inRoot = (b: CacheBind) => b.at === b.private || linkable(b.at);
+  if (root && plan.binds.some(inRoot)) bind('--bind', root, root);
   for (const b of plan.binds) {
     if (b.userShown) bind('--ro-bind', b.user, b.user);
-    if (b.at === b.private) bind('--bind', b.private, b.private);
-    else if (linkable(b.at)) {
-      bind('--bind', b.private, b.private);
-      args.push('--symlink', b.private, b.at);
-    } else bind('--bind', b.private, b.at);
+    if (b.at === b.private) continue;
+    if (linkable(b.at)) args.push('--symlink', b.private, b.at);
+    else if (plan.alone) bind('--bind', plan.alone(b), b.at);
   }
   for (const [k, v] of Object.entries(plan.env)) args.push('--setenv', k, v);
   return { args, bound };

@@ -145,20 +145,51 @@ t.test("a link where a cache's private folder was is removed and a folder made a
   t.ok(next.binds.every((b) => !b.private.startsWith(secret)), 'no bind from the link');
 });
 
-t.test("inside the sandbox a cache's private folder cannot be replaced, and the caches' folder is not shown", async (t) => {
+// The caches folder is shown read-write, once: a command can put a link where a cache's folder was.
+// That link is followed only inside a sandbox, and the next start makes the folder again.
+t.test("a command that swaps a cache's folder for a link to ~/.ssh reaches nothing there, now or at the next start", async (t) => {
   const sb = sandbox('sc-cache-swap');
   t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
   t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
   const root = cacheRoot(sb.project, sb.env) as string;
   const ssh = join(sb.root, '.ssh');
   mkdirSync(ssh, { recursive: true });
-  // What a build script might try: swap the folder for a link, and leave a file beside it.
-  const r = await run(sb, `rm -rf "${root}/npm"; ln -s "${ssh}" "${root}/npm.x" && mv -T "${root}/npm.x" "${root}/npm"; echo planted > "${root}/left"; echo x > ~/.npm/f; echo "done $?"`);
-  t.match(r.output_tail, /done/, r.output_tail);
-  t.ok(lstatSync(join(root, 'npm')).isDirectory(), "the project's npm folder on the host is still a folder");
-  t.notOk(existsSync(join(root, 'left')), "nothing written in the caches' folder itself");
+  // What a build script might try: swap the folder for a link, and write through it.
+  const r = await run(sb, `rm -rf "${root}/npm"; ln -s "${ssh}" "${root}/npm.x" && mv -T "${root}/npm.x" "${root}/npm"; echo "swapped $?"; echo x > ~/.npm/f; echo "wrote $?"`);
+  t.match(r.output_tail, /swapped 0/, `the caches folder is the project's to write: ${r.output_tail}`);
+  t.match(r.output_tail, /wrote [1-9]/, 'the link leads nowhere inside: the home there is private');
   t.same(readdirSync(ssh), [], 'nothing reached ~/.ssh');
-  const next = await run(sb, 'cat ~/.npm/f');
+  const next = await run(sb, 'echo y > ~/.npm/g && cat ~/.npm/g');
   t.equal(next.passed, true, next.output_tail);
-  t.match(next.output_tail, /x/, "what was written through ~/.npm is the project's, at the next start");
+  t.ok(lstatSync(join(root, 'npm')).isDirectory(), 'the next start made the folder again instead of following the link');
+  t.equal(readFileSync(join(root, 'npm', 'g'), 'utf8'), 'y\n', "what it wrote through ~/.npm is in the project's npm folder");
+  t.same(readdirSync(ssh), [], 'and still nothing in ~/.ssh');
+});
+
+// Where a cache's path lies in a folder shown read-only (pnpm's store inside PNPM_HOME, on PATH), no link
+// can be made there: the cache is bound on its own, from a folder no start shows whole.
+t.test("a cache inside a read-only toolchain folder is bound from its own folder, which no command can swap", async (t) => {
+  const sb = sandbox('sc-cache-alone');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const pnpmHome = join(sb.root, '.local', 'share', 'pnpm');
+  mkdirSync(join(pnpmHome, 'store'), { recursive: true });
+  writeFileSync(join(pnpmHome, 'pnpm'), '#!/bin/sh\necho fake pnpm\n', { mode: 0o755 });
+  sb.env = { ...sb.env, PATH: `${pnpmHome}:${sb.env.PATH}` };
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const alone = join(`${root}.bound`, 'pnpm-store');
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh, { recursive: true });
+  const store = join(pnpmHome, 'store');
+  const r = await run(sb, `pnpm; echo a > "${store}/a"; echo "store $?"; ls -a "${root}"; ls "${root}.bound" 2>&1; rm -rf "${root}/pnpm-store"; ln -s "${ssh}" "${root}/pnpm-store"; echo "swapped $?"`);
+  t.match(r.output_tail, /fake pnpm/, `the toolchain folder is shown: ${r.output_tail}`);
+  t.match(r.output_tail, /store 0/, 'the store inside it is writable');
+  t.match(r.output_tail, /No such file/, 'the folder of caches bound on their own is not shown');
+  t.equal(readFileSync(join(alone, 'a'), 'utf8'), 'a\n', 'what was written there is in its own folder');
+  t.same(readdirSync(store), [], "the user's store is untouched");
+  const next = await run(sb, `cat "${store}/a"; echo b > "${store}/b"`);
+  t.equal(next.passed, true, next.output_tail);
+  t.match(next.output_tail, /^a$/m, 'the next start binds the same folder');
+  t.equal(readFileSync(join(alone, 'b'), 'utf8'), 'b\n');
+  t.same(readdirSync(ssh), [], 'nothing reached ~/.ssh');
 });
