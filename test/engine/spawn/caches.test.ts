@@ -193,3 +193,15 @@ t.test("a cache inside a read-only toolchain folder is bound from its own folder
   t.equal(readFileSync(join(alone, 'b'), 'utf8'), 'b\n');
   t.same(readdirSync(ssh), [], 'nothing reached ~/.ssh');
 });
+
+// pnpm keeps its store in its home folder: $PNPM_HOME/store when that is set (kept inside the sandbox).
+t.test('pnpm with PNPM_HOME set keeps the project\'s private store at $PNPM_HOME/store, where pnpm looks', async (t) => {
+  const w = world(t);
+  const pnpmHome = join(w.home, 'pn');
+  const plan = cachePlan(w.project, { ...w.env, PNPM_HOME: pnpmHome }, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
+  const store = plan.binds.find((b) => b.name === 'pnpm-store');
+  t.equal(store?.at, join(pnpmHome, 'store'), 'at $PNPM_HOME/store');
+  t.equal(store?.from, '$PNPM_HOME/store', 'named by that entry');
+  const plain = cachePlan(w.project, w.env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
+  t.equal(plain.binds.find((b) => b.name === 'pnpm-store')?.at, join(w.home, '.local', 'share', 'pnpm', 'store'), 'without it, pnpm\'s default');
+});
