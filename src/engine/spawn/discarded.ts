@@ -49,13 +49,19 @@ function randomHex(bytes: number): string {
   return hex;
 }
 
-/** os.tmpdir(), asked again only when a variable it reads changed: each ask reads the environment the careful way, several system calls. */
+/**
+ * os.tmpdir(), asked again only when a variable it reads changed (each ask reads the environment the
+ * careful way, several system calls); /tmp where it names no absolute folder (os.tmpdir() passes a
+ * relative TMPDIR on, which would put the report file in whatever folder this process runs in).
+ */
 let tmpFor: string | null = null;
 let tmpAnswer = '';
 function ourTmp(): string {
-  const key = `${process.env.TMPDIR}\0${process.env.TMP}\0${process.env.TEMP}`;
+  // An unset variable and one set to the text "undefined" are different keys.
+  const key = [process.env.TMPDIR, process.env.TMP, process.env.TEMP].map((v) => (v === undefined ? '' : `=${v}`)).join('\0');
   if (key !== tmpFor) {
-    tmpAnswer = tmpdir();
+    const t = tmpdir();
+    tmpAnswer = isAbsolute(t) ? t : '/tmp';
     tmpFor = key;
   }
   return tmpAnswer;
