@@ -39,13 +39,18 @@ export interface ToolchainView {
   readonly layouts: readonly string[];
 }
 
-/** Where a policy place points: `$VAR[/rest]` (only when set), `~/x`, `/x`; null when it cannot be said. */
-export function placeOf(p: string, env: Record<string, string | undefined>, home: string | undefined): string | null {
+/**
+ * Where a policy place points: `$VAR[/rest]` (only when set to an absolute path), `~/x`, `/x`; null
+ * when it cannot be said. A variable's `~` or `~/x` (a config that does not expand it: an MCP
+ * client's env block, a unit file) is the home only where `tilde` says the tool reads it so itself
+ * (npm, yarn, pip): the XDG rules, Go, uv, cargo and the version managers' scripts never do.
+ */
+export function placeOf(p: string, env: Record<string, string | undefined>, home: string | undefined, tilde = false): string | null {
   if (p.startsWith('$')) {
     const m = /^\$([A-Za-z_][A-Za-z0-9_]*)(\/.*)?$/.exec(p);
     const value = m ? env[m[1] as string] : undefined;
     if (!m || !value) return null;
-    const base = value === '~' || value.startsWith('~/') ? (home ? join(home, value.slice(1)) : null) : value;
+    const base = tilde && (value === '~' || value.startsWith('~/')) ? (home ? join(home, value.slice(1)) : null) : value;
     if (!base || !isAbsolute(base)) return null;
     return m[2] ? join(base, m[2]) : resolve(base);
   }

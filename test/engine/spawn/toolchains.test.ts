@@ -240,3 +240,17 @@ t.test('a long-lived process: a toolchain folder made between two starts is show
   mkdirSync(join(home, '.pyenv', 'shims'), { recursive: true });
   t.ok(toolchainView(pyenv, policy, null, 4096).read.includes(join(home, '.pyenv')), 'a PYENV_ROOT made later is shown');
 });
+
+t.test("a toolchain variable's literal ~/x is passed over: no version manager's script expands it", async (t) => {
+  const root = realpathSync(mkdtempSync(join(SHARED_TMP, 'sc-toolchains-tilde-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  mkdirSync(join(home, '.pyenv', 'shims'), { recursive: true });
+  mkdirSync(join(home, 'elsewhere', 'bin'), { recursive: true });
+  const policy = shippedPolicy().sandbox;
+  const v = toolchainView({ HOME: home, PATH: '/usr/bin:/bin', PYENV_ROOT: '~/.pyenv', CARGO_HOME: '~/elsewhere' }, policy, null, 4096);
+  t.strictSame(v.layouts, [], 'neither is in use by its variable');
+  t.strictSame(v.read, [], 'and nothing of the home is shown for them');
+  const set = toolchainView({ HOME: home, PATH: '/usr/bin:/bin', PYENV_ROOT: join(home, '.pyenv') }, policy, null, 4096);
+  t.strictSame(set.layouts, ['pyenv'], 'the same variable, absolute: in use');
+});
