@@ -93,12 +93,13 @@ export function cacheRoot(project: string, env: Record<string, string | undefine
 
 /**
  * The user's cache path of one entry, and the entry that named it: the first set variable (an
- * unset, empty or relative one is passed over), else the first path that exists, else the last path.
+ * unset, empty or relative one is passed over, and so is `~/x` unless the tool itself reads that
+ * as the home: `tilde`), else the first path that exists, else the last path.
  */
-function userPath(alts: readonly string[], env: Record<string, string | undefined>, home: string | undefined, absent: (p: string) => boolean): { at: string; from: string } | null {
+function userPath(alts: readonly string[], env: Record<string, string | undefined>, home: string | undefined, absent: (p: string) => boolean, tilde: readonly string[]): { at: string; from: string } | null {
   let last: { at: string; from: string } | null = null;
   for (const alt of alts) {
-    const at = placeOf(alt, env, home);
+    const at = placeOf(alt, env, home, tilde.includes(alt));
     if (!at) continue;
     if (alt.startsWith('$')) return { at, from: alt };
     if (!absent(at) && lstatSync(at, { throwIfNoEntry: false })) return { at, from: alt };
@@ -219,7 +220,7 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   const vars: Record<string, string> = {};
   const absent = o.look ?? absentInHome(home);
   for (const [name, c] of Object.entries(policy.caches)) {
-    const found = userPath(c.path, env, home, absent);
+    const found = userPath(c.path, env, home, absent, c.tilde ?? []);
     if (!found) continue;
     const { at: user, from } = found;
     const skip = (why: CacheNotKept['why']) => notKept.push({ name, path: user, from, why });

@@ -547,9 +547,15 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   };
   const tools = plan.tools ?? toolchainView(plan.env, plan.policy, plan.project, plan.pathEntries ?? 4096);
   const shown: string[] = [];
+  const privateHome = home && isAbsolute(home) && home !== '/' ? home : null;
   for (const p of tools.read) {
     if (!allowed(p) || bound.some((b) => within(p, b))) continue;
     // -try: a toolchain removed since it was found is not there, rather than a start that fails.
+    // In the private home or /tmp such a path is left out here (a stat, nearly always of one or two
+    // paths): bwrap would make no mount point there, yet the report shell and the failure
+    // explanations take every mount of this line as made, and what the command itself makes at
+    // that path (a ~/.pyenv of its own) would go unnamed.
+    if (((privateHome && within(p, privateHome)) || within(p, '/tmp')) && !exists(p)) continue;
     out.push('--ro-bind-try', p, p);
     bound.push(p);
     shown.push(p);

@@ -16,7 +16,9 @@
  *        links: symlinks to recreate in the private home
  *   cached per PATH, home and the variables the layouts name; checked again at each start
  *   against the inode and times of each PATH folder it can take anything from (not a system
- *   folder, not the home or above), so a new shim or version is seen.
+ *   folder, not the home or above), so a new shim or version is seen, and of the folder of
+ *   each path it looked for, found or not (a layout's root, its read and also), so a
+ *   toolchain installed later is seen too, whatever PATH names.
  *
  * The hidden list, the profile and the project are applied by the caller (sandboxArgv):
  * nothing here is a grant, and a hidden path inside what is found is covered again there.
@@ -37,13 +39,18 @@ export interface ToolchainView {
   readonly layouts: readonly string[];
 }
 
-/** Where a policy place points: `$VAR[/rest]` (only when set), `~/x`, `/x`; null when it cannot be said. */
-export function placeOf(p: string, env: Record<string, string | undefined>, home: string | undefined): string | null {
+/**
+ * Where a policy place points: `$VAR[/rest]` (only when set to an absolute path), `~/x`, `/x`; null
+ * when it cannot be said. A variable's `~` or `~/x` (a config that does not expand it: an MCP
+ * client's env block, a unit file) is the home only where `tilde` says the tool reads it so itself
+ * (npm, yarn, pip): the XDG rules, Go, uv, cargo and the version managers' scripts never do.
+ */
+export function placeOf(p: string, env: Record<string, string | undefined>, home: string | undefined, tilde = false): string | null {
   if (p.startsWith('$')) {
     const m = /^\$([A-Za-z_][A-Za-z0-9_]*)(\/.*)?$/.exec(p);
     const value = m ? env[m[1] as string] : undefined;
     if (!m || !value) return null;
-    const base = value === '~' || value.startsWith('~/') ? (home ? join(home, value.slice(1)) : null) : value;
+    const base = tilde && (value === '~' || value.startsWith('~/')) ? (home ? join(home, value.slice(1)) : null) : value;
     if (!base || !isAbsolute(base)) return null;
     return m[2] ? join(base, m[2]) : resolve(base);
   }
@@ -89,7 +96,7 @@ interface Layout {
   readonly also: readonly string[];
 }
 
-function layoutsOf(policy: SandboxPolicy, env: Record<string, string | undefined>, home: string | undefined): Layout[] {
+function layoutsOf(policy: SandboxPolicy, env: Record<string, string | undefined>, home: string | undefined, exists: (p: string) => boolean): Layout[] {
   const out: Layout[] = [];
   for (const [name, l] of Object.entries(policy.toolchains)) {
     let root: string | null = null;
@@ -157,15 +164,16 @@ function linksOut(dir: string, key: string, max: number): string[] {
 
 const identity = (p: string): string => {
   try {
-    const st = statSync(p);
-    return `${st.dev}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
+    // No exception for a missing one: most of the folders looked for are (~/.local/state), at every start.
+    const st = statSync(p, { throwIfNoEntry: false });
+    return st ? `${st.dev}:${st.ino}:${st.mtimeMs}:${st.ctimeMs}` : 'none';
   } catch {
     return 'none';
   }
 };
 
 /** An install prefix: a bin folder's parent when it also holds lib, lib64, libexec or share. */
-function prefixOf(dir: string, home: string | undefined): string {
+function prefixOf(dir: string, home: string | undefined, exists: (p: string) => boolean): string {
   if (basename(dir) !== 'bin') return dir;
   const up = dirname(dir);
   if (up === '/' || (home && within(home, up))) return dir;
@@ -212,7 +220,16 @@ export function toolchainView(env: Record<string, string | undefined>, policy: S
   if (had && had.stamps.every(([p, id]) => identity(p) === id)) return had.view;
 
   const system = policy.system_read_only;
-  const layouts = layoutsOf(policy, env, home);
+  // Each path the view asks after, there or not, stamps the folder it would be in: a path appears,
+  // goes or is replaced only with a change to that folder (or to the folder itself appearing), so a
+  // CARGO_HOME or a ~/.cargo/bin made after this look is seen at the next start. A few folders
+  // (the home, a root or two, ~/.local/share), shared by most of what is looked for.
+  const parents = new Set<string>();
+  const look = (p: string): boolean => {
+    parents.add(dirname(p));
+    return exists(p);
+  };
+  const layouts = layoutsOf(policy, env, home, look);
   const inUse = new Set<Layout>(layouts.filter((l) => l.named));
   const shown = new Set<string>();
   const links = new Map<string, string>();
@@ -249,21 +266,22 @@ export function toolchainView(env: Record<string, string | undefined>, policy: S
     if (!r || inProject(r)) continue;
     if (r !== d) for (const [at, to] of linkChain(d)) links.set(at, to);
     // The real folder, once: a linked one is reached through the links above.
-    if (!system.some((s) => within(r, s)) && !claim(r)) show(prefixOf(r, home));
+    if (!system.some((s) => within(r, s)) && !claim(r)) show(prefixOf(r, home, look));
     if (r !== d) claim(d);
     for (const t of linksOut(d, id, maxEntries)) {
       if (system.some((s) => within(t, s)) || claim(t)) continue;
-      show(prefixOf(dirname(t), home));
+      show(prefixOf(dirname(t), home, look));
     }
   }
   for (const p of envs) claim(p);
   for (const l of inUse) {
     for (const r of l.read) {
       const at = r === '.' ? l.root : join(l.root, r);
-      if (exists(at)) show(at);
+      if (look(at)) show(at);
     }
-    for (const a of l.also) if (exists(a)) show(a);
+    for (const a of l.also) if (look(a)) show(a);
   }
+  for (const d of parents) if (!stamps.some(([p]) => p === d)) stamps.push([d, identity(d)]);
   // A folder inside another one shown is shown with it.
   const read = [...shown].filter((p) => ![...shown].some((o) => o !== p && within(p, o))).sort();
   const view: ToolchainView = { read, links: [...links], layouts: [...inUse].map((l) => l.name).sort() };

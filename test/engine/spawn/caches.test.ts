@@ -89,6 +89,31 @@ t.test('a relative XDG_CACHE_HOME is not a place: the caches stay at their usual
   t.equal(cacheRoot(w.project, env), cacheRoot(w.project, w.env), 'the caches folder is the default one');
 });
 
+// A literal `~` in a variable (a config with no shell to expand it: an MCP client's env block) is
+// read as the tool reads it: npm, yarn 1 and pip take `~/x` as the home's x; the XDG rules, Go, uv
+// and cargo never do, and there the entry is passed over like any relative value.
+t.test("a variable's literal ~/x: the home's x only where the tool itself reads it so (npm, yarn, pip); passed over elsewhere", async (t) => {
+  const w = world(t);
+  const plan = (env: Record<string, string>) => cachePlan(w.project, { ...w.env, ...env }, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
+  const xdg = plan({ XDG_CACHE_HOME: '~/xc' });
+  t.equal(at(xdg, 'pip'), join(w.home, 'xc', 'pip'), 'pip expands it in XDG_CACHE_HOME: its cache is ~/xc/pip');
+  t.equal(xdg.binds.find((b) => b.name === 'pip')?.from, '$XDG_CACHE_HOME/pip');
+  for (const name of ['uv', 'yarn', 'go-build']) {
+    t.equal(at(xdg, name), join(w.home, '.cache', name), `${name}: XDG_CACHE_HOME=~/xc passed over`);
+    t.equal(xdg.binds.find((b) => b.name === name)?.from, `~/.cache/${name}`, `${name}: named by the ~ default`);
+  }
+  t.equal(cacheRoot(w.project, { ...w.env, XDG_CACHE_HOME: '~/xc' }), cacheRoot(w.project, w.env), 'the caches folder is the default one');
+  const own = plan({ npm_config_cache: '~/npmc', YARN_CACHE_FOLDER: '~/yc', PIP_CACHE_DIR: '~/pc', UV_CACHE_DIR: '~/uvc', GOCACHE: '~/gc', CARGO_HOME: '~/ch', GRADLE_USER_HOME: '~/gh' });
+  t.equal(at(own, 'npm'), join(w.home, 'npmc'), 'npm_config_cache=~/npmc: npm reads ~/npmc');
+  t.equal(at(own, 'yarn'), join(w.home, 'yc'), 'YARN_CACHE_FOLDER=~/yc: yarn reads ~/yc');
+  t.equal(at(own, 'pip'), join(w.home, 'pc'), 'PIP_CACHE_DIR=~/pc: pip reads ~/pc');
+  t.equal(at(own, 'uv'), join(w.home, '.cache', 'uv'), 'UV_CACHE_DIR=~/uvc: passed over');
+  t.equal(at(own, 'go-build'), join(w.home, '.cache', 'go-build'), 'GOCACHE=~/gc: passed over (Go refuses it)');
+  t.equal(at(own, 'cargo-registry'), join(w.home, '.cargo', 'registry'), 'CARGO_HOME=~/ch: passed over');
+  t.equal(own.binds.find((b) => b.name === 'gradle')?.user, join(w.home, '.gradle', 'caches'), 'GRADLE_USER_HOME=~/gh: passed over');
+  t.ok(own.binds.every((b) => b.at.startsWith('/') && !b.at.includes('~')), 'no bind at a path with a ~ in it');
+});
+
 /** `shadowcode test -- sh -c SCRIPT` in a trusted project: real bwrap. */
 async function run(sb: ReturnType<typeof sandbox>, script: string) {
   const r = await cli(sb, ['--json', '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', script]);

@@ -4,7 +4,7 @@
 // gets back from run_command; and one that wrote into its private home or /tmp is told those
 // files were discarded. With a real bwrap, as the user running the suite (and, run as root, the
 // report as an ordinary user too).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -12,8 +12,10 @@ import { connection, cli, type Sandbox, sandbox, SHARED_TMP } from '../../fixtur
 import { approvedCommand, isRoot, NOBODY } from '../../fixtures/sandboxed.js';
 import { cacheRoot } from '../../../src/engine/spawn/caches.js';
 import { bwrapBuilder } from '../../../src/engine/spawn/builder.js';
+import { readDiscarded, reportFile } from '../../../src/engine/spawn/discarded.js';
 import { explainFailure } from '../../../src/engine/spawn/explain.js';
 import { confinedCommand, sandboxSupport } from '../../../src/engine/spawn/index.js';
+import { sandboxArgv } from '../../../src/engine/spawn/sandbox.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 
 const ws = (sb: Sandbox) => ['--workspace', sb.project];
@@ -206,5 +208,46 @@ for (const uid of isRoot ? [0, NOBODY] : [process.getuid?.() as number]) {
     const npm = join(home, '.npm');
     t.same(await run('[ -L ~/.npm ] && rm ~/.npm && mkdir ~/.npm && echo x > ~/.npm/f'), { finds: 1, discarded: { count: 1, paths: [join(npm, 'f')], more: false } }, "a cache's link replaced by a folder of its own");
     t.same(await run('rm ~/.cache/pip && ln -s /tmp ~/.cache/pip'), { finds: 1, discarded: null }, 'a link pointed elsewhere: looked into, nothing of its own left');
+  });
+}
+
+// A toolchain folder is bound with --ro-bind-try: where its source is gone from the host (removed
+// since the view was found), bwrap makes no mount point. A path in the private home that bwrap did
+// not mount is the command's own to make, and what it leaves there is named like anything else.
+for (const uid of isRoot ? [0, NOBODY] : [process.getuid?.() as number]) {
+  t.test(`as uid ${uid}: a toolchain folder in the home that is gone from the host is no mount point: what the command makes at its path is named as discarded`, async (t) => {
+    const root = realpathSync(mkdtempSync(join(SHARED_TMP, 'sc-explain-try-')));
+    chmodSync(root, 0o755);
+    t.teardown(() => rmSync(root, { recursive: true, force: true }));
+    const home = join(root, 'home');
+    const project = join(home, 'app');
+    const cargo = join(home, '.cargo', 'bin');
+    for (const d of [project, cargo]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(cargo, 'tool'), '#!/bin/sh\necho tool\n', { mode: 0o755 });
+    if (uid !== process.getuid?.()) for (const d of [home, project]) chownSync(d, uid, uid);
+    const bwrap = sandboxSupport().bwrap as string;
+    const policy = shippedPolicy();
+    const env = { HOME: home, PATH: `${cargo}:/usr/bin:/bin` };
+    const run = (script: string) => {
+      const rep = reportFile(root, uid);
+      t.teardown(rep.remove);
+      // The view as it was found before ~/.pyenv was removed: both folders, read-only.
+      const line = sandboxArgv({
+        argv: ['sh', '-c', script], cwd: project, env, bwrap, trusted: false, unset: [], stateLimits: policy.limits.runners,
+        project, network: false, profileDir: null, policy: policy.sandbox, tools: { read: [join(home, '.pyenv'), cargo], links: [], layouts: ['pyenv', 'cargo'] },
+        report: { file: rep.file, entries: policy.limits.sandbox.discarded_entries },
+      });
+      const r = spawnSync(line[0] as string, line.slice(1), { encoding: 'utf8', env, uid, gid: uid });
+      t.equal(r.status, 0, r.stderr);
+      const mounted = bwrapBuilder.mounts(line).map((m) => m.at);
+      return { out: r.stdout, mounted, discarded: readDiscarded(rep.file, home, mounted, policy.limits.sandbox.discarded_entries) };
+    };
+    const made = run('mkdir -p ~/.pyenv/versions && echo x > ~/.pyenv/versions/planted && tool');
+    t.match(made.out, 'tool', 'the toolchain still there is shown');
+    t.notOk(made.mounted.includes(join(home, '.pyenv')), 'no mount is claimed where bwrap made none');
+    t.same(made.discarded, { count: 1, paths: [join(home, '.pyenv/versions/planted')], more: false });
+    const file = run('echo x > ~/.pyenv');
+    t.same(file.discarded, { count: 1, paths: [join(home, '.pyenv')], more: false }, 'a file at that very path too');
+    t.same(run('tool').discarded, null, 'the folder that is mounted is skipped as before');
   });
 }

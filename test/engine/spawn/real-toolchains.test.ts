@@ -120,6 +120,42 @@ t.test("with XDG_CACHE_HOME set in the home, pip's cache is still the project's 
   t.match(next.data.output_tail, /^probe$/m, 'and there at the next start');
 });
 
+// A literal ~ in XDG_CACHE_HOME (a config with no shell to expand it): pip expands it in the cache
+// folder it ends up with, so its cache is ~/xc/pip; the sandbox must link the project's cache there,
+// and `sandbox show` name that path, or what pip downloads is lost with the private home.
+t.test("with XDG_CACHE_HOME=~/xc (a literal ~), pip's cache is the one sandbox show names, the project's private one, and kept", async (t) => {
+  if (!need(t, 'python3', join(HOME, '.pyenv/shims'))) return;
+  const home = ownHome();
+  const sb = await project(t, { home, xdg: '~/xc', pyenv: true });
+  const outside = spawnSync('python3', ['-m', 'pip', 'cache', 'dir'], { cwd: sb.project, env: sb.env, encoding: 'utf8' });
+  t.equal(outside.stdout.trim(), join(home, 'xc', 'pip'), 'pip itself reads ~/xc as the home\'s xc');
+  const show = await cli(sb, ['--json', '--workspace', sb.project, 'sandbox', 'show', '--', 'true']);
+  const pip = (JSON.parse(show.stdout).caches as Array<{ name: string; at: string; from: string }>).find((c) => c.name === 'pip');
+  t.match(pip, { at: join(home, 'xc', 'pip'), from: '$XDG_CACHE_HOME/pip' }, 'sandbox show names where pip writes');
+  const r = await test(sb, ['sh', '-c', 'd=$(python3 -m pip cache dir) && echo "@ $d" && echo probe > "$d/probe"']);
+  t.equal(r.data.passed, true, r.data.output_tail);
+  // The caches folder takes no `~` value of XDG_CACHE_HOME: it is the default one.
+  const cache = join(home, '.cache', 'shadowcode', 'sandbox');
+  const [hash] = readdirSync(cache);
+  const priv = join(cache, hash as string, 'pip');
+  t.ok(r.data.output_tail.includes(`@ ${priv}`), `pip's cache is the project's private one: ${r.data.output_tail}`);
+  t.equal(readFileSync(join(priv, 'probe'), 'utf8'), 'probe\n', 'what it writes there is kept on the host');
+  t.notOk(existsSync(join(home, 'xc')), "nothing written in the user's own ~/xc");
+});
+
+t.test("with npm_config_cache=~/npmc (a literal ~), npm's cache is the project's private one", async (t) => {
+  if (!need(t, 'npm', '/usr/')) return;
+  const home = ownHome();
+  const sb = await project(t, { home, xdg: null });
+  sb.env = { ...sb.env, npm_config_cache: '~/npmc' };
+  const r = await test(sb, ['sh', '-c', 'd=$(npm config get cache) && echo "@ $d" && [ -L "$d" ] && echo probe > "$d/probe"']);
+  t.equal(r.data.passed, true, r.data.output_tail);
+  t.ok(r.data.output_tail.includes(`@ ${join(home, 'npmc')}`), 'npm reads ~/npmc as the home\'s npmc');
+  const cache = join(home, '.cache', 'shadowcode', 'sandbox');
+  const [hash] = readdirSync(cache);
+  t.equal(readFileSync(join(cache, hash as string, 'npm', 'probe'), 'utf8'), 'probe\n', "a link there into the project's private npm cache");
+});
+
 /** A git repository outside the project holding a crate, committed; a cargo git dependency on it needs no network. */
 function gitCrate(dir: string): void {
   mkdirSync(join(dir, 'src'), { recursive: true });

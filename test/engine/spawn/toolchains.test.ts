@@ -207,3 +207,50 @@ t.test('layouts are found from PATH and the environment, and a change in a PATH 
   t.ok(v2.read.includes(join(w.home, 'opt/other/bin')), 'the new link target is shown');
   t.equal(statSync(join(w.home, '.local/bin')).isDirectory(), true);
 });
+
+// The view is kept per process and looked at again when what it depends on changed. With PATH
+// naming only system folders and the home, no PATH folder of its own says so: what the view
+// looked for and did not find (a CARGO_HOME not made yet, a root's bin) must say it instead.
+t.test('a long-lived process: a toolchain folder made between two starts is shown from the next one, also with only system folders on PATH', async (t) => {
+  const root = realpathSync(mkdtempSync(join(SHARED_TMP, 'sc-toolchains-late-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  mkdirSync(home);
+  const policy = shippedPolicy().sandbox;
+  const cargo = join(root, 'cargo');
+  const env = { HOME: home, PATH: `/usr/bin:/bin:${home}`, CARGO_HOME: cargo };
+  const first = toolchainView(env, policy, null, 4096);
+  t.notOk(first.layouts.includes('cargo'), 'no CARGO_HOME yet: not in use');
+  // Made after the first start (rustup's installer), in the same process.
+  mkdirSync(join(cargo, 'bin'), { recursive: true });
+  const second = toolchainView(env, policy, null, 4096);
+  t.ok(second.layouts.includes('cargo'), 'the CARGO_HOME made since is in use');
+  t.ok(second.read.includes(join(cargo, 'bin')), 'and its bin shown');
+  // A layout in use whose root held no bin yet: the bin made later is shown too.
+  rmSync(join(cargo, 'bin'), { recursive: true });
+  const third = toolchainView(env, policy, null, 4096);
+  t.notOk(third.read.includes(join(cargo, 'bin')), 'a bin removed is no longer shown');
+  writeFileSync(join(cargo, 'config.toml'), '[net]\n');
+  t.ok(toolchainView(env, policy, null, 4096).read.includes(join(cargo, 'config.toml')), "a root's file made later is shown");
+  mkdirSync(join(cargo, 'bin'));
+  t.ok(toolchainView(env, policy, null, 4096).read.includes(join(cargo, 'bin')), "a root's bin made later is shown");
+  // The home's own layout (~/.pyenv), looked for in the home and absent at first.
+  const pyenv = { HOME: home, PATH: '/usr/bin:/bin', PYENV_ROOT: join(home, '.pyenv') };
+  t.notOk(toolchainView(pyenv, policy, null, 4096).layouts.includes('pyenv'));
+  mkdirSync(join(home, '.pyenv', 'shims'), { recursive: true });
+  t.ok(toolchainView(pyenv, policy, null, 4096).read.includes(join(home, '.pyenv')), 'a PYENV_ROOT made later is shown');
+});
+
+t.test("a toolchain variable's literal ~/x is passed over: no version manager's script expands it", async (t) => {
+  const root = realpathSync(mkdtempSync(join(SHARED_TMP, 'sc-toolchains-tilde-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  mkdirSync(join(home, '.pyenv', 'shims'), { recursive: true });
+  mkdirSync(join(home, 'elsewhere', 'bin'), { recursive: true });
+  const policy = shippedPolicy().sandbox;
+  const v = toolchainView({ HOME: home, PATH: '/usr/bin:/bin', PYENV_ROOT: '~/.pyenv', CARGO_HOME: '~/elsewhere' }, policy, null, 4096);
+  t.strictSame(v.layouts, [], 'neither is in use by its variable');
+  t.strictSame(v.read, [], 'and nothing of the home is shown for them');
+  const set = toolchainView({ HOME: home, PATH: '/usr/bin:/bin', PYENV_ROOT: join(home, '.pyenv') }, policy, null, 4096);
+  t.strictSame(set.layouts, ['pyenv'], 'the same variable, absolute: in use');
+});
