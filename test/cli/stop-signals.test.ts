@@ -1,7 +1,8 @@
 // The long-running commands stop through their cleanup on SIGHUP (the terminal closed) as on
 // SIGTERM and Ctrl-C, with real processes: mcp serve over stdio and over HTTP cancel their
 // jobs, whose process groups are gone, and the sandbox placeholders lingering in the project
-// go with the process; engine start --foreground removes its socket and token; the console
+// go with the process, also when the signal comes while it is already cleaning up after the
+// end of its input; engine start --foreground removes its socket and token; the console
 // its record; test cancels its job. Without a handler Node dies of SIGHUP on the spot and
 // leaves all of that behind. (run: test/engine/owners.test.ts.)
 import { spawn } from 'node:child_process';
@@ -11,7 +12,7 @@ import t, { type Test } from 'tap';
 import { engineFiles } from '../../src/engine/daemon/files.js';
 import { openDb } from '../../src/store/db.js';
 import { startEngine } from '../fixtures/engine.js';
-import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, until, withCodeCache } from '../fixtures/env.js';
+import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, sleep, until, withCodeCache } from '../fixtures/env.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
 import { INIT, serveArgs } from '../fixtures/mcp.js';
 
@@ -113,6 +114,34 @@ for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
     cleanedUp(t, sb, jobId, pids);
   });
 }
+
+t.test('a SIGTERM that finds mcp serve over stdio cleaning up after its input ended waits for that cleanup: exit 0, nothing left behind', async (t) => {
+  const sb = sandbox('stop-stdio-end');
+  await cli(sb, ['--project', sb.project, 'trust']);
+  const s = await stdioServer(t, sb);
+  // A job that says when it is told to stop: its owner's cleanup has begun.
+  const sub = await call(s, 'shadow_test', { command: ['sh', '-c', `trap 'touch stopping; exit 143' TERM; sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`] });
+  await call(s, 'shadow_approve', { approval_id: sub.approval.id, decision: 'approve' });
+  await until(() => pidsOf(join(sb.project, 'pids')).length === 2, 30000);
+  const pids = pidsOf(join(sb.project, 'pids'));
+  for (const n of PLACEHOLDERS) t.ok(existsSync(join(sb.project, n)), `${n}: a placeholder while the sandbox runs`);
+  // The store held by another writer keeps that cleanup from finishing (it records how the job
+  // ended), as a busy profile does: the signal comes while it is under way, whatever the load.
+  const db = openDb(sb.profile, 5000);
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    s.child.stdin.end();
+    await until(() => existsSync(join(sb.project, 'stopping')), 20000);
+    s.child.kill('SIGTERM');
+    // Let it arrive while the cleanup is still held up, not after it could finish.
+    await sleep(200);
+  } finally {
+    db.exec('COMMIT');
+    db.close();
+  }
+  t.same(await s.exit, { code: 0, signal: null }, 'not ended on the spot by the signal: exit 0, as at the end of its input', { stderr: s.err() });
+  cleanedUp(t, sb, sub.job_id, pids);
+});
 
 t.test('SIGHUP stops the HTTP gateway as SIGTERM does: it says so, exits 0, and cleans up', async (t) => {
   const sb = sandbox('stop-http');
