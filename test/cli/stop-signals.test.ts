@@ -6,6 +6,7 @@
 // its record; test cancels its job. Without a handler Node dies of SIGHUP on the spot and
 // leaves all of that behind. (run: test/engine/owners.test.ts.)
 import { spawn } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -174,6 +175,30 @@ t.test('SIGHUP stops test: its job is cancelled and cleaned up, exit 1 as for an
   t.same(await r.exit, { code: 1, signal: null }, 'our exit status for a cancelled run, not death by the signal', { stderr: r.err() });
   t.match(r.out(), new RegExp(`^cancelled: .*cancelled before it finished.*\\(job ${jobs[0]!.id}\\)$`, 'm'));
   cleanedUp(t, sb, jobs[0]!.id, pids);
+});
+
+t.test('Ctrl-C after test finished, while it still exports telemetry, ends it at once and takes the lingering placeholders with it', async (t) => {
+  const sb = sandbox('stop-linger');
+  await cli(sb, ['--project', sb.project, 'trust']);
+  // A collector that takes the connection and never answers: the command waits for its export
+  // (up to limits.telemetry.shutdown_ms) with its own stop handling over, its placeholders lingering.
+  const held: Socket[] = [];
+  const collector = createServer((sock) => held.push(sock.on('error', () => {})));
+  await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    for (const s of held) s.destroy();
+    collector.close();
+  });
+  const port = (collector.address() as { port: number }).port;
+  const r = start({ ...sb, env: { ...sb.env, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` } }, ['--project', sb.project, 'test', '--yes', '--', 'true']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  await until(() => (/^succeeded: /m.test(r.out()) && held.length > 0) || r.child.exitCode !== null, 30000);
+  t.equal(r.child.exitCode, null, 'it waits for the collector', { stdout: r.out(), stderr: r.err() });
+  for (const n of PLACEHOLDERS) t.ok(existsSync(join(sb.project, n)), `${n}: a placeholder lingers after the sandbox ended`);
+  r.child.kill('SIGINT');
+  t.same(await r.exit, { code: null, signal: 'SIGINT' }, 'ended by the signal, without waiting for the export');
+  for (const n of PLACEHOLDERS) t.notOk(existsSync(join(sb.project, n)), `${n}: the placeholder went first`);
+  t.same(readdirSync(sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
 });
 
 t.test('SIGHUP stops engine start --foreground through its cleanup: exit 0, its socket and token removed', async (t) => {
