@@ -4,7 +4,9 @@
 // go with the process, also when the signal comes while it is already cleaning up after the
 // end of its input; engine start --foreground removes its socket and token; the console
 // its record; test cancels its job. Without a handler Node dies of SIGHUP on the spot and
-// leaves all of that behind. (run: test/engine/owners.test.ts.)
+// leaves all of that behind. Where nothing handles them any more (a command that printed its
+// result and still sends telemetry), they take the lingering placeholders with them.
+// (run: test/engine/owners.test.ts.)
 import { spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import { existsSync, readdirSync } from 'node:fs';

@@ -1,7 +1,8 @@
 // Placeholders for the project's missing protected paths, across real processes: a
 // placeholder another process's sandbox stands on is never removed under it; a process
 // that died holding one does not keep it forever; nothing of the user's is ever removed;
-// a start that cannot take the registry's lock fails and strands nothing.
+// a start that cannot take the registry's lock fails and strands nothing; a stop signal
+// gives back what only lingers, never what a running sandbox stands on.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
