@@ -54,10 +54,15 @@ export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
   o.stop?.addEventListener('abort', stop, { once: true });
   const reason = await transport.done;
   o.stop?.removeEventListener('abort', stop);
-  offSignals();
-  await opening.close();
-  // The connection's jobs end with it; other owners' work in a shared engine is not touched.
-  await o.engine.releaseOwner(conn.owner);
-  await o.engine.shutdown();
+  // Still listened for until the cleanup is done: a host that closes our input and then sends
+  // SIGTERM must not end us halfway, with the jobs' placeholders and registry claim left behind.
+  try {
+    await opening.close();
+    // The connection's jobs end with it; other owners' work in a shared engine is not touched.
+    await o.engine.releaseOwner(conn.owner);
+    await o.engine.shutdown();
+  } finally {
+    offSignals();
+  }
   return reason === 'end of input' || reason === 'closed by the server' ? 0 : 1;
 }

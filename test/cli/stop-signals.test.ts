@@ -1,17 +1,21 @@
 // The long-running commands stop through their cleanup on SIGHUP (the terminal closed) as on
 // SIGTERM and Ctrl-C, with real processes: mcp serve over stdio and over HTTP cancel their
 // jobs, whose process groups are gone, and the sandbox placeholders lingering in the project
-// go with the process; engine start --foreground removes its socket and token; the console
+// go with the process, also when the signal comes while it is already cleaning up after the
+// end of its input; engine start --foreground removes its socket and token; the console
 // its record; test cancels its job. Without a handler Node dies of SIGHUP on the spot and
-// leaves all of that behind. (run: test/engine/owners.test.ts.)
+// leaves all of that behind. Where nothing handles them any more (a command that printed its
+// result and still sends telemetry), they take the lingering placeholders with them.
+// (run: test/engine/owners.test.ts.)
 import { spawn } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { engineFiles } from '../../src/engine/daemon/files.js';
 import { openDb } from '../../src/store/db.js';
 import { startEngine } from '../fixtures/engine.js';
-import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, until, withCodeCache } from '../fixtures/env.js';
+import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, sleep, until, withCodeCache } from '../fixtures/env.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
 import { INIT, serveArgs } from '../fixtures/mcp.js';
 
@@ -114,6 +118,34 @@ for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
+t.test('a SIGTERM that finds mcp serve over stdio cleaning up after its input ended waits for that cleanup: exit 0, nothing left behind', async (t) => {
+  const sb = sandbox('stop-stdio-end');
+  await cli(sb, ['--project', sb.project, 'trust']);
+  const s = await stdioServer(t, sb);
+  // A job that says when it is told to stop: its owner's cleanup has begun.
+  const sub = await call(s, 'shadow_test', { command: ['sh', '-c', `trap 'touch stopping; exit 143' TERM; sleep 60 & ${recordPid('$!', 'pids')}; ${recordPid('$$', 'pids')}; wait`] });
+  await call(s, 'shadow_approve', { approval_id: sub.approval.id, decision: 'approve' });
+  await until(() => pidsOf(join(sb.project, 'pids')).length === 2, 30000);
+  const pids = pidsOf(join(sb.project, 'pids'));
+  for (const n of PLACEHOLDERS) t.ok(existsSync(join(sb.project, n)), `${n}: a placeholder while the sandbox runs`);
+  // The store held by another writer keeps that cleanup from finishing (it records how the job
+  // ended), as a busy profile does: the signal comes while it is under way, whatever the load.
+  const db = openDb(sb.profile, 5000);
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    s.child.stdin.end();
+    await until(() => existsSync(join(sb.project, 'stopping')), 20000);
+    s.child.kill('SIGTERM');
+    // Let it arrive while the cleanup is still held up, not after it could finish.
+    await sleep(200);
+  } finally {
+    db.exec('COMMIT');
+    db.close();
+  }
+  t.same(await s.exit, { code: 0, signal: null }, 'not ended on the spot by the signal: exit 0, as at the end of its input', { stderr: s.err() });
+  cleanedUp(t, sb, sub.job_id, pids);
+});
+
 t.test('SIGHUP stops the HTTP gateway as SIGTERM does: it says so, exits 0, and cleans up', async (t) => {
   const sb = sandbox('stop-http');
   await cli(sb, ['--project', sb.project, 'trust']);
@@ -145,6 +177,30 @@ t.test('SIGHUP stops test: its job is cancelled and cleaned up, exit 1 as for an
   t.same(await r.exit, { code: 1, signal: null }, 'our exit status for a cancelled run, not death by the signal', { stderr: r.err() });
   t.match(r.out(), new RegExp(`^cancelled: .*cancelled before it finished.*\\(job ${jobs[0]!.id}\\)$`, 'm'));
   cleanedUp(t, sb, jobs[0]!.id, pids);
+});
+
+t.test('Ctrl-C after test finished, while it still exports telemetry, ends it at once and takes the lingering placeholders with it', async (t) => {
+  const sb = sandbox('stop-linger');
+  await cli(sb, ['--project', sb.project, 'trust']);
+  // A collector that takes the connection and never answers: the command waits for its export
+  // (up to limits.telemetry.shutdown_ms) with its own stop handling over, its placeholders lingering.
+  const held: Socket[] = [];
+  const collector = createServer((sock) => held.push(sock.on('error', () => {})));
+  await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    for (const s of held) s.destroy();
+    collector.close();
+  });
+  const port = (collector.address() as { port: number }).port;
+  const r = start({ ...sb, env: { ...sb.env, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` } }, ['--project', sb.project, 'test', '--yes', '--', 'true']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  await until(() => (/^succeeded: /m.test(r.out()) && held.length > 0) || r.child.exitCode !== null, 30000);
+  t.equal(r.child.exitCode, null, 'it waits for the collector', { stdout: r.out(), stderr: r.err() });
+  for (const n of PLACEHOLDERS) t.ok(existsSync(join(sb.project, n)), `${n}: a placeholder lingers after the sandbox ended`);
+  r.child.kill('SIGINT');
+  t.same(await r.exit, { code: null, signal: 'SIGINT' }, 'ended by the signal, without waiting for the export');
+  for (const n of PLACEHOLDERS) t.notOk(existsSync(join(sb.project, n)), `${n}: the placeholder went first`);
+  t.same(readdirSync(sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
 });
 
 t.test('SIGHUP stops engine start --foreground through its cleanup: exit 0, its socket and token removed', async (t) => {

@@ -33,7 +33,7 @@ import { changePreview } from '../change-preview.js';
 import { approvalDetails, describeAction } from '../output.js';
 import { eraseLine, rawStream } from '../terminal.js';
 import { inert, inertBlock } from '../../util/inert-text.js';
-import { onStopSignal } from '../../util/stop-signals.js';
+import { nextStopSignal, onStopSignal } from '../../util/stop-signals.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
@@ -180,8 +180,15 @@ export const command: CommandSpec = {
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {
+      // Held, not acted on, while the engine shuts down (it stops the task's background
+      // processes): a signal then must not end the process with their placeholders left behind.
+      const held = nextStopSignal();
       offSignals();
-      await engine.shutdown();
+      try {
+        await engine.shutdown();
+      } finally {
+        held.off();
+      }
     }
   },
 };

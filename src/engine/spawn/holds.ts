@@ -22,7 +22,8 @@
  *   release() (once the sandboxed process and everything in it is gone)
  *       ─► not this process's last sandbox in the project: done
  *       ─► linger: keep the claim; a start in the project meanwhile takes it over, otherwise
- *          after linger ms (or when this process exits, whichever is first):
+ *          after linger ms (or when this process exits, or a stop signal that would end it
+ *          comes, whichever is first):
  *       ─► lock ─► drop this process's claim and dead ones ─► still claimed: leave all
  *       ─► none left: each recorded placeholder still the same inode ─► rmdir
  *          (which fails when something was put in it: it stays)
@@ -38,6 +39,7 @@
  * than `placeholder_lock_stale_ms` was left by a process that died holding it.
  */
 import { pidRunning } from '../owners.js';
+import { onStopSignal } from '../../util/stop-signals.js';
 import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, type Stats, unlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -68,6 +70,30 @@ let privateDir: string | null = null;
  */
 const local = new Map<string, { count: number; timer: NodeJS.Timeout | null; giveBack: (() => void) | null }>();
 let exitHook = false;
+/** Set while a claim lingers: a stop signal then gives every lingering claim back before it ends the process. */
+let offSignals: (() => void) | null = null;
+
+/**
+ * A stop signal while claims linger: where nothing else listens (a command that has no stop
+ * handling, or whose handling is over, e.g. while it exports telemetry) Node would end the
+ * process on the spot and skip the exit hook, leaving the placeholders. They go first, then
+ * the signal ends the process as it would have; where the command listens, it carries on.
+ */
+function onLingerSignal(signal: NodeJS.Signals): void {
+  for (const f of [...local.keys()]) giveBackNow(f);
+  lingerWatch();
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+
+/** Listens for the stop signals exactly while some claim of this process lingers. */
+function lingerWatch(): void {
+  const lingering = [...local.values()].some((h) => h.count === 0 && h.giveBack !== null);
+  if (lingering && !offSignals) offSignals = onStopSignal(onLingerSignal);
+  else if (!lingering && offSignals) {
+    offSignals();
+    offSignals = null;
+  }
+}
 
 /**
  * Gives back a lingering claim now (its timer ran out, or the process exits). Never throws: it runs
@@ -80,6 +106,7 @@ function giveBackNow(file: string): void {
   if (!held || held.count > 0 || !held.giveBack) return;
   if (held.timer) clearTimeout(held.timer);
   local.delete(file);
+  lingerWatch();
   try {
     held.giveBack();
   } catch {
@@ -216,6 +243,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
     clearTimeout(mine.timer);
     mine.timer = null;
     mine.giveBack = null;
+    lingerWatch();
   }
   let failure: unknown = null;
   // Another sandbox of this process already holds the project: while it runs nothing is removed,
@@ -251,6 +279,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
         mine.giveBack = lingering;
         mine.timer = setTimeout(() => giveBackNow(file), linger);
         mine.timer.unref();
+        lingerWatch();
       }
       throw err;
     }
@@ -268,6 +297,7 @@ export function holdProtected(project: string, paths: readonly string[], profile
       held.giveBack = giveBack;
       held.timer = setTimeout(() => giveBackNow(file), wait);
       held.timer.unref();
+      lingerWatch();
       if (!exitHook) {
         exitHook = true;
         // What still lingers goes with the process (a signal the process handles ends it through exit too).

@@ -1,7 +1,8 @@
 // Placeholders for the project's missing protected paths, across real processes: a
 // placeholder another process's sandbox stands on is never removed under it; a process
 // that died holding one does not keep it forever; nothing of the user's is ever removed;
-// a start that cannot take the registry's lock fails and strands nothing.
+// a start that cannot take the registry's lock fails and strands nothing; a stop signal
+// gives back what only lingers, never what a running sandbox stands on.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -190,4 +191,54 @@ process.stdin.on('data', () => {
   t.equal(await exited, 0);
   for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} is gone with the process: the interrupted linger was not stranded`);
   t.same(readdirSync(profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
+});
+
+/** A process whose one hold lingers (or, with `running`, is still held), with or without a SIGTERM handler of its own. */
+function lingerer(project: string, profile: string, opts: { handles: boolean; running: boolean }) {
+  const code = `const { holdProtected } = require(${JSON.stringify(fileURLToPath(new URL('../../../src/engine/spawn/holds.ts', import.meta.url)))});
+const h = holdProtected(${JSON.stringify(project)}, ${JSON.stringify(NAMES)}, ${JSON.stringify(profile)}, ${JSON.stringify(limits(600000))});
+${opts.running ? '' : 'h.release();'}
+${opts.handles ? "process.on('SIGTERM', () => process.stdout.write('handled\\\\n'));" : ''}
+process.stdout.write('ready\\n');
+setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, [...TS_REQUIRE, '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const until = async (text: string) => {
+    while (!out.includes(text)) {
+      if (child.exitCode !== null) throw new Error(`the hold process exited ${child.exitCode}: ${out}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  return { child, exited, until };
+}
+
+t.test('a stop signal that ends a process with a lingering claim takes its placeholders first; the process still ends by it', async (t) => {
+  const sb = sandbox('sc-holds');
+  const profile = profileDir(sb);
+  const p = lingerer(sb.project, profile, { handles: false, running: false });
+  t.teardown(() => p.child.kill('SIGKILL'));
+  await p.until('ready');
+  for (const n of NAMES) t.ok(existsSync(join(sb.project, n)), `${n} lingers after the release`);
+  p.child.kill('SIGTERM');
+  t.same(await p.exited, { code: null, signal: 'SIGTERM' }, 'ended by the signal, as without a hold');
+  for (const n of NAMES) t.notOk(existsSync(join(sb.project, n)), `${n} went before it ended`);
+  t.same(readdirSync(profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
+});
+
+t.test('a process that handles the stop signal itself goes on; only what lingers is given back, never what a running sandbox stands on', async (t) => {
+  for (const running of [false, true]) {
+    const sb = sandbox('sc-holds');
+    const profile = profileDir(sb);
+    const p = lingerer(sb.project, profile, { handles: true, running });
+    t.teardown(() => p.child.kill('SIGKILL'));
+    await p.until('ready');
+    p.child.kill('SIGTERM');
+    await p.until('handled');
+    t.equal(p.child.exitCode, null, 'its own handler decides: it runs on');
+    for (const n of NAMES) t.equal(existsSync(join(sb.project, n)), running, running ? `${n} stays: a sandbox stands on it` : `${n}, only lingering, is given back`);
+    p.child.kill('SIGKILL');
+    await p.exited;
+  }
 });
