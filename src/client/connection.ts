@@ -41,6 +41,8 @@ export interface Closable extends Transport {
  * of its stderr (captured, never shown until now) and what the sandbox could have kept from it.
  */
 export function withStderr(e: ScError, transport: Closable): ScError {
+  // A cancel is the caller's own: what the server said as it was stopped ("Terminated") explains nothing.
+  if (e.code === 'SC_CANCELLED') return e;
   const tail = transport.stderrTail?.();
   if (!tail || tail.lines.length === 0) return e;
   const blocks = tail.sandboxed ? [...(tail.blocks ?? [])] : [];
@@ -121,8 +123,13 @@ export class McpConnection {
     });
     client.onerror = () => {};
     let conn: McpConnection | undefined;
+    // The SDK's version probe does not hear the signal (it waits out its own timeout): a cancel
+    // while opening closes the transport, which ends every request still waiting on the server.
+    const onAbort = () => void transport.cleanup().catch(() => {});
+    opts.signal.addEventListener('abort', onAbort, { once: true });
     try {
       try {
+        if (opts.signal.aborted) throw opts.signal.reason;
         await client.connect(guard, { timeout: opts.timeoutMs, maxTotalTimeout: opts.timeoutMs, signal: opts.signal });
       } catch (err) {
         throw mapError(err, transport, 'initialize', opts.timeoutMs, opts.signal);
@@ -142,6 +149,8 @@ export class McpConnection {
       await transport.cleanup().catch(() => {});
       active--;
       throw withStderr(asScError(err), transport);
+    } finally {
+      opts.signal.removeEventListener('abort', onAbort);
     }
   }
 

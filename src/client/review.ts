@@ -30,13 +30,13 @@ export interface Review {
   readonly pinned_hash: string | null;
 }
 
-export async function reviewCatalog(deps: ReviewDeps, request: Pick<GateRequest, 'principal' | 'project'>, project: string, id: string): Promise<Review> {
+export async function reviewCatalog(deps: ReviewDeps, request: Pick<GateRequest, 'principal' | 'project'>, project: string, id: string, signal: AbortSignal = new AbortController().signal): Promise<Review> {
   const t = enabledTargets(deps.db, project, deps.policy, deps.secrets).find((x) => x.id === id);
   if (!t) {
     throw new ScError('SC_DEF_NOT_FOUND', `${id} is not enabled for ${project} at its current hash; see shadowcode --project ${project} mcp, then mcp enable ${id} --hash H`, { id });
   }
   // You at the command line ask, for this project: no task level (policy/requests.ts mcpConnectRequest).
-  const o = await openTarget(deps, { principal: request.principal, project: request.project }, project, t, new AbortController().signal, true);
+  const o = await openTarget(deps, { principal: request.principal, project: request.project }, project, t, signal, true);
   await o.conn.close();
   return { pin: o.pin, catalog: o.catalog, catalog_hash: o.catalog_hash, pinned_hash: o.pinned_hash };
 }

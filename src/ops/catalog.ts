@@ -82,9 +82,9 @@ export function showPin(ops: Pick<OpsContext, 'db' | 'project'>, id: string): Pi
   return { ...base, last_match: false, tools: pin.pinned, diff: diffCatalogs(pin.pinned, pin.seen), seen_tools: pin.seen };
 }
 
-export async function refreshPin(ops: OpsContext, id: string): Promise<PinRead> {
+export async function refreshPin(ops: OpsContext, id: string, signal?: AbortSignal): Promise<PinRead> {
   const project = projectOf(ops, 'mcp tools');
-  const r = await reviewCatalog({ env: ops.env, secrets: ops.secrets(), policy: ops.policy, db: ops.db(), gateEnv: ops.gate }, ops.request('mcp:connect'), project, id);
+  const r = await reviewCatalog({ env: ops.env, secrets: ops.secrets(), policy: ops.policy, db: ops.db(), gateEnv: ops.gate }, ops.request('mcp:connect'), project, id, signal);
   return { state: r.pin, hash: r.catalog_hash };
 }
 

@@ -9,6 +9,8 @@
  *   onStopSignal(handler) ─► each of the three calls handler(signal) instead of ending
  *   the process ─► off() once the cleanup is done: they end it again
  *   nextStopSignal() ─► the first of them, as a promise (off() as above)
+ *   abortOnStopSignal() ─► the first of them aborts a signal (a server started to read its
+ *   catalog is stopped through the connection's own close), off() as above
  *
  * One list for every command, so that a command cannot handle one and forget another.
  */
@@ -30,4 +32,11 @@ export function nextStopSignal(): { readonly signal: Promise<NodeJS.Signals>; of
     off = onStopSignal(resolve);
   });
   return { signal, off };
+}
+
+/** An AbortSignal that the first stop signal aborts (later ones are ignored until `off()`). */
+export function abortOnStopSignal(): { readonly signal: AbortSignal; off(): void } {
+  const ac = new AbortController();
+  const off = onStopSignal(() => ac.abort());
+  return { signal: ac.signal, off };
 }

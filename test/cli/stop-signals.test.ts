@@ -9,7 +9,7 @@
 // (run: test/engine/owners.test.ts.)
 import { spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { engineFiles } from '../../src/engine/daemon/files.js';
@@ -202,6 +202,48 @@ t.test('Ctrl-C after test finished, while it still exports telemetry, ends it at
   for (const n of PLACEHOLDERS) t.notOk(existsSync(join(sb.project, n)), `${n}: the placeholder went first`);
   t.same(readdirSync(sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
 });
+
+/** Processes whose command line holds `marker` (a server inside the sandbox is seen from here too). */
+function withMarker(marker: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'latin1').includes(marker)) out.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+for (const argv of [['mcp', 'tools', 'config:hang', '--refresh'], ['mcp', 'enable', 'config:hang', '--hash', 'HASH']]) {
+  t.test(`Ctrl-C while ${argv.slice(0, 2).join(' ')} reads a server's catalog stops the server and takes the sandbox's placeholders with it`, async (t) => {
+    const sb = sandbox('stop-review');
+    await cli(sb, ['--project', sb.project, 'trust']);
+    // A server that never answers initialize: the read would wait for its whole timeout.
+    const marker = `97.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+    writeFileSync(join(sb.root, 'hang.yaml'), `name: hang\ncommand: ["/bin/sleep", "${marker}"]\n`);
+    t.equal((await cli(sb, ['mcp', 'add', join(sb.root, 'hang.yaml')])).code, 0);
+    const hash = JSON.parse((await cli(sb, ['--json', 'mcp'])).stdout).definitions.find((d: { id: string }) => d.id === 'config:hang').hash as string;
+    if (argv[1] === 'tools') t.equal((await cli(sb, ['--project', sb.project, 'mcp', 'enable', 'config:hang', '--hash', hash, '--no-review'])).code, 0);
+    const r = start(sb, ['--project', sb.project, ...argv.map((a) => (a === 'HASH' ? hash : a))]);
+    t.teardown(() => r.child.kill('SIGKILL'));
+    await until(() => withMarker(marker).length > 0 || r.child.exitCode !== null, 30000);
+    t.equal(r.child.exitCode, null, 'the server runs and the read waits', { stdout: r.out(), stderr: r.err() });
+    for (const n of PLACEHOLDERS) t.ok(existsSync(join(sb.project, n)), `${n}: a placeholder while the server's sandbox runs`);
+    const at = Date.now();
+    r.child.kill('SIGINT');
+    const exit = await r.exit;
+    t.ok(Date.now() - at < 10000, `ended promptly (${Date.now() - at} ms), not at the read's timeout`);
+    t.equal(exit.signal, null, `ended through its own cleanup: ${JSON.stringify(exit)} ${r.err()}`);
+    t.match(`${r.out()}${r.err()}`, /SC_CANCELLED/, 'says the read was cancelled');
+    t.notMatch(`${r.out()}${r.err()}`, /hint: it ran in the sandbox/, 'with no hint about the sandbox: the cancel was yours');
+    t.same(withMarker(marker), [], 'the server is gone');
+    for (const n of PLACEHOLDERS) t.notOk(existsSync(join(sb.project, n)), `${n}: the placeholder went with it`);
+    t.same(readdirSync(sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
+  });
+}
 
 t.test('SIGHUP stops engine start --foreground through its cleanup: exit 0, its socket and token removed', async (t) => {
   const sb = sandbox('stop-engine');

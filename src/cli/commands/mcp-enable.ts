@@ -14,6 +14,7 @@ import { enableServer } from '../../ops/servers.js';
 import type { CommandSpec } from '../spec.js';
 import { pinReport, readLine } from './mcp-tools.js';
 import { inert, inertBlock } from '../../util/inert-text.js';
+import { abortOnStopSignal } from '../../util/stop-signals.js';
 
 const firstLine = (m: string) => m.split('\n')[0] as string;
 /** What follows a message's first line (a server's stderr tail and the hint), on lines of its own. */
@@ -46,7 +47,9 @@ export const command: CommandSpec = {
       return { data: { grant: g, ...sandbox, review: null }, text: `${enabled}\nits tool catalog was not read (--no-review); tasks offer none of its tools until ${again} reads and pins it` };
     }
     try {
-      const r = await refreshPin(ctx.ops, id);
+      // Ctrl-C while the server is read stops it through the connection's close (its sandbox and placeholders with it).
+      const stop = abortOnStopSignal();
+      const r = await refreshPin(ctx.ops, id, stop.signal).finally(() => stop.off());
       const shown = pinReport(ctx, project, id);
       return { data: { grant: g, ...sandbox, review: { ok: true, state: r.state, hash: r.hash }, catalog: shown.data }, text: `${enabled}\n${readLine(r.state, r.hash)}\n${shown.text}` };
     } catch (err) {

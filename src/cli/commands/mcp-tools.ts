@@ -18,6 +18,7 @@ import type { CommandSpec } from '../spec.js';
 import type { Style } from '../style.js';
 import { table } from '../style.js';
 import { inert } from '../../util/inert-text.js';
+import { abortOnStopSignal } from '../../util/stop-signals.js';
 
 const firstLine = (s: string, n = 72) => {
   const l = s.split('\n')[0] ?? '';
@@ -100,7 +101,9 @@ export const command: CommandSpec = {
       };
     }
     if (options.refresh === true) {
-      const r = await refreshPin(ctx.ops, id);
+      // Ctrl-C while the server is read stops it through the connection's close (its sandbox and placeholders with it).
+      const stop = abortOnStopSignal();
+      const r = await refreshPin(ctx.ops, id, stop.signal).finally(() => stop.off());
       const shown = pinReport(ctx, project, id);
       return { data: { ...shown.data, read: { state: r.state, hash: r.hash } }, text: `${readLine(r.state, r.hash)}\n${shown.text}` };
     }
