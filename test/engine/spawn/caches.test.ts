@@ -2,11 +2,12 @@
 // cache (cargo's registry) gets what it lacks of the user's, and what a sandboxed command left
 // in the private side (a link where a folder goes) is never written through.
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
 import { cachePlan, cacheRoot } from '../../../src/engine/spawn/caches.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli, SHARED_TMP, sandbox } from '../../fixtures/env.js';
+import { BIN, cli, SHARED_TMP, sandbox } from '../../fixtures/env.js';
 
 const policy = shippedPolicy();
 
@@ -204,4 +205,45 @@ t.test('pnpm with PNPM_HOME set keeps the project\'s private store at $PNPM_HOME
   t.equal(store?.from, '$PNPM_HOME/store', 'named by that entry');
   const plain = cachePlan(w.project, w.env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
   t.equal(plain.binds.find((b) => b.name === 'pnpm-store')?.at, join(w.home, '.local', 'share', 'pnpm', 'store'), 'without it, pnpm\'s default');
+});
+
+// The seeded cache is filled on the host, path by path, while another sandbox of the same project (a
+// background server, a watcher) may be running with the caches folder read-write. Each level is
+// checked before it is written, but the check and the write are two lookups: a folder swapped for a
+// link in between is followed on the host, where the link leads into the user's own files.
+t.test('a sandbox running meanwhile cannot make the host fill the seeded cache through a link it swaps in', async (t) => {
+  const sb = sandbox('sc-cache-race');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const registry = join(sb.root, '.cargo', 'registry');
+  mkdirSync(join(registry, 'index'), { recursive: true });
+  // A registry of some size, as a user's is: the fill takes a while.
+  for (let d = 0; d < 40; d++) {
+    mkdirSync(join(registry, 'cache', `reg${d}`), { recursive: true });
+    for (let f = 0; f < 100; f++) writeFileSync(join(registry, 'cache', `reg${d}`, `c${f}-1.0.crate`), 'c');
+  }
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const first = await run(sb, 'true');
+  t.equal(first.passed, true, first.output_tail);
+  const priv = join(cacheRoot(sb.project, sb.env) as string, 'cargo-registry');
+  t.ok(existsSync(join(priv, 'cache', 'reg0', 'c0-1.0.crate')), 'seeded at the first start');
+  // The background sandbox: keeps the private registry swapped for a link to ~/.ssh until told to stop.
+  const loop = `touch "${sb.project}/ready"; n=0; while ! [ -e "${sb.project}/stop" ]; do if ! [ -L "${priv}" ]; then n=$((n+1)); mv "${priv}" "${priv}.old$n" 2>/dev/null; ln -s "${ssh}" "${priv}"; fi; done; echo "swaps $n"`;
+  const a = spawn(process.execPath, [BIN, '--json', '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', loop], { env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let aOut = '';
+  a.stdout.on('data', (b) => (aOut += b));
+  const aDone = new Promise((r) => a.on('close', r));
+  t.teardown(() => a.kill());
+  for (let i = 0; i < 300 && !existsSync(join(sb.project, 'ready')); i++) await new Promise((r) => setTimeout(r, 100));
+  t.ok(existsSync(join(sb.project, 'ready')), 'the background sandbox runs');
+  // The user fetches a crate outside the sandbox: the next start fills the private registry again.
+  mkdirSync(join(registry, 'cache', 'new'));
+  writeFileSync(join(registry, 'cache', 'new', 'n-1.0.crate'), 'n');
+  const next = await run(sb, 'true');
+  writeFileSync(join(sb.project, 'stop'), '');
+  await aDone;
+  t.equal(next.passed, true, next.output_tail);
+  t.match(aOut, /swaps [1-9]/, 'the background sandbox did swap the folder for a link');
+  t.same(readdirSync(ssh), [], "nothing of the user's registry was copied into ~/.ssh");
 });
