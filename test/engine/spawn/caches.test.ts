@@ -247,3 +247,24 @@ t.test('a sandbox running meanwhile cannot make the host fill the seeded cache t
   t.match(aOut, /swaps [1-9]/, 'the background sandbox did swap the folder for a link');
   t.same(readdirSync(ssh), [], "nothing of the user's registry was copied into ~/.ssh");
 });
+
+// The caches folder must lie outside the project: checked by the path as written, but ~/.cache may be
+// a link whose real folder is in the project (a cache kept on the work disk). Then the sandbox shows
+// that folder read-write through the project, and bwrap follows what a command put there.
+t.test("a caches folder whose real path lies in the project is not used: a command cannot swap it for a link to the home", async (t) => {
+  const sb = sandbox('sc-cache-in-project');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const kept = join(sb.project, 'cachedir');
+  mkdirSync(kept);
+  symlinkSync(kept, join(sb.root, '.cache'));
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
+  const r = await run(sb, `[ -d "${seen}" ] && mv "${seen}" "${seen}.old" && ln -s "${sb.root}" "${seen}"; echo "swapped $?"`);
+  t.equal(r.passed, true, r.output_tail);
+  const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
+});
