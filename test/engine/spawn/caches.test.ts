@@ -268,3 +268,30 @@ t.test("a caches folder whose real path lies in the project is not used: a comma
   const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"`);
   t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
 });
+
+// The folders beside the caches folder (the seed stamps, <hash>.bound) and the caches folder itself are
+// named by the host at every start. A writable grant of ~/.cache (as `sandbox allow ~/.cache/app-data --write`,
+// one level up) shows them as the host's own: a command can swap each for a link.
+t.test('with ~/.cache granted writable, a command cannot make the host write through a link it left for the seed stamp or the caches folder', async (t) => {
+  const sb = sandbox('sc-cache-grant');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const registry = join(sb.root, '.cargo', 'registry');
+  mkdirSync(join(registry, 'index'), { recursive: true });
+  mkdirSync(join(registry, 'cache', 'reg'), { recursive: true });
+  writeFileSync(join(registry, 'cache', 'reg', 'a-1.0.crate'), 'a');
+  const rc = join(sb.root, '.bashrc');
+  writeFileSync(rc, 'alias ll="ls -l"\n');
+  mkdirSync(join(sb.root, '.cache'));
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', join(sb.root, '.cache')])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const stamp = `${root}.cargo-registry.seeded`;
+  const before = readdirSync(sb.root).sort();
+  const r = await run(sb, `[ -f "${stamp}" ] && rm "${stamp}" && ln -s "${rc}" "${stamp}" && mv "${root}" "${root}.old" && ln -s "${sb.root}" "${root}"; echo "swapped $?"`);
+  t.match(r.output_tail, /swapped 0/, r.output_tail);
+  // The user fetches a crate outside the sandbox: the next start fills the private registry again.
+  writeFileSync(join(registry, 'cache', 'reg', 'b-1.0.crate'), 'b');
+  await run(sb, 'true');
+  t.equal(readFileSync(rc, 'utf8'), 'alias ll="ls -l"\n', '~/.bashrc is not overwritten with the seed stamp');
+  t.same(readdirSync(sb.root).sort(), before, 'no cache folder is made or filled in the home');
+});
