@@ -2,11 +2,12 @@
 // cache (cargo's registry) gets what it lacks of the user's, and what a sandboxed command left
 // in the private side (a link where a folder goes) is never written through.
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
 import { cachePlan, cacheRoot } from '../../../src/engine/spawn/caches.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
-import { cli, SHARED_TMP, sandbox } from '../../fixtures/env.js';
+import { BIN, cli, SHARED_TMP, sandbox } from '../../fixtures/env.js';
 
 const policy = shippedPolicy();
 
@@ -229,4 +230,93 @@ t.test('pnpm with PNPM_HOME set keeps the project\'s private store at $PNPM_HOME
   t.equal(store?.from, '$PNPM_HOME/store', 'named by that entry');
   const plain = cachePlan(w.project, w.env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { dry: true });
   t.equal(plain.binds.find((b) => b.name === 'pnpm-store')?.at, join(w.home, '.local', 'share', 'pnpm', 'store'), 'without it, pnpm\'s default');
+});
+
+// The seeded cache is filled on the host, path by path, while another sandbox of the same project (a
+// background server, a watcher) may be running with the caches folder read-write. Each level is
+// checked before it is written, but the check and the write are two lookups: a folder swapped for a
+// link in between is followed on the host, where the link leads into the user's own files.
+t.test('a sandbox running meanwhile cannot make the host fill the seeded cache through a link it swaps in', async (t) => {
+  const sb = sandbox('sc-cache-race');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const registry = join(sb.root, '.cargo', 'registry');
+  mkdirSync(join(registry, 'index'), { recursive: true });
+  // A registry of some size, as a user's is: the fill takes a while.
+  for (let d = 0; d < 40; d++) {
+    mkdirSync(join(registry, 'cache', `reg${d}`), { recursive: true });
+    for (let f = 0; f < 100; f++) writeFileSync(join(registry, 'cache', `reg${d}`, `c${f}-1.0.crate`), 'c');
+  }
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const first = await run(sb, 'true');
+  t.equal(first.passed, true, first.output_tail);
+  const priv = join(cacheRoot(sb.project, sb.env) as string, 'cargo-registry');
+  t.ok(existsSync(join(priv, 'cache', 'reg0', 'c0-1.0.crate')), 'seeded at the first start');
+  // The background sandbox: keeps the private registry swapped for a link to ~/.ssh until told to stop.
+  const loop = `touch "${sb.project}/ready"; n=0; while ! [ -e "${sb.project}/stop" ]; do if ! [ -L "${priv}" ]; then n=$((n+1)); mv "${priv}" "${priv}.old$n" 2>/dev/null; ln -s "${ssh}" "${priv}"; fi; done; echo "swaps $n"`;
+  const a = spawn(process.execPath, [BIN, '--json', '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', loop], { env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let aOut = '';
+  a.stdout.on('data', (b) => (aOut += b));
+  const aDone = new Promise((r) => a.on('close', r));
+  t.teardown(() => a.kill());
+  for (let i = 0; i < 300 && !existsSync(join(sb.project, 'ready')); i++) await new Promise((r) => setTimeout(r, 100));
+  t.ok(existsSync(join(sb.project, 'ready')), 'the background sandbox runs');
+  // The user fetches a crate outside the sandbox: the next start fills the private registry again.
+  mkdirSync(join(registry, 'cache', 'new'));
+  writeFileSync(join(registry, 'cache', 'new', 'n-1.0.crate'), 'n');
+  const next = await run(sb, 'true');
+  writeFileSync(join(sb.project, 'stop'), '');
+  await aDone;
+  t.equal(next.passed, true, next.output_tail);
+  t.match(aOut, /swaps [1-9]/, 'the background sandbox did swap the folder for a link');
+  t.same(readdirSync(ssh), [], "nothing of the user's registry was copied into ~/.ssh");
+});
+
+// The caches folder must lie outside the project: checked by the path as written, but ~/.cache may be
+// a link whose real folder is in the project (a cache kept on the work disk). Then the sandbox shows
+// that folder read-write through the project, and bwrap follows what a command put there.
+t.test("a caches folder whose real path lies in the project is not used: a command cannot swap it for a link to the home", async (t) => {
+  const sb = sandbox('sc-cache-in-project');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const kept = join(sb.project, 'cachedir');
+  mkdirSync(kept);
+  symlinkSync(kept, join(sb.root, '.cache'));
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
+  const r = await run(sb, `[ -d "${seen}" ] && mv "${seen}" "${seen}.old" && ln -s "${sb.root}" "${seen}"; echo "swapped $?"`);
+  t.equal(r.passed, true, r.output_tail);
+  const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
+});
+
+// The folders beside the caches folder (the seed stamps, <hash>.bound) and the caches folder itself are
+// named by the host at every start. A writable grant of ~/.cache (as `sandbox allow ~/.cache/app-data --write`,
+// one level up) shows them as the host's own: a command can swap each for a link.
+t.test('with ~/.cache granted writable, a command cannot make the host write through a link it left for the seed stamp or the caches folder', async (t) => {
+  const sb = sandbox('sc-cache-grant');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const registry = join(sb.root, '.cargo', 'registry');
+  mkdirSync(join(registry, 'index'), { recursive: true });
+  mkdirSync(join(registry, 'cache', 'reg'), { recursive: true });
+  writeFileSync(join(registry, 'cache', 'reg', 'a-1.0.crate'), 'a');
+  const rc = join(sb.root, '.bashrc');
+  writeFileSync(rc, 'alias ll="ls -l"\n');
+  mkdirSync(join(sb.root, '.cache'));
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', join(sb.root, '.cache')])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const stamp = `${root}.cargo-registry.seeded`;
+  const before = readdirSync(sb.root).sort();
+  const r = await run(sb, `[ -f "${stamp}" ] && rm "${stamp}" && ln -s "${rc}" "${stamp}" && mv "${root}" "${root}.old" && ln -s "${sb.root}" "${root}"; echo "swapped $?"`);
+  t.match(r.output_tail, /swapped 0/, r.output_tail);
+  // The user fetches a crate outside the sandbox: the next start fills the private registry again.
+  writeFileSync(join(registry, 'cache', 'reg', 'b-1.0.crate'), 'b');
+  await run(sb, 'true');
+  t.equal(readFileSync(rc, 'utf8'), 'alias ll="ls -l"\n', '~/.bashrc is not overwritten with the seed stamp');
+  t.same(readdirSync(sb.root).sort(), before, 'no cache folder is made or filled in the home');
 });
