@@ -191,7 +191,7 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
     const grants = boundaryOf(spawn, ops.profileDir);
     const hosts = proxied(spawn, grants);
     const placeholder = { dir: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX'), socket: join(env.TMPDIR ?? '/tmp', 'shadowcode-net-XXXXXX', 'proxy.sock') };
-    const caches = projectCaches(spawn, ops.profileDir, true);
+    const caches = projectCaches(spawn, ops.profileDir, true, undefined, undefined, grants);
     const built = commandLine(spawn, sandboxSupport().bwrap ?? 'bwrap', ops.profileDir, { grants, proxy: hosts ? placeholder : null, caches, reportFile: join(env.TMPDIR ?? '/tmp', 'shadowcode-out-XXXXXX') }, previewBounds(ops.policy));
     // The syscall filter is added at the start, on a descriptor of its own: the first descriptor after stdin, stdout and stderr.
     const line = syscallFilter(sp).kind === 'bpf' ? [built[0] as string, '--seccomp', '3', ...built.slice(1)] : built;

@@ -47,7 +47,10 @@ t.test("sandbox show lists each package cache at its own path, read-write, thoug
   t.equal(line[at - 2], '--symlink', 'npm: a link in the private home');
   t.equal(line[at - 1], npm!.private, "into the project's own npm cache");
   const root = npm!.private.slice(0, npm!.private.lastIndexOf('/'));
-  t.equal(line.filter((a, i) => a === '--bind' && (line[i + 1] as string).startsWith(root)).length, 1, "one mount for the caches' folder");
+  t.equal(line.filter((a, i) => a === '--bind' && (line[i + 1] === root || (line[i + 1] as string).startsWith(`${root}/`))).length, 1, "one mount for the caches' folder");
+  const registry = caches.find((c) => c.name === 'cargo-registry');
+  t.ok(registry && line.some((a, i) => a === '--bind' && line[i + 1] === `${root}.bound/cargo-registry` && line[i + 2] === registry.at), "cargo's registry, filled from yours on the host, bound on its own from beside the caches folder");
+  t.equal(registry?.private, `${root}.bound/cargo-registry`, 'and shown as kept there');
   t.ok(line.some((a, i) => a === '--bind' && line[i + 1] === root && line[i + 2] === root), 'the caches folder itself, at its own path');
 });
 

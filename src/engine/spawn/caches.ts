@@ -27,8 +27,8 @@
  * read-only, or the project's own.
  */
 import { createHash } from 'node:crypto';
-import { chownSync, constants, copyFileSync, lstatSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { chownSync, closeSync, constants, copyFileSync, lstatSync, lutimesSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { realOrSelf } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
@@ -48,6 +48,8 @@ export interface CacheBind {
   readonly from: string;
   /** The user's cache is shown read-only at its path (beside). */
   readonly userShown: boolean;
+  /** Kept apart from the caches folder and bound on its own (a seeded cache: the host fills it). */
+  readonly own?: true;
   /** Seeded: what was not copied because the walk reached limits.sandbox.cache_seed_entries. */
   readonly seedIncomplete?: true;
 }
@@ -142,32 +144,52 @@ function seedStamp(user: string, seed: readonly string[]): string {
 
 const seeded = new Map<string, string>();
 
+/** A folder's descriptor, never through a link at its last step (ELOOP) and never a file (ENOTDIR); null then. */
+function openFolder(path: string): number | null {
+  try {
+    return openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Copies into `to` the files of `from` it lacks (folders made, files copied with their times, links
- * skipped: a link would lead back into the user's cache). Returns false when the walk stopped at `max`.
+ * Copies into the folder open on `to` the files of `from` it lacks (folders made, files copied with
+ * their times, links skipped: a link would lead back into the user's cache). Returns false when the
+ * walk stopped at `max`. Another sandbox of the project may be running with this cache read-write
+ * and swap any folder in it for a link at any moment: so each name is made and entered through the
+ * descriptor of the folder it is in (/proc/self/fd/N/name: that exact folder, whatever its path
+ * leads to now), each folder entered is opened with O_NOFOLLOW, and a file is made only where
+ * nothing is (COPYFILE_EXCL: O_EXCL fails on a link too). Nothing is written outside the cache.
  */
-function copyMissing(from: string, to: string, budget: { left: number }): boolean {
+function copyMissing(from: string, to: number, budget: { left: number }): boolean {
   // A listing opens nothing but the folder; entries keep the kind it gives (a link is a link, never followed).
   const entries = listDirNoFollow(from);
   if (!entries) return true;
-  // The private side is the sandbox's to write: a link (or file) left where a folder goes is never
-  // written through, so nothing is copied outside it. Each level is checked before the next is made.
-  const there = lstatSync(to, { throwIfNoEntry: false });
-  if (there && !there.isDirectory()) return true;
-  if (!there) mkdirSync(to, { recursive: true, mode: 0o700 });
   for (const e of entries) {
     if (--budget.left < 0) return false;
     const src = join(from, e.name);
-    const dst = join(to, e.name);
+    const dst = `/proc/self/fd/${to}/${e.name}`;
     if (e.kind === 'dir') {
-      if (!copyMissing(src, dst, budget)) return false;
-    } else if (e.kind === 'file' && !lstatSync(dst, { throwIfNoEntry: false })) {
+      try {
+        mkdirSync(dst, { mode: 0o700 });
+      } catch {
+        /* there already: entered only if it is a folder */
+      }
+      const sub = openFolder(dst);
+      if (sub === null) continue;
+      try {
+        if (!copyMissing(src, sub, budget)) return false;
+      } finally {
+        closeSync(sub);
+      }
+    } else if (e.kind === 'file') {
       try {
         copyFileSync(src, dst, constants.COPYFILE_EXCL);
         const st = statSync(src);
-        utimesSync(dst, st.atime, st.mtime);
+        lutimesSync(dst, st.atime, st.mtime);
       } catch {
-        /* gone meanwhile, or copied by a parallel start */
+        /* there already, gone meanwhile, or copied by a parallel start */
       }
     }
   }
@@ -191,9 +213,31 @@ function seed(user: string, priv: string, folders: readonly string[], stampFile:
   }
   const budget = { left: max };
   let complete = true;
-  for (const s of folders) if (!copyMissing(join(user, s), join(priv, s), budget)) complete = false;
+  const top = openFolder(priv);
+  if (top === null) return false;
+  try {
+    for (const s of folders) {
+      try {
+        mkdirSync(`/proc/self/fd/${top}/${s}`, { mode: 0o700 });
+      } catch {
+        /* there already */
+      }
+      const sub = openFolder(`/proc/self/fd/${top}/${s}`);
+      if (sub === null) continue;
+      try {
+        if (!copyMissing(join(user, s), sub, budget)) complete = false;
+      } finally {
+        closeSync(sub);
+      }
+    }
+  } finally {
+    closeSync(top);
+  }
   if (complete) {
-    writeFileSync(stampFile, stamp, { mode: 0o600 });
+    // A new file renamed over the stamp: whatever is at its name (a link) is replaced, never written through.
+    const next = `${stampFile}.${process.pid}.${Date.now()}`;
+    writeFileSync(next, stamp, { mode: 0o600, flag: 'wx' });
+    renameSync(next, stampFile);
     seeded.set(stampFile, stamp);
   }
   return complete;
@@ -208,13 +252,18 @@ const fill = (text: string, priv: string, user: string) => text.replaceAll('{pri
  * prepares it for another one. `look`: the start's listing of the home (absentInHome), taken right
  * before; what is made here is added to it.
  */
-export function cachePlan(project: string | null, env: Record<string, string | undefined>, policy: SandboxPolicy, seedEntries: number, avoid: readonly string[], o: { dry?: boolean; owner?: number; look?: HomeLook } = {}): CachePlan {
+export function cachePlan(project: string | null, env: Record<string, string | undefined>, policy: SandboxPolicy, seedEntries: number, avoid: readonly string[], o: { dry?: boolean; owner?: number; look?: HomeLook; writable?: readonly string[] } = {}): CachePlan {
   const home = usableHome(env.HOME);
   if (!project || !home) return NO_CACHES;
   const root = cacheRoot(project, env);
   if (!root || within(root, project)) return NO_CACHES;
-  const rootReal = realOrSelf(root);
+  const rootReal = realFrom(root);
   if (avoid.some((a) => within(root, a) || within(rootReal, a))) return NO_CACHES;
+  // No sandbox may be able to change the caches folder or what lies above it: the host makes and
+  // fills folders there, and bwrap binds from there. Where it really lies in the project (~/.cache
+  // a link into it) or in a place granted writable (~/.cache itself), the caches are not kept.
+  const open = [realOrSelf(project), project, ...(o.writable ?? [])];
+  if (open.some((w) => within(rootReal, w) || within(root, w))) return NO_CACHES;
   const binds: CacheBind[] = [];
   const notKept: CacheNotKept[] = [];
   const vars: Record<string, string> = {};
@@ -236,7 +285,11 @@ export function cachePlan(project: string | null, env: Record<string, string | u
       skip('hidden');
       continue;
     }
-    const priv = join(root, name);
+    // A seeded cache is filled here on the host: it lives apart, bound on its own (never in the
+    // caches folder a sandbox can write), as a cache that cannot be a link does.
+    const own = c.mode === 'seeded' && within(user, home);
+    const priv = own ? aloneOf(root, name) : join(root, name);
+    if (!o.dry && own) adopt(join(root, name), priv);
     if (!o.dry) ensureDir(priv, o.owner, absent);
     if (c.mode === 'beside') {
       const shown = !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
@@ -252,23 +305,44 @@ export function cachePlan(project: string | null, env: Record<string, string | u
       continue;
     }
     let incomplete = false;
-    if (!o.dry && c.mode === 'seeded' && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory()) {
-      // The stamp lies beside the caches' folder, not in it: that folder is the sandbox's to write.
-      incomplete = !seed(user, priv, c.seed, `${root}.${name}.seeded`, seedEntries);
+    if (!o.dry && own && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory()) {
+      // The stamp lies beside the cache's folder, in no folder a sandbox sees.
+      incomplete = !seed(user, priv, c.seed, `${priv}.seeded`, seedEntries);
     }
-    binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, from, ...(incomplete ? { seedIncomplete: true as const } : {}) });
+    binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, from, ...(own ? { own: true as const } : {}), ...(incomplete ? { seedIncomplete: true as const } : {}) });
   }
   const alone = (b: CacheBind): string => {
+    if (b.own) return b.private;
     const dir = aloneOf(root, b.name);
-    if (o.dry) return dir;
-    ensureDir(dir, o.owner, absent);
-    const c = policy.caches[b.name];
-    if (b.mode === 'seeded' && c?.seed?.length && !absent(b.user) && lstatSync(b.user, { throwIfNoEntry: false })?.isDirectory()) {
-      seed(b.user, dir, c.seed, `${dir}.seeded`, seedEntries);
-    }
+    if (!o.dry) ensureDir(dir, o.owner, absent);
     return dir;
   };
   return { binds, env: vars, root, alone, ...(notKept.length ? { notKept } : {}) };
+}
+
+/** The real path of `p`, also when it does not exist yet: its nearest existing folder's, with the rest. */
+function realFrom(p: string): string {
+  let rest = '';
+  for (let d = p; ; d = dirname(d)) {
+    if (lstatSync(d, { throwIfNoEntry: false })) return join(realOrSelf(d), rest);
+    if (dirname(d) === d) return p;
+    rest = rest ? join(basename(d), rest) : basename(d);
+  }
+}
+
+/**
+ * A seeded cache kept in the caches folder before (up to this release) moves to its own folder once,
+ * rather than being copied again: rename moves whatever is at that name (a link a command left is
+ * moved as the link, and then removed by ensureDir).
+ */
+function adopt(was: string, to: string): void {
+  if (lstatSync(to, { throwIfNoEntry: false }) || !lstatSync(was, { throwIfNoEntry: false })?.isDirectory()) return;
+  try {
+    mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
+    renameSync(was, to);
+  } catch {
+    /* made or moved by a parallel start: the next check sees it */
+  }
 }
 
 /**
@@ -296,12 +370,13 @@ export function cacheArgs(plan: CachePlan, linkable: (at: string) => boolean = (
   const bound: string[] = [];
   const bind = (mode: '--bind' | '--ro-bind', from: string, at: string) => (args.push(mode, from, at), bound.push(at));
   const root = plan.root;
-  const inRoot = (b: CacheBind) => b.at === b.private || linkable(b.at);
+  const inRoot = (b: CacheBind) => !b.own && (b.at === b.private || linkable(b.at));
   if (root && plan.binds.some(inRoot)) bind('--bind', root, root);
   for (const b of plan.binds) {
     if (b.userShown) bind('--ro-bind', b.user, b.user);
     if (b.at === b.private) continue;
-    if (linkable(b.at)) args.push('--symlink', b.private, b.at);
+    if (b.own) bind('--bind', b.private, b.at);
+    else if (linkable(b.at)) args.push('--symlink', b.private, b.at);
     else if (plan.alone) bind('--bind', plan.alone(b), b.at);
   }
   for (const [k, v] of Object.entries(plan.env)) args.push('--setenv', k, v);

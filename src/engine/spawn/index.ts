@@ -277,17 +277,19 @@ export function commandLine(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: strin
   const proxy = extras.proxy ? { ...extras.proxy, bridge: bridgeProgram(), node: process.execPath } : undefined;
   const project = req.confine.project;
   const protectedBinds = extras.protectedBinds ?? (project ? protectedLayout(req.policy, project).entries.filter((e) => e.kind !== 'link').map((e) => e.rel) : []);
-  const caches = extras.caches ?? projectCaches(req, profileDir);
+  const caches = extras.caches ?? projectCaches(req, profileDir, false, undefined, undefined, extras.grants);
   const report = extras.reportFile ? { report: { file: extras.reportFile, entries: req.policy.limits.sandbox.discarded_entries } } : {};
   const grantProtected = (extras.grantLayouts ?? grantLayouts(req.policy, extras.grants)).map((g) => ({ root: g.root, rels: g.layout.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) }));
   return (builderFor() ?? bwrapBuilder).commandLine({ ...req.confine, ...report, grantProtected, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, caches, ...(extras.homeLook ? { homeLook: extras.homeLook } : {}), ...(extras.protectedSeen ? { protectedSeen: extras.protectedSeen } : {}), pathEntries: req.policy.limits.sandbox.path_entries, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
 }
 
 /** The private package caches of a start (caches.ts): none without a project; `dry` makes and copies nothing (sandbox show). */
-export function projectCaches(req: Pick<SpawnRequest, 'confine' | 'env' | 'policy'>, profileDir: string | null, dry = false, owner?: number, look?: HomeLook): CachePlan {
+export function projectCaches(req: Pick<SpawnRequest, 'confine' | 'env' | 'policy'>, profileDir: string | null, dry = false, owner?: number, look?: HomeLook, grants: Boundary = NO_GRANTS): CachePlan {
   const sp = sandboxPolicy(req.policy);
   const avoid = [...hiddenPaths(sp, req.env.HOME), ...(profileDir ? [profileDir] : [])];
-  return cachePlan(req.confine.project, req.env, sp, req.policy.limits.sandbox.cache_seed_entries, avoid, { dry, ...(owner !== undefined ? { owner } : {}), ...(look ? { look } : {}) });
+  // What the start shows writable besides the project: no cache may live where a sandbox can change it.
+  const writable = grants.paths.filter((g) => g.write).map((g) => g.path);
+  return cachePlan(req.confine.project, req.env, sp, req.policy.limits.sandbox.cache_seed_entries, avoid, { dry, writable, ...(owner !== undefined ? { owner } : {}), ...(look ? { look } : {}) });
 }
 
 /**
@@ -333,7 +335,7 @@ export function confinedCommand(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: s
     const granted = grantLayouts(req.policy, extras.grants);
     // One listing of the home for the caches and the command line (the caches add what they make to it).
     const look = extras.caches ? extras.homeLook : (extras.homeLook ?? absentInHome(req.env.HOME));
-    const caches = extras.caches ?? projectCaches(req, profileDir, false, uid, look);
+    const caches = extras.caches ?? projectCaches(req, profileDir, false, uid, look, extras.grants);
     const line = commandLine(req, bwrap, profileDir, { ...extras, protectedBinds, grantLayouts: granted, caches, ...(look ? { homeLook: look } : {}), ...(hold ? { protectedSeen: hold.seen } : {}), ...(rep ? { reportFile: rep.file } : {}) }, bounds, find);
     const r = rep;
     let read = false;

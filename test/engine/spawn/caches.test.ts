@@ -5,7 +5,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
-import { cachePlan, cacheRoot } from '../../../src/engine/spawn/caches.js';
+import { aloneOf, cachePlan, cacheRoot } from '../../../src/engine/spawn/caches.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
 import { BIN, cli, SHARED_TMP, sandbox } from '../../fixtures/env.js';
 
@@ -21,7 +21,7 @@ function world(t: any) {
   writeFileSync(join(home, '.cargo', 'registry', 'cache', 'reg', 'a-1.0.crate'), 'a');
   const env = { HOME: home, PATH: '/usr/bin:/bin' };
   const plan = () => cachePlan(project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []);
-  return { home, project, outside, env, plan, priv: join(cacheRoot(project, env) as string, 'cargo-registry') };
+  return { home, project, outside, env, plan, priv: aloneOf(cacheRoot(project, env) as string, 'cargo-registry') };
 }
 
 t.test("the user's cargo registry fills the project's private one with what it lacks", async (t) => {
@@ -251,10 +251,11 @@ t.test('a sandbox running meanwhile cannot make the host fill the seeded cache t
   t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
   const first = await run(sb, 'true');
   t.equal(first.passed, true, first.output_tail);
-  const priv = join(cacheRoot(sb.project, sb.env) as string, 'cargo-registry');
+  const priv = aloneOf(cacheRoot(sb.project, sb.env) as string, 'cargo-registry');
   t.ok(existsSync(join(priv, 'cache', 'reg0', 'c0-1.0.crate')), 'seeded at the first start');
-  // The background sandbox: keeps the private registry swapped for a link to ~/.ssh until told to stop.
-  const loop = `touch "${sb.project}/ready"; n=0; while ! [ -e "${sb.project}/stop" ]; do if ! [ -L "${priv}" ]; then n=$((n+1)); mv "${priv}" "${priv}.old$n" 2>/dev/null; ln -s "${ssh}" "${priv}"; fi; done; echo "swaps $n"`;
+  // The background sandbox: keeps every folder of the private registry it sees (at ~/.cargo/registry, a
+  // mount point itself) swapped for a link to ~/.ssh, the host's path, until told to stop.
+  const loop = `touch "${sb.project}/ready"; n=0; c="$HOME/.cargo/registry/cache"; while ! [ -e "${sb.project}/stop" ]; do for d in "$c"/*; do case "$d" in *.o*) continue;; esac; if [ -d "$d" ] && ! [ -L "$d" ]; then n=$((n+1)); mv "$d" "$d.o$n" 2>/dev/null; ln -s "${ssh}" "$d"; fi; done; done; echo "swaps $n"`;
   const a = spawn(process.execPath, [BIN, '--json', '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', loop], { env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let aOut = '';
   a.stdout.on('data', (b) => (aOut += b));
@@ -308,11 +309,15 @@ t.test('with ~/.cache granted writable, a command cannot make the host write thr
   writeFileSync(rc, 'alias ll="ls -l"\n');
   mkdirSync(join(sb.root, '.cache'));
   t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
-  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', join(sb.root, '.cache')])).code, 0);
+  // Kept and seeded before the grant: the caches folder, its cache folders and the stamps are there.
+  t.equal((await run(sb, 'true')).passed, true);
   const root = cacheRoot(sb.project, sb.env) as string;
-  const stamp = `${root}.cargo-registry.seeded`;
+  const alone = `${root}.bound`;
+  const stamp = `${aloneOf(root, 'cargo-registry')}.seeded`;
+  t.ok(existsSync(stamp), 'the seeded cache has its stamp');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', join(sb.root, '.cache')])).code, 0);
   const before = readdirSync(sb.root).sort();
-  const r = await run(sb, `[ -f "${stamp}" ] && rm "${stamp}" && ln -s "${rc}" "${stamp}" && mv "${root}" "${root}.old" && ln -s "${sb.root}" "${root}"; echo "swapped $?"`);
+  const r = await run(sb, `rm "${stamp}" && ln -s "${rc}" "${stamp}" && mv "${root}" "${root}.old" && ln -s "${sb.root}" "${root}" && mv "${alone}" "${alone}.old" && ln -s "${sb.root}" "${alone}"; echo "swapped $?"`);
   t.match(r.output_tail, /swapped 0/, r.output_tail);
   // The user fetches a crate outside the sandbox: the next start fills the private registry again.
   writeFileSync(join(registry, 'cache', 'reg', 'b-1.0.crate'), 'b');
