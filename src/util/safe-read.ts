@@ -32,6 +32,8 @@
  *   dirStamp(abs), listDirNoFollow(abs)        a folder's identity and times, and its entries, for
  *                                              a walk that enters only what a listing showed as a
  *                                              folder (no realpath per folder: the protected-path scan)
+ *   openFolderNoFollow(abs)                    a folder's descriptor, never through a link: a walk
+ *                                              that writes below it by /proc/self/fd/N (the caches' fill)
  *   walkProject(project, { maxDepth, visit })  a breadth-first walk that never follows links
  *
  * `kind` names the file in messages ("manifest", "definition", ...). `links`:
@@ -307,6 +309,19 @@ export function dirStamp(abs: string): { ino: number; ctimeMs: number; mtimeMs: 
  * listed as folders, checked with dirStamp just before: a listing opens nothing but the
  * folder, so it cannot block, and no entry is followed.
  */
+/**
+ * A folder's descriptor (read-only), never through a link at its last step (O_NOFOLLOW: ELOOP)
+ * and never a file (O_DIRECTORY: ENOTDIR); null then, or when it is gone. A path below it
+ * through /proc/self/fd/N names that very folder, whatever its own path leads to later.
+ */
+export function openFolderNoFollow(abs: string): number | null {
+  try {
+    return openSync(abs, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+}
+
 export function listDirNoFollow(abs: string): DirEntry[] | null {
   try {
     return readdirSync(abs, { withFileTypes: true }).map((d) => ({ name: d.name, kind: kindOf(d) }));

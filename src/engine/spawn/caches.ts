@@ -27,11 +27,11 @@
  * read-only, or the project's own.
  */
 import { createHash } from 'node:crypto';
-import { chownSync, closeSync, constants, copyFileSync, lstatSync, lutimesSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, constants, copyFileSync, lstatSync, lutimesSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { realOrSelf } from '../../util/confine.js';
-import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
+import { listDirNoFollow, openFolderNoFollow, readUserFile } from '../../util/safe-read.js';
 import { absentInHome, type HomeLook, usableHome, within } from './state-paths.js';
 import { placeOf } from './toolchains.js';
 
@@ -144,15 +144,6 @@ function seedStamp(user: string, seed: readonly string[]): string {
 
 const seeded = new Map<string, string>();
 
-/** A folder's descriptor, never through a link at its last step (ELOOP) and never a file (ENOTDIR); null then. */
-function openFolder(path: string): number | null {
-  try {
-    return openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Copies into the folder open on `to` the files of `from` it lacks (folders made, files copied with
  * their times, links skipped: a link would lead back into the user's cache). Returns false when the
@@ -176,7 +167,7 @@ function copyMissing(from: string, to: number, budget: { left: number }): boolea
       } catch {
         /* there already: entered only if it is a folder */
       }
-      const sub = openFolder(dst);
+      const sub = openFolderNoFollow(dst);
       if (sub === null) continue;
       try {
         if (!copyMissing(src, sub, budget)) return false;
@@ -213,7 +204,7 @@ function seed(user: string, priv: string, folders: readonly string[], stampFile:
   }
   const budget = { left: max };
   let complete = true;
-  const top = openFolder(priv);
+  const top = openFolderNoFollow(priv);
   if (top === null) return false;
   try {
     for (const s of folders) {
@@ -222,7 +213,7 @@ function seed(user: string, priv: string, folders: readonly string[], stampFile:
       } catch {
         /* there already */
       }
-      const sub = openFolder(`/proc/self/fd/${top}/${s}`);
+      const sub = openFolderNoFollow(`/proc/self/fd/${top}/${s}`);
       if (sub === null) continue;
       try {
         if (!copyMissing(join(user, s), sub, budget)) complete = false;
