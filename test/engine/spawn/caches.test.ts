@@ -325,3 +325,27 @@ t.test('with ~/.cache granted writable, a command cannot make the host write thr
   t.equal(readFileSync(rc, 'utf8'), 'alias ll="ls -l"\n', '~/.bashrc is not overwritten with the seed stamp');
   t.same(readdirSync(sb.root).sort(), before, 'no cache folder is made or filled in the home');
 });
+
+// review2: the real path of the caches folder is checked once, at the end of the links on the way; a
+// link on the way that lies in the project (~/.cache ─► project/cachedir) is the project's to change. A
+// command that makes the caches folder there a link to the home (rather than moving a folder it never
+// gets) passes the check: its real path, the home, lies outside the project.
+t.test('review2: a command that plants the caches folder as a link to the home, under a ~/.cache that leads into the project, gets no view of the home', async (t) => {
+  const sb = sandbox('sc-cache-plant');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const kept = join(sb.project, 'cachedir');
+  mkdirSync(kept);
+  symlinkSync(kept, join(sb.root, '.cache'));
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
+  const r = await run(sb, `mkdir -p "${join(kept, 'shadowcode', 'sandbox')}" && ln -s "${sb.root}" "${seen}"; echo "planted $?"`);
+  t.match(r.output_tail, /planted 0/, `the project is the command's to write: ${r.output_tail}`);
+  const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"; echo pwned > "${root}/.bashrc"; echo "wrote $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
+  t.notOk(existsSync(join(sb.root, '.bashrc')), 'nothing written in the home through the caches folder');
+  t.notOk(existsSync(join(sb.root, 'npm')), 'no cache folder made in the home');
+});
