@@ -349,3 +349,24 @@ t.test('review2: a command that plants the caches folder as a link to the home, 
   t.notOk(existsSync(join(sb.root, '.bashrc')), 'nothing written in the home through the caches folder');
   t.notOk(existsSync(join(sb.root, 'npm')), 'no cache folder made in the home');
 });
+
+// review2: the same through a folder granted writable (a work disk the user's ~/.cache leads into).
+t.test('review2: under a ~/.cache that leads into a folder granted writable, a command that plants the caches folder as a link to the home gets no view of it', async (t) => {
+  const sb = sandbox('sc-cache-plant-grant');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const disk = join(sb.root, 'disk');
+  const kept = join(disk, 'cachedir');
+  mkdirSync(kept, { recursive: true });
+  symlinkSync(kept, join(sb.root, '.cache'));
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', disk])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
+  const r = await run(sb, `mkdir -p "${join(kept, 'shadowcode', 'sandbox')}" && ln -s "${sb.root}" "${seen}"; echo "planted $?"`);
+  t.match(r.output_tail, /planted 0/, `the granted folder is the command's to write: ${r.output_tail}`);
+  const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
+});
