@@ -370,3 +370,29 @@ t.test('review2: under a ~/.cache that leads into a folder granted writable, a c
   const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"`);
   t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
 });
+
+// review2: the seed is read from the user's registry by path, and its seed folders are listed through
+// whatever is at their name. Where a command can write the user's registry (~/.cargo granted writable,
+// for a `cargo install`), it leaves a link there: the host copies what it leads to into the project's
+// private registry, which every later start shows.
+t.test("review2: a link a command left in the user's registry (~/.cargo granted writable) never makes the host copy what it leads to into the private registry", async (t) => {
+  const sb = sandbox('sc-cache-seedlink');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const cargo = join(sb.root, '.cargo');
+  const registry = join(cargo, 'registry');
+  mkdirSync(join(registry, 'index'), { recursive: true });
+  mkdirSync(join(registry, 'cache', 'reg'), { recursive: true });
+  writeFileSync(join(registry, 'cache', 'reg', 'a-1.0.crate'), 'a');
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', cargo])).code, 0);
+  const r = await run(sb, `rm -rf "${registry}/cache" && ln -s "${ssh}" "${registry}/cache"; echo "planted $?"`);
+  t.match(r.output_tail, /planted 0/, `the granted folder is the command's to write: ${r.output_tail}`);
+  t.equal((await run(sb, 'true')).passed, true, 'a start seeds the private registry');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'revoke', cargo])).code, 0);
+  const next = await run(sb, `cat ~/.cargo/registry/cache/id_x; echo "read $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh was not copied into the private registry: ${next.output_tail}`);
+  t.notOk(existsSync(join(aloneOf(cacheRoot(sb.project, sb.env) as string, 'cargo-registry'), 'cache', 'id_x')), 'nor is it on the host');
+});
