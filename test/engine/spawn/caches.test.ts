@@ -396,3 +396,25 @@ t.test("review2: a link a command left in the user's registry (~/.cargo granted 
   t.notMatch(next.output_tail, /secret/, `~/.ssh was not copied into the private registry: ${next.output_tail}`);
   t.notOk(existsSync(join(aloneOf(cacheRoot(sb.project, sb.env) as string, 'cargo-registry'), 'cache', 'id_x')), 'nor is it on the host');
 });
+
+// review2: the same without a grant, where the user's registry really lies in the project (~/.cargo a
+// link into it, as ~/.cache above): the seed source is checked by the path as written only.
+t.test("review2: under a ~/.cargo that leads into the project, a link a command left in the registry never makes the host copy what it leads to", async (t) => {
+  const sb = sandbox('sc-cache-seedproj');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const kept = join(sb.project, 'dotcargo');
+  const registry = join(kept, 'registry');
+  mkdirSync(join(registry, 'index'), { recursive: true });
+  mkdirSync(join(registry, 'cache', 'reg'), { recursive: true });
+  writeFileSync(join(registry, 'cache', 'reg', 'a-1.0.crate'), 'a');
+  symlinkSync(kept, join(sb.root, '.cargo'));
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const r = await run(sb, `rm -rf "${registry}/cache" && ln -s "${ssh}" "${registry}/cache"; echo "planted $?"`);
+  t.match(r.output_tail, /planted 0/, `the project is the command's to write: ${r.output_tail}`);
+  const next = await run(sb, `cat ~/.cargo/registry/cache/id_x; echo "read $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh was not copied into the private registry: ${next.output_tail}`);
+  t.notOk(existsSync(join(aloneOf(cacheRoot(sb.project, sb.env) as string, 'cargo-registry'), 'cache', 'id_x')), 'nor is it on the host');
+});
