@@ -326,11 +326,11 @@ t.test('with ~/.cache granted writable, a command cannot make the host write thr
   t.same(readdirSync(sb.root).sort(), before, 'no cache folder is made or filled in the home');
 });
 
-// review2: the real path of the caches folder is checked once, at the end of the links on the way; a
+// the real path of the caches folder is checked once, at the end of the links on the way; a
 // link on the way that lies in the project (~/.cache ─► project/cachedir) is the project's to change. A
 // command that makes the caches folder there a link to the home (rather than moving a folder it never
 // gets) passes the check: its real path, the home, lies outside the project.
-t.test('review2: a command that plants the caches folder as a link to the home, under a ~/.cache that leads into the project, gets no view of the home', async (t) => {
+t.test('a command that plants the caches folder as a link to the home, under a ~/.cache that leads into the project, gets no view of the home', async (t) => {
   const sb = sandbox('sc-cache-plant');
   t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
   const kept = join(sb.project, 'cachedir');
@@ -350,8 +350,8 @@ t.test('review2: a command that plants the caches folder as a link to the home, 
   t.notOk(existsSync(join(sb.root, 'npm')), 'no cache folder made in the home');
 });
 
-// review2: the same through a folder granted writable (a work disk the user's ~/.cache leads into).
-t.test('review2: under a ~/.cache that leads into a folder granted writable, a command that plants the caches folder as a link to the home gets no view of it', async (t) => {
+// the same through a folder granted writable (a work disk the user's ~/.cache leads into).
+t.test('under a ~/.cache that leads into a folder granted writable, a command that plants the caches folder as a link to the home gets no view of it', async (t) => {
   const sb = sandbox('sc-cache-plant-grant');
   t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
   const disk = join(sb.root, 'disk');
@@ -371,11 +371,11 @@ t.test('review2: under a ~/.cache that leads into a folder granted writable, a c
   t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
 });
 
-// review2: the seed is read from the user's registry by path, and its seed folders are listed through
+// the seed is read from the user's registry by path, and its seed folders are listed through
 // whatever is at their name. Where a command can write the user's registry (~/.cargo granted writable,
 // for a `cargo install`), it leaves a link there: the host copies what it leads to into the project's
 // private registry, which every later start shows.
-t.test("review2: a link a command left in the user's registry (~/.cargo granted writable) never makes the host copy what it leads to into the private registry", async (t) => {
+t.test("a link a command left in the user's registry (~/.cargo granted writable) never makes the host copy what it leads to into the private registry", async (t) => {
   const sb = sandbox('sc-cache-seedlink');
   t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
   const cargo = join(sb.root, '.cargo');
@@ -397,9 +397,9 @@ t.test("review2: a link a command left in the user's registry (~/.cargo granted 
   t.notOk(existsSync(join(aloneOf(cacheRoot(sb.project, sb.env) as string, 'cargo-registry'), 'cache', 'id_x')), 'nor is it on the host');
 });
 
-// review2: the same without a grant, where the user's registry really lies in the project (~/.cargo a
+// the same without a grant, where the user's registry really lies in the project (~/.cargo a
 // link into it, as ~/.cache above): the seed source is checked by the path as written only.
-t.test("review2: under a ~/.cargo that leads into the project, a link a command left in the registry never makes the host copy what it leads to", async (t) => {
+t.test("under a ~/.cargo that leads into the project, a link a command left in the registry never makes the host copy what it leads to", async (t) => {
   const sb = sandbox('sc-cache-seedproj');
   t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
   const kept = join(sb.project, 'dotcargo');
