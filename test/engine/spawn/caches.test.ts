@@ -325,3 +325,96 @@ t.test('with ~/.cache granted writable, a command cannot make the host write thr
   t.equal(readFileSync(rc, 'utf8'), 'alias ll="ls -l"\n', '~/.bashrc is not overwritten with the seed stamp');
   t.same(readdirSync(sb.root).sort(), before, 'no cache folder is made or filled in the home');
 });
+
+// the real path of the caches folder is checked once, at the end of the links on the way; a
+// link on the way that lies in the project (~/.cache ─► project/cachedir) is the project's to change. A
+// command that makes the caches folder there a link to the home (rather than moving a folder it never
+// gets) passes the check: its real path, the home, lies outside the project.
+t.test('a command that plants the caches folder as a link to the home, under a ~/.cache that leads into the project, gets no view of the home', async (t) => {
+  const sb = sandbox('sc-cache-plant');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const kept = join(sb.project, 'cachedir');
+  mkdirSync(kept);
+  symlinkSync(kept, join(sb.root, '.cache'));
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
+  const r = await run(sb, `mkdir -p "${join(kept, 'shadowcode', 'sandbox')}" && ln -s "${sb.root}" "${seen}"; echo "planted $?"`);
+  t.match(r.output_tail, /planted 0/, `the project is the command's to write: ${r.output_tail}`);
+  const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"; echo pwned > "${root}/.bashrc"; echo "wrote $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
+  t.notOk(existsSync(join(sb.root, '.bashrc')), 'nothing written in the home through the caches folder');
+  t.notOk(existsSync(join(sb.root, 'npm')), 'no cache folder made in the home');
+});
+
+// the same through a folder granted writable (a work disk the user's ~/.cache leads into).
+t.test('under a ~/.cache that leads into a folder granted writable, a command that plants the caches folder as a link to the home gets no view of it', async (t) => {
+  const sb = sandbox('sc-cache-plant-grant');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const disk = join(sb.root, 'disk');
+  const kept = join(disk, 'cachedir');
+  mkdirSync(kept, { recursive: true });
+  symlinkSync(kept, join(sb.root, '.cache'));
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', disk])).code, 0);
+  const root = cacheRoot(sb.project, sb.env) as string;
+  const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
+  const r = await run(sb, `mkdir -p "${join(kept, 'shadowcode', 'sandbox')}" && ln -s "${sb.root}" "${seen}"; echo "planted $?"`);
+  t.match(r.output_tail, /planted 0/, `the granted folder is the command's to write: ${r.output_tail}`);
+  const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
+});
+
+// the seed is read from the user's registry by path, and its seed folders are listed through
+// whatever is at their name. Where a command can write the user's registry (~/.cargo granted writable,
+// for a `cargo install`), it leaves a link there: the host copies what it leads to into the project's
+// private registry, which every later start shows.
+t.test("a link a command left in the user's registry (~/.cargo granted writable) never makes the host copy what it leads to into the private registry", async (t) => {
+  const sb = sandbox('sc-cache-seedlink');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const cargo = join(sb.root, '.cargo');
+  const registry = join(cargo, 'registry');
+  mkdirSync(join(registry, 'index'), { recursive: true });
+  mkdirSync(join(registry, 'cache', 'reg'), { recursive: true });
+  writeFileSync(join(registry, 'cache', 'reg', 'a-1.0.crate'), 'a');
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', cargo])).code, 0);
+  const r = await run(sb, `rm -rf "${registry}/cache" && ln -s "${ssh}" "${registry}/cache"; echo "planted $?"`);
+  t.match(r.output_tail, /planted 0/, `the granted folder is the command's to write: ${r.output_tail}`);
+  t.equal((await run(sb, 'true')).passed, true, 'a start seeds the private registry');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'revoke', cargo])).code, 0);
+  const next = await run(sb, `cat ~/.cargo/registry/cache/id_x; echo "read $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh was not copied into the private registry: ${next.output_tail}`);
+  t.notOk(existsSync(join(aloneOf(cacheRoot(sb.project, sb.env) as string, 'cargo-registry'), 'cache', 'id_x')), 'nor is it on the host');
+});
+
+// the same without a grant, where the user's registry really lies in the project (~/.cargo a
+// link into it, as ~/.cache above): the seed source is checked by the path as written only.
+t.test("under a ~/.cargo that leads into the project, a link a command left in the registry never makes the host copy what it leads to", async (t) => {
+  const sb = sandbox('sc-cache-seedproj');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  const kept = join(sb.project, 'dotcargo');
+  const registry = join(kept, 'registry');
+  mkdirSync(join(registry, 'index'), { recursive: true });
+  mkdirSync(join(registry, 'cache', 'reg'), { recursive: true });
+  writeFileSync(join(registry, 'cache', 'reg', 'a-1.0.crate'), 'a');
+  symlinkSync(kept, join(sb.root, '.cargo'));
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const r = await run(sb, `rm -rf "${registry}/cache" && ln -s "${ssh}" "${registry}/cache"; echo "planted $?"`);
+  t.match(r.output_tail, /planted 0/, `the project is the command's to write: ${r.output_tail}`);
+  const next = await run(sb, `cat ~/.cargo/registry/cache/id_x; echo "read $?"`);
+  t.notMatch(next.output_tail, /secret/, `~/.ssh was not copied into the private registry: ${next.output_tail}`);
+  t.notOk(existsSync(join(aloneOf(cacheRoot(sb.project, sb.env) as string, 'cargo-registry'), 'cache', 'id_x')), 'nor is it on the host');
+});
