@@ -153,26 +153,33 @@ const seeded = new Map<string, string>();
  * leads to now), each folder entered is opened with O_NOFOLLOW, and a file is made only where
  * nothing is (COPYFILE_EXCL: O_EXCL fails on a link too). Nothing is written outside the cache.
  */
-function copyMissing(from: string, to: number, budget: { left: number }): boolean {
+function copyMissing(from: number, to: number, budget: { left: number }): boolean {
   // A listing opens nothing but the folder; entries keep the kind it gives (a link is a link, never followed).
-  const entries = listDirNoFollow(from);
+  const entries = listDirNoFollow(`/proc/self/fd/${from}`);
   if (!entries) return true;
   for (const e of entries) {
     if (--budget.left < 0) return false;
-    const src = join(from, e.name);
+    const src = `/proc/self/fd/${from}/${e.name}`;
     const dst = `/proc/self/fd/${to}/${e.name}`;
     if (e.kind === 'dir') {
+      // The user's side is entered the same way: a link left there (through a grant since revoked) is never followed.
+      const srcDir = openFolderNoFollow(src);
+      if (srcDir === null) continue;
       try {
-        mkdirSync(dst, { mode: 0o700 });
-      } catch {
-        /* there already: entered only if it is a folder */
-      }
-      const sub = openFolderNoFollow(dst);
-      if (sub === null) continue;
-      try {
-        if (!copyMissing(src, sub, budget)) return false;
+        try {
+          mkdirSync(dst, { mode: 0o700 });
+        } catch {
+          /* there already: entered only if it is a folder */
+        }
+        const sub = openFolderNoFollow(dst);
+        if (sub === null) continue;
+        try {
+          if (!copyMissing(srcDir, sub, budget)) return false;
+        } finally {
+          closeSync(sub);
+        }
       } finally {
-        closeSync(sub);
+        closeSync(srcDir);
       }
     } else if (e.kind === 'file') {
       try {
@@ -213,12 +220,14 @@ function seed(user: string, priv: string, folders: readonly string[], stampFile:
       } catch {
         /* there already */
       }
+      const from = openFolderNoFollow(join(user, s));
+      if (from === null) continue;
       const sub = openFolderNoFollow(`/proc/self/fd/${top}/${s}`);
-      if (sub === null) continue;
       try {
-        if (!copyMissing(join(user, s), sub, budget)) complete = false;
+        if (sub !== null && !copyMissing(from, sub, budget)) complete = false;
       } finally {
-        closeSync(sub);
+        closeSync(from);
+        if (sub !== null) closeSync(sub);
       }
     }
   } finally {
@@ -250,11 +259,14 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   if (!root || within(root, project)) return NO_CACHES;
   const rootReal = realFrom(root);
   if (avoid.some((a) => within(root, a) || within(rootReal, a))) return NO_CACHES;
-  // No sandbox may be able to change the caches folder or what lies above it: the host makes and
-  // fills folders there, and bwrap binds from there. Where it really lies in the project (~/.cache
-  // a link into it) or in a place granted writable (~/.cache itself), the caches are not kept.
+  // No sandbox may be able to change the caches folder, its `.bound` sibling or any folder above
+  // them: the host makes and fills folders there, and bwrap binds from there. Where one of those
+  // really lies in the project (~/.cache a link into it) or in a place granted writable (~/.cache
+  // itself), or the caches folder is a link (never one we made), the caches are not kept.
   const open = [realOrSelf(project), project, ...(o.writable ?? [])];
-  if (open.some((w) => within(rootReal, w) || within(root, w))) return NO_CACHES;
+  const bound = `${root}.bound`;
+  const below = [root, bound].map((p) => lstatSync(p, { throwIfNoEntry: false }));
+  if (below.some((st) => st?.isSymbolicLink()) || reachable(dirname(root), open) || [root, bound].some((p, i) => inPlaces(below[i] ? realOrSelf(p) : p, open))) return NO_CACHES;
   const binds: CacheBind[] = [];
   const notKept: CacheNotKept[] = [];
   const vars: Record<string, string> = {};
@@ -296,7 +308,8 @@ export function cachePlan(project: string | null, env: Record<string, string | u
       continue;
     }
     let incomplete = false;
-    if (!o.dry && own && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory()) {
+    // Filled only from a cache no sandbox can change meanwhile (~/.cargo granted writable, or a link into the project).
+    if (!o.dry && own && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() && !reachable(user, open)) {
       // The stamp lies beside the cache's folder, in no folder a sandbox sees.
       incomplete = !seed(user, priv, c.seed, `${priv}.seeded`, seedEntries);
     }
@@ -318,6 +331,28 @@ function realFrom(p: string): string {
     if (lstatSync(d, { throwIfNoEntry: false })) return join(realOrSelf(d), rest);
     if (dirname(d) === d) return p;
     rest = rest ? join(basename(d), rest) : basename(d);
+  }
+}
+
+/** Whether `x` lies in one of the places a sandbox can write. */
+const inPlaces = (x: string, open: readonly string[]) => open.some((w) => within(x, w));
+
+/**
+ * Whether a sandbox could change `p` or what leads to it: `p` itself, or any folder above it, lies
+ * (by its real path) in one of the `open` places. A link anywhere on the way (~/.cache ─► the
+ * project) puts what is below it where that link leads, so each step is looked at; a real path is
+ * asked only where needed: for a step that is no link, its own real path lies below its parent's,
+ * so the check of the step covered the parent too.
+ */
+function reachable(p: string, open: readonly string[]): boolean {
+  const inOpen = (x: string) => inPlaces(x, open);
+  if (inOpen(p)) return true;
+  let ask = true;
+  for (let d = p; ; d = dirname(d)) {
+    const st = lstatSync(d, { throwIfNoEntry: false });
+    if (st && ask && inOpen(realOrSelf(d))) return true;
+    ask = !st || st.isSymbolicLink();
+    if (dirname(d) === d) return false;
   }
 }
 

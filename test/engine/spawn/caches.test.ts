@@ -291,7 +291,9 @@ t.test("a caches folder whose real path lies in the project is not used: a comma
   const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
   const r = await run(sb, `[ -d "${seen}" ] && mv "${seen}" "${seen}.old" && ln -s "${sb.root}" "${seen}"; echo "swapped $?"`);
   t.equal(r.passed, true, r.output_tail);
+  t.match(r.output_tail, /swapped 1/, 'the caches folder is never made there: the caches are not kept');
   const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"`);
+  t.match(next.output_tail, /read [0-9]/, `the next start ran: ${next.output_tail}`);
   t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
 });
 
@@ -342,9 +344,10 @@ t.test('a command that plants the caches folder as a link to the home, under a ~
   t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
   const root = cacheRoot(sb.project, sb.env) as string;
   const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
-  const r = await run(sb, `mkdir -p "${join(kept, 'shadowcode', 'sandbox')}" && ln -s "${sb.root}" "${seen}"; echo "planted $?"`);
+  const r = await run(sb, `mkdir -p "${join(kept, 'shadowcode', 'sandbox')}" && rm -rf "${seen}" && ln -s "${sb.root}" "${seen}"; echo "planted $?"`);
   t.match(r.output_tail, /planted 0/, `the project is the command's to write: ${r.output_tail}`);
   const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"; echo pwned > "${root}/.bashrc"; echo "wrote $?"`);
+  t.match(next.output_tail, /read [0-9]/, `the next start ran: ${next.output_tail}`);
   t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
   t.notOk(existsSync(join(sb.root, '.bashrc')), 'nothing written in the home through the caches folder');
   t.notOk(existsSync(join(sb.root, 'npm')), 'no cache folder made in the home');
@@ -365,9 +368,10 @@ t.test('under a ~/.cache that leads into a folder granted writable, a command th
   t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', disk])).code, 0);
   const root = cacheRoot(sb.project, sb.env) as string;
   const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
-  const r = await run(sb, `mkdir -p "${join(kept, 'shadowcode', 'sandbox')}" && ln -s "${sb.root}" "${seen}"; echo "planted $?"`);
+  const r = await run(sb, `mkdir -p "${join(kept, 'shadowcode', 'sandbox')}" && rm -rf "${seen}" && ln -s "${sb.root}" "${seen}"; echo "planted $?"`);
   t.match(r.output_tail, /planted 0/, `the granted folder is the command's to write: ${r.output_tail}`);
   const next = await run(sb, `cat "${root}/.ssh/id_x"; echo "read $?"`);
+  t.match(next.output_tail, /read [0-9]/, `the next start ran: ${next.output_tail}`);
   t.notMatch(next.output_tail, /secret/, `~/.ssh is not shown through the caches folder: ${next.output_tail}`);
 });
 
