@@ -10,12 +10,16 @@
  *     ─► the project's own folder: $XDG_CACHE_HOME/shadowcode/sandbox/<hash of the project>/<name>
  *        (checked at each start, 0700; kept between runs, outside the project and the profile);
  *        shown read-write once, the caches folder whole, each cache a link into it
- *     ─► where no link can be made (in a folder shown read-only): <hash>.bound/<name> instead,
- *        bound at the cache's path on its own; that folder is never shown whole
+ *     ─► where no link can be made (in a folder shown read-only), and a seeded cache (the host
+ *        fills it): <hash>.bound/<name> instead, bound at the cache's path on its own; that
+ *        folder is never shown whole
+ *     ─► none at all where a sandbox could change the caches folder or a folder on the way to it
+ *        (the project, a place granted writable, through a link anywhere on the way)
  *     ─► private: that folder read-write at the cache's path (only inside the home, which is
  *                 private anyway; the tool reads one cache, the user's is not shown)
- *        seeded:  the same, first filled with copies (never links) of the files of the user's
- *                 `seed` folders it lacks, again whenever those folders changed (cargo's registry:
+ *        seeded:  the same, first filled with copies (never links, never through one, on either
+ *                 side) of the files of the user's `seed` folders it lacks, again whenever those
+ *                 folders changed, and only from a cache no sandbox can change (cargo's registry:
  *                 an offline build keeps finding what the user downloaded)
  *        beside:  the user's cache read-only at its path, the private folder read-write at its
  *                 own, and `env` inside pointing the tool at both ({private}, {user}): Go's
@@ -381,10 +385,11 @@ export const aloneOf = (root: string, name: string): string => join(`${root}.bou
 /**
  * The bwrap arguments of a cache plan: the caches folder read-write at its own path, once, where
  * a cache uses it (one mount, where one per cache cost bwrap about 1.5 ms per start); a beside
- * cache's user folder read-only, its private folder shown with the caches folder; each private or
- * seeded cache a link at the tool's path into its folder where `linkable` says a link can be made
- * there (in the private home), else its alone folder (plan.alone, made now) bound there on its own
- * (inside a folder shown read-only, whose mount point must already exist); the variables.
+ * cache's user folder read-only, its private folder shown with the caches folder; a seeded cache
+ * bound on its own from its folder beside; each private cache a link at the tool's path into its
+ * folder where `linkable` says a link can be made there (in the private home), else its alone
+ * folder (plan.alone, made now) bound there on its own (inside a folder shown read-only, whose
+ * mount point must already exist); the variables.
  *
  * A command can write in the caches folder: it can put a link where a cache's folder was
  * (`cargo-git` ─► `../../../../.ssh`). That link is only ever followed inside a sandbox, which
