@@ -268,9 +268,13 @@ export function toolchainView(env: Record<string, string | undefined>, policy: S
     // The real folder, once: a linked one is reached through the links above.
     if (!system.some((s) => within(r, s)) && !claim(r)) show(prefixOf(r, home, look));
     if (r !== d) claim(d);
+    // A node_modules/.bin (`npm run`, `npx`): its links lead into the packages beside it, which
+    // need their own dependencies there too; the node_modules folder is shown once, read-only,
+    // rather than one folder (and one mount) per package a link leads to.
+    const modules = basename(r) === '.bin' && basename(dirname(r)) === 'node_modules' ? dirname(r) : null;
     for (const t of linksOut(d, id, maxEntries)) {
       if (system.some((s) => within(t, s)) || claim(t)) continue;
-      show(prefixOf(dirname(t), home, look));
+      show(modules && within(t, modules) ? modules : prefixOf(dirname(t), home, look));
     }
   }
   for (const p of envs) claim(p);

@@ -254,3 +254,23 @@ t.test("a toolchain variable's literal ~/x is passed over: no version manager's 
   const set = toolchainView({ HOME: home, PATH: '/usr/bin:/bin', PYENV_ROOT: join(home, '.pyenv') }, policy, null, 4096);
   t.strictSame(set.layouts, ['pyenv'], 'the same variable, absolute: in use');
 });
+
+// `npm run` and `npx` put a node_modules/.bin first on PATH: its links lead into the packages beside
+// it, which load their own dependencies from there too. The folder is shown once, not a package each.
+t.test('a node_modules/.bin on PATH shows its node_modules folder once, read-only, with the dependencies no link names', async (t) => {
+  const root = realpathSync(mkdtempSync(join(SHARED_TMP, 'sc-nmbin-')));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const modules = join(root, 'tools', 'node_modules');
+  write(join(modules, 'pkg-a', 'bin', 'a.js'), program('a', join(modules, 'dep-c', 'index.js')), 0o755);
+  write(join(modules, '@s', 'pkg-b', 'cli.js'), program('b'), 0o755);
+  write(join(modules, 'dep-c', 'index.js'), '');
+  mkdirSync(join(modules, '.bin'));
+  symlinkSync('../pkg-a/bin/a.js', join(modules, '.bin', 'a'));
+  symlinkSync('../@s/pkg-b/cli.js', join(modules, '.bin', 'b'));
+  const home = join(root, 'home');
+  mkdirSync(home);
+  const policy = shippedPolicy();
+  const view = toolchainView({ PATH: `${join(modules, '.bin')}:/usr/bin:/bin`, HOME: home }, policy.sandbox, null, policy.limits.sandbox.path_entries);
+  t.ok(view.read.includes(modules), `the node_modules folder is shown: ${view.read.join(' ')}`);
+  t.same(view.read.filter((p) => p.startsWith(`${modules}/`)), [], 'and nothing inside it apart');
+});
