@@ -20,7 +20,6 @@ import { startNetProxy } from '../src/engine/spawn/net-proxy.js';
 import { enforce, type GateEnv } from '../src/policy/gate.js';
 import { shippedPolicy } from '../src/policy/load.js';
 import { openDb } from '../src/store/db.js';
-import { userPath } from './user-path.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
@@ -59,7 +58,7 @@ export async function run(o: { rounds?: number; calls?: number; requests?: numbe
   mkdirSync(profile, { mode: 0o700 });
   const policy = shippedPolicy();
   const db = openDb(profile, 5000);
-  const env = { PATH: userPath(process.env.PATH), HOME: root };
+  const env = { PATH: process.env.PATH ?? '', HOME: root };
   const gate: GateEnv = { policy, db: () => db, project: () => ({ path: project, trusted: true, level: 'workspace', network: false }) };
   const server = createServer((_q, s) => s.end('ok'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

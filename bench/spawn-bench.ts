@@ -23,7 +23,6 @@ import { inCgroup } from '../src/engine/spawn/bounds.js';
 import { sealed } from '../src/engine/spawn/fds.js';
 import { confinedCommand, NO_GRANTS, sandboxSupport } from '../src/engine/spawn/index.js';
 import { shippedPolicy } from '../src/policy/load.js';
-import { userPath } from './user-path.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
@@ -65,7 +64,7 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
   const project = join(root, 'project');
   mkdirSync(project);
   const policy = shippedPolicy();
-  const env = { PATH: userPath(process.env.PATH), HOME: root };
+  const env = { PATH: process.env.PATH ?? '', HOME: root };
   const profile = join(root, 'profile');
   mkdirSync(profile, { mode: 0o700 });
   const bare = ['true'];
