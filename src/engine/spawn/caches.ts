@@ -296,8 +296,16 @@ export function cachePlan(project: string | null, env: Record<string, string | u
     // caches folder a sandbox can write), as a cache that cannot be a link does.
     const own = c.mode === 'seeded' && within(user, home);
     const priv = own ? aloneOf(root, name) : join(root, name);
-    if (!o.dry && own) adopt(join(root, name), priv);
-    if (!o.dry) ensureDir(priv, o.owner, absent);
+    if (!o.dry) {
+      try {
+        if (own) adopt(join(root, name), priv);
+        ensureDir(priv, o.owner, absent);
+      } catch {
+        // A folder that cannot be made (~/.cache a link to a disk not mounted, a file dropped there
+        // meanwhile): this cache is not kept this time, and the command still starts.
+        continue;
+      }
+    }
     if (c.mode === 'beside') {
       const shown = !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
       binds.push({ name, mode: c.mode, user, private: priv, at: priv, userShown: shown, from });

@@ -422,3 +422,16 @@ t.test("under a ~/.cargo that leads into the project, a link a command left in t
   t.notMatch(next.output_tail, /secret/, `~/.ssh was not copied into the private registry: ${next.output_tail}`);
   t.notOk(existsSync(join(aloneOf(cacheRoot(sb.project, sb.env) as string, 'cargo-registry'), 'cache', 'id_x')), 'nor is it on the host');
 });
+
+// A ~/.cache that leads nowhere (a disk not mounted) is the user's to mend; the command still runs,
+// its caches not kept, rather than every sandboxed start failing on a folder that cannot be made.
+t.test('a ~/.cache that is a dangling link does not stop a sandboxed command: its caches are not kept', async (t) => {
+  const sb = sandbox('sc-cache-dangling');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  symlinkSync(join(sb.root, 'unmounted', 'cache'), join(sb.root, '.cache'));
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  const r = await run(sb, 'mkdir -p ~/.npm && echo x > ~/.npm/f; echo "ran $?"');
+  t.equal(r.passed, true, r.output_tail);
+  t.match(r.output_tail, /ran 0/, 'the command ran, npm writing in its private home');
+  t.notOk(existsSync(join(sb.root, 'unmounted')), 'nothing made where the link leads');
+});
