@@ -116,6 +116,14 @@ t.test("a variable's literal ~/x: the home's x only where the tool itself reads 
 });
 
 /** `shadowcode test -- sh -c SCRIPT` in a trusted project: real bwrap. */
+/** The user's ~/.ssh with a key in it: what the attacks below try to reach. */
+function sshWithKey(sb: ReturnType<typeof sandbox>): string {
+  const ssh = join(sb.root, '.ssh');
+  mkdirSync(ssh);
+  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  return ssh;
+}
+
 async function run(sb: ReturnType<typeof sandbox>, script: string) {
   const r = await cli(sb, ['--json', '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', script]);
   return JSON.parse(r.stdout || '{}') as { passed: boolean; output_tail: string };
@@ -283,9 +291,7 @@ t.test("a caches folder whose real path lies in the project is not used: a comma
   const kept = join(sb.project, 'cachedir');
   mkdirSync(kept);
   symlinkSync(kept, join(sb.root, '.cache'));
-  const ssh = join(sb.root, '.ssh');
-  mkdirSync(ssh);
-  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  const ssh = sshWithKey(sb);
   t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
   const root = cacheRoot(sb.project, sb.env) as string;
   const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
@@ -338,9 +344,7 @@ t.test('a command that plants the caches folder as a link to the home, under a ~
   const kept = join(sb.project, 'cachedir');
   mkdirSync(kept);
   symlinkSync(kept, join(sb.root, '.cache'));
-  const ssh = join(sb.root, '.ssh');
-  mkdirSync(ssh);
-  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  const ssh = sshWithKey(sb);
   t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
   const root = cacheRoot(sb.project, sb.env) as string;
   const seen = join(kept, 'shadowcode', 'sandbox', root.slice(root.lastIndexOf('/') + 1));
@@ -361,9 +365,7 @@ t.test('under a ~/.cache that leads into a folder granted writable, a command th
   const kept = join(disk, 'cachedir');
   mkdirSync(kept, { recursive: true });
   symlinkSync(kept, join(sb.root, '.cache'));
-  const ssh = join(sb.root, '.ssh');
-  mkdirSync(ssh);
-  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  const ssh = sshWithKey(sb);
   t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
   t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', disk])).code, 0);
   const root = cacheRoot(sb.project, sb.env) as string;
@@ -387,9 +389,7 @@ t.test("a link a command left in the user's registry (~/.cargo granted writable)
   mkdirSync(join(registry, 'index'), { recursive: true });
   mkdirSync(join(registry, 'cache', 'reg'), { recursive: true });
   writeFileSync(join(registry, 'cache', 'reg', 'a-1.0.crate'), 'a');
-  const ssh = join(sb.root, '.ssh');
-  mkdirSync(ssh);
-  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  const ssh = sshWithKey(sb);
   t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
   t.equal((await cli(sb, ['--workspace', sb.project, 'sandbox', 'allow', '--write', cargo])).code, 0);
   const r = await run(sb, `rm -rf "${registry}/cache" && ln -s "${ssh}" "${registry}/cache"; echo "planted $?"`);
@@ -412,9 +412,7 @@ t.test("under a ~/.cargo that leads into the project, a link a command left in t
   mkdirSync(join(registry, 'cache', 'reg'), { recursive: true });
   writeFileSync(join(registry, 'cache', 'reg', 'a-1.0.crate'), 'a');
   symlinkSync(kept, join(sb.root, '.cargo'));
-  const ssh = join(sb.root, '.ssh');
-  mkdirSync(ssh);
-  writeFileSync(join(ssh, 'id_x'), 'secret\n');
+  const ssh = sshWithKey(sb);
   t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
   const r = await run(sb, `rm -rf "${registry}/cache" && ln -s "${ssh}" "${registry}/cache"; echo "planted $?"`);
   t.match(r.output_tail, /planted 0/, `the project is the command's to write: ${r.output_tail}`);
