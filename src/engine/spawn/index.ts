@@ -14,7 +14,9 @@
  *           ones that are missing ─► bwrap command line with all of them read-only
  *        ─► the process bound (bounds.ts: a cgroup for root, RLIMIT_NPROC inside for a user)
  *        ─► audit row 'spawn' {decision_id, kind, argv0, level, network}
- *        ─► node dist/supervisor.cjs ─► [bwrap …] argv (own process group; forked in root's cgroup: inCgroup)
+ *        (node dist/supervisor.cjs is started before all of this, empty-handed: its start-up overlaps
+ *        it, and it starts nothing until the spec comes on its fd 4; a refusal closes that unwritten)
+ *        ─► spec to the supervisor ─► [bwrap …] argv (own process group; forked in root's cgroup: inCgroup)
  *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines;
  *        the supervisor passes neither fd 3 nor anything it inherited on (fds.ts)
  *        ─► after the group: placeholders given back; protected paths it created where
@@ -31,6 +33,7 @@ import { type ChildProcess, spawn, spawnSync, type StdioOptions } from 'node:chi
 import { existsSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import { ScError } from '../../errors.js';
 import type { Policy } from '../../policy/load.js';
 import { appendAudit } from '../../store/audit.js';
@@ -453,15 +456,23 @@ const REPORTED = new Set<SpawnKind>(['command', 'background', 'mcp_server']);
 /** Starts a process under the supervisor, sandboxed where possible. stdin 'pipe' gives the caller the child's stdin. */
 export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: number; stdin: 'pipe' | 'ignore' }): Supervised {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
-  const p = prepare(ticket, req);
-  const payload = Buffer.from(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.cgroup ? { cgroup: p.cgroup } : {}), ...(p.filter ? { seccomp: p.filter.toString('base64') } : {}), ...(p.error ? { error: p.error } : {}) })).toString('base64');
-  let sup: ChildProcess;
+  // Started first, with an empty environment and nothing to run: node's start-up there overlaps the
+  // command line and the spawn row here. It starts nothing until the spec arrives on its fd 4, which
+  // is written only once the start is recorded; a start refused below closes that fd unwritten.
+  const sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.cjs')], { cwd: req.cwd, env: {}, stdio: [req.stdin, 'pipe', 'pipe', 'pipe', 'pipe'], shell: false });
+  const specPipe = sup.stdio[4] as Writable | null;
+  // A supervisor that could not start has no reader: its own 'error' below says why.
+  specPipe?.on('error', () => {});
+  let p: Prepared;
   try {
-    sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.cjs'), payload], { cwd: req.cwd, env: p.env, stdio: [req.stdin, 'pipe', 'pipe', 'pipe'], shell: false });
+    p = prepare(ticket, req);
   } catch (err) {
-    p.release();
+    specPipe?.end();
+    for (const s of [sup.stdin, sup.stdout, sup.stderr, sup.stdio[3]]) s?.destroy();
+    sup.on('error', () => {});
     throw err;
   }
+  specPipe?.end(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, env: p.env, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.cgroup ? { cgroup: p.cgroup } : {}), ...(p.filter ? { seccomp: p.filter.toString('base64') } : {}), ...(p.error ? { error: p.error } : {}) }));
   const life = sup.stdio[3] as Socket;
   life.on('error', () => {});
   let text = '';

@@ -5,9 +5,11 @@
  * process group, hands it fds 0-2 directly (no copying), and stays tied to its
  * owner by a lifeline socket on fd 3 that the owner never writes.
  *
- *   argv[2]: base64 JSON {argv, bwrap_at, cwd, grace_ms, sandboxed, cgroup?, seccomp?}   env: the child's, already built
+ *   fd 4: JSON {argv, bwrap_at, cwd, env, grace_ms, sandboxed, cgroup?, seccomp?, error?}, then EOF
  *   (seccomp: the syscall filter's program, base64, which bwrap reads from a pipe of its own: fds.ts;
- *   cgroup: root's pids cgroup of the start, joined for the fork and left right after: bounds.ts)
+ *   cgroup: root's pids cgroup of the start, joined for the fork and left right after: bounds.ts;
+ *   env: the child's, already built; this process itself runs with an empty one)
+ *   nothing on fd 4 before EOF (the owner refused the start, or died) ─► exit, nothing started
  *   fd 0/1/2: the child's     fd 3: lifeline; we write {"pid"} once started, the status last
  *   the child gets fds 0-2 only: the lifeline and whatever we inherited are /dev/null in it,
  *   and bwrap closes them (fds.ts), so nothing inside can write a status line of its own
@@ -16,6 +18,10 @@
  *   cleanup: TERM ─► up to grace_ms while the group lives ─► KILL the group ─► wait
  *            for the leader ─► {code, signal, outcome, stopped, error, duration_ms} ─► exit
  *
+ * The owner starts this process before it works out the command line and records the
+ * start, and writes the spec once both are done: node's own start-up here (the longest
+ * part of every start) overlaps that work instead of following it.
+ *
  * Sandboxed, the leader is bwrap: TERM goes to what runs inside (every
  * descendant of bwrap; bwrap itself would die at once and take them down with
  * no chance to clean up), KILL to bwrap's group, whose PID namespace then ends
@@ -23,14 +29,19 @@
  * SIGKILL of this process, and then --die-with-parent) ends it.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { joinCgroup, leaveCgroup } from './bounds.js';
 import { sealed } from './fds.js';
 
+/** Where the owner writes the spec (below: the lifeline on 3). */
+const SPEC_FD = 4;
+
 interface Spec {
   argv: string[];
   cwd: string;
+  /** The child's environment, already built. */
+  env: Record<string, string>;
   grace_ms: number;
   sandboxed: boolean;
   /** Where bwrap is in argv; null without a sandbox. */
@@ -43,7 +54,12 @@ interface Spec {
   cgroup?: string;
 }
 
-const spec = JSON.parse(Buffer.from(process.argv[2] ?? '', 'base64').toString('utf8')) as Spec;
+// Blocks until the owner has recorded the start (or given it up): nothing of ours runs before it anyway.
+const sent = readFileSync(SPEC_FD);
+closeSync(SPEC_FD);
+// No spec: the start was refused after this process was started, or its owner is gone.
+if (sent.length === 0) process.exit(0);
+const spec = JSON.parse(sent.toString('utf8')) as Spec;
 const lifeline = new Socket({ fd: 3, readable: true, writable: true, allowHalfOpen: true });
 lifeline.on('error', () => {});
 for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGPIPE'] as const) process.on(s, () => {});
@@ -83,7 +99,7 @@ function startChild(p: NonNullable<typeof passed>) {
     }
   }
   try {
-    return spawn(p.argv[0] as string, p.argv.slice(1), { cwd: spec.cwd, env: process.env, detached: true, stdio: p.stdio, shell: false });
+    return spawn(p.argv[0] as string, p.argv.slice(1), { cwd: spec.cwd, env: spec.env, detached: true, stdio: p.stdio, shell: false });
   } finally {
     if (spec.cgroup) leaveCgroup(spec.cgroup);
   }

@@ -5,7 +5,7 @@
 // busy timeout) starts nothing either; each refused start leaves no mark, no spawn row
 // and no placeholder in the project, and the same call with the right ticket, or once the
 // lock is gone, does start (so the mark would have been there).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
@@ -19,6 +19,22 @@ import { connection, ROOT, sandbox, until } from '../../fixtures/env.js';
 
 const MARK = join(ROOT, 'test', 'fixtures', 'mark.mjs');
 const PROTECTED = ['.git', '.shadowcode', '.mcp.json', '.claude', '.codex', '.cursor', '.vscode'];
+
+/** This process's children that run the supervisor (started before a start is recorded, so also by a refused one). */
+function supervisors(): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('supervisor.cjs')) out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
 
 async function setup(t: any, busyMs?: number) {
   const sb = sandbox('sc-spawn');
@@ -147,6 +163,8 @@ for (const way of ['command (supervise)', 'background (startDirect)', 'helper (s
     t.equal(err?.code, 'SC_STORE_FAILED', `refused: ${err?.message}`);
     t.match(err?.message, /was not started: its spawn row could not be recorded: database is locked/);
     for (const name of PROTECTED) t.notOk(existsSync(join(e.sb.project, name)), `${name}: the placeholder was given back`);
+    // The supervisor is started before the spawn row: refused, it is given no spec and ends on its own.
+    if (way === 'command (supervise)') await until(() => supervisors().length === 0, 10000).then(() => t.pass('the supervisor started for it has ended'), () => t.fail(`supervisors still running: ${supervisors().join(' ')}`));
     // Once the lock is gone the same start runs: had the first one started, its mark would be there by now.
     const after = join(e.sb.project, 'after-unlock');
     await starts[way]!(e, tk, after);
