@@ -222,6 +222,7 @@ export async function show(ops: OpsEnv, project: string, argv: readonly string[]
       // Where no link can be made, a cache is bound on its own from its alone folder: that folder is the one it keeps.
       caches: caches.binds.map((c) => ({ name: c.name, mode: c.mode, user: c.user, private: c.at !== c.private && seen.rw.includes(c.at) && caches.alone ? caches.alone(c) : c.private, at: c.at, from: c.from })),
       caches_not_kept: (caches.notKept ?? []).map((c) => ({ ...c })),
+      caches_refused: caches.refused ? { ...caches.refused } : null,
       network: { mode: network ? 'all' : hosts ? 'hosts' : 'none', hosts: network ? [] : grants.hosts.map((h) => hostPortText(h)) },
       grants: {
         paths: grants.paths.map((p) => ({ path: p.path, write: p.write, secret: p.secret, scope: p.scope })),

@@ -2,7 +2,7 @@
 // kept in the profile (never the project), each change a gate decision with its outcome in
 // the audit log; the profile and the project's protected paths are never granted, a hidden
 // secret path only with --secret.
-import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { allow } from '../../src/ops/sandbox.js';
@@ -66,6 +66,7 @@ t.test('sandbox show lists pip, uv, yarn and Go build caches where XDG_CACHE_HOM
   t.equal(pip?.from, '$XDG_CACHE_HOME/pip', 'named by that entry');
   t.ok(shown.data.read_write.includes(join(xdg, 'pip')), 'read-write');
   t.same(shown.data.caches_not_kept, [], 'every cache kept');
+  t.equal(shown.data.caches_refused, null, 'the caches folder is used');
   const text = await cli(sb, [...ws(sb), 'sandbox', 'show']);
   t.match(text.stdout, `${join(xdg, 'pip')}  (the project's own pip cache at $XDG_CACHE_HOME/pip, kept in ${pip?.private})`);
 
@@ -80,6 +81,22 @@ t.test('sandbox show lists pip, uv, yarn and Go build caches where XDG_CACHE_HOM
   t.same(away.data.caches_not_kept.find((c: { name: string }) => c.name === 'pip'), { name: 'pip', path: join(outside, 'pip'), from: '$XDG_CACHE_HOME/pip', why: 'outside the home' });
   const said = await cli(sb, [...ws(sb), 'sandbox', 'show']);
   t.match(said.stdout, `cache not kept: pip writes in ${join(outside, 'pip')} ($XDG_CACHE_HOME/pip), outside the home`);
+});
+
+t.test('sandbox show says why no cache is kept when the caches folder lies where others may write', async (t) => {
+  const sb = sandbox('scg');
+  const open = join(sb.root, 'open');
+  mkdirSync(open);
+  chmodSync(open, 0o777);
+  sb.env = { ...sb.env, XDG_CACHE_HOME: join(open, 'cache') };
+  t.equal((await cli(sb, [...ws(sb), 'trust'])).code, 0);
+  const shown = await json(sb, [...ws(sb), 'sandbox', 'show']);
+  t.equal(shown.code, 0, shown.stderr);
+  t.same(shown.data.caches, [], 'no cache listed');
+  t.match(shown.data.caches_refused, { why: 'another user can change it', at: open, folder: new RegExp(`^${open}/cache/shadowcode/sandbox/[0-9a-f]{16}$`) });
+  const text = await cli(sb, [...ws(sb), 'sandbox', 'show']);
+  t.match(text.stdout, `caches not kept: no package cache of this project is kept between runs: its folder ${shown.data.caches_refused.folder} lies in a folder another user could change`);
+  t.match(text.stdout, `set XDG_CACHE_HOME to a folder of your own (${open})`);
 });
 
 t.test('sandbox allow --write grants a folder read-write; show --json lists it; revoke takes it back; each is a recorded decision', async (t) => {

@@ -16,6 +16,14 @@ const NOT_KEPT: Readonly<Record<SandboxView['caches_not_kept'][number]['why'], s
   hidden: 'a hidden path or the profile: never bound',
 };
 
+const REFUSED: Readonly<Record<NonNullable<SandboxView['caches_refused']>['why'], string>> = {
+  'in the project': 'lies in the project',
+  hidden: 'lies in a hidden path or the profile',
+  'a link': 'is a link (shadowcode never makes one there)',
+  'a sandbox can change it': 'lies where a sandboxed command could change it (a writable grant, or a link into the project)',
+  'another user can change it': 'lies in a folder another user could change (theirs, or writable by others without the sticky bit); set XDG_CACHE_HOME to a folder of your own',
+};
+
 function render(v: SandboxView): string {
   const list = (title: string, paths: readonly string[], mark: (p: string) => string = () => '') => [`${title}:`, ...(paths.length ? paths.map((p) => `  ${p}${mark(p)}`) : ['  (none)'])];
   const granted = new Map(v.grants.paths.map((g) => [g.path, g]));
@@ -37,6 +45,7 @@ function render(v: SandboxView): string {
     ...list('hidden', v.hidden),
     `toolchains ${v.toolchains.length ? `${v.toolchains.join(', ')} (found on PATH and in the environment; read-only)` : 'none beyond the system folders'}`,
     `network   ${net}`,
+    ...(v.caches_refused ? [`caches not kept: no package cache of this project is kept between runs: its folder ${v.caches_refused.folder} ${REFUSED[v.caches_refused.why]} (${v.caches_refused.at})`] : []),
     ...v.caches_not_kept.map((c) => `cache not kept: ${c.name} writes in ${c.path} (${c.from}), ${NOT_KEPT[c.why]}`),
     ...v.grants.skipped.map((s) => `not applied: ${s.path} (${s.scope === 'all_projects' ? 'all projects' : s.scope}): ${s.why}`),
     ...(v.bwrap ? ['bwrap command line:', `  ${v.bwrap.map(quote).join(' ')}`] : []),

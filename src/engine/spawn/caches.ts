@@ -71,6 +71,16 @@ export interface CachePlan {
   readonly env: Readonly<Record<string, string>>;
   /** Caches whose path the sandbox does not give the project's folder, and why (sandbox show). */
   readonly notKept?: readonly CacheNotKept[];
+  /** Why no cache is kept for this project at all (sandbox show); absent where the caches folder is used. */
+  readonly refused?: CachesRefused;
+}
+
+export interface CachesRefused {
+  /** The caches folder of the project. */
+  readonly folder: string;
+  readonly why: 'in the project' | 'hidden' | 'a link' | 'a sandbox can change it' | 'another user can change it';
+  /** The folder on the way that decided it. */
+  readonly at: string;
 }
 
 export interface CacheNotKept {
@@ -260,9 +270,12 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   const home = usableHome(env.HOME);
   if (!project || !home) return NO_CACHES;
   const root = cacheRoot(project, env);
-  if (!root || within(root, project)) return NO_CACHES;
+  if (!root) return NO_CACHES;
+  const refuse = (why: CachesRefused['why'], at: string): CachePlan => ({ ...NO_CACHES, refused: { folder: root, why, at } });
+  if (within(root, project)) return refuse('in the project', project);
   const rootReal = realFrom(root);
-  if (avoid.some((a) => within(root, a) || within(rootReal, a))) return NO_CACHES;
+  const hiddenAt = avoid.find((a) => within(root, a) || within(rootReal, a));
+  if (hiddenAt) return refuse('hidden', hiddenAt);
   // No sandbox may be able to change the caches folder, its `.bound` sibling or any folder above
   // them: the host makes and fills folders there, and bwrap binds from there. Where one of those
   // really lies in the project (~/.cache a link into it) or in a place granted writable (~/.cache
@@ -270,7 +283,13 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   const open = [realOrSelf(project), project, ...(o.writable ?? [])];
   const bound = `${root}.bound`;
   const below = [root, bound].map((p) => lstatSync(p, { throwIfNoEntry: false }));
-  if (below.some((st) => st?.isSymbolicLink()) || reachable(dirname(root), open) || [root, bound].some((p, i) => inPlaces(below[i] ? realOrSelf(p) : p, open))) return NO_CACHES;
+  const linked = [root, bound].find((_, i) => below[i]?.isSymbolicLink());
+  if (linked) return refuse('a link', linked);
+  if (reachable(dirname(root), open) || [root, bound].some((p, i) => inPlaces(below[i] ? realOrSelf(p) : p, open))) return refuse('a sandbox can change it', dirname(root));
+  // Nor may another user: a folder of theirs on the way, or one anyone may write in, lets them swap
+  // a folder for a link between our checks and bwrap's bind (a sticky one, like /tmp, does not).
+  const shared = sharedStep(root, rootReal, o.owner);
+  if (shared) return refuse('another user can change it', shared);
   const binds: CacheBind[] = [];
   const notKept: CacheNotKept[] = [];
   const vars: Record<string, string> = {};
@@ -366,6 +385,32 @@ function reachable(p: string, open: readonly string[]): boolean {
     ask = !st || st.isSymbolicLink();
     if (dirname(d) === d) return false;
   }
+}
+
+/**
+ * The first folder, on the way to `p` or to its real path, that someone other than this user, the
+ * sandbox's `owner` and root may change entries of: one they own, or one others may write in
+ * without the sticky bit (group-writable counts unless the group is this process's own, as a
+ * user-private group is). Null where there is none. A link's own mode means nothing: the folder
+ * it is in decides, and its target's folders are looked at through the real path.
+ */
+function sharedStep(p: string, real: string, owner?: number): string | null {
+  const uid = process.getuid?.() ?? -1;
+  const gid = process.getgid?.() ?? -1;
+  const ours = (u: number) => u === 0 || u === uid || u === owner;
+  const seen = new Set<string>();
+  for (const start of [p, real]) {
+    for (let d = start; !seen.has(d); d = dirname(d)) {
+      seen.add(d);
+      const st = lstatSync(d, { throwIfNoEntry: false });
+      if (st && !st.isSymbolicLink()) {
+        const others = st.mode & 0o002 || (st.mode & 0o020 && st.gid !== gid);
+        if (!ours(st.uid) || (others && !(st.mode & 0o1000))) return d;
+      }
+      if (dirname(d) === d) break;
+    }
+  }
+  return null;
 }
 
 /**

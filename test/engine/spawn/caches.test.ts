@@ -1,7 +1,7 @@
 // The project's private package caches (src/engine/spawn/caches.ts) as the host fills them: a seeded
 // cache (cargo's registry) gets what it lacks of the user's, and what a sandboxed command left
 // in the private side (a link where a folder goes) is never written through.
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
@@ -432,4 +432,43 @@ t.test('a ~/.cache that is a dangling link does not stop a sandboxed command: it
   t.equal(r.passed, true, r.output_tail);
   t.match(r.output_tail, /ran 0/, 'the command ran, npm writing in its private home');
   t.notOk(existsSync(join(sb.root, 'unmounted')), 'nothing made where the link leads');
+});
+
+// Another local user must not be able to change the caches folder or a folder above it either: a
+// folder of theirs, or one anyone may write in without the sticky bit, lets them swap a folder for a
+// link between the host's checks and bwrap's bind.
+t.test('no cache is kept where another user could change a folder on the way to the caches folder; a sticky one like /tmp is fine', async (t) => {
+  const w = world(t);
+  const open = join(w.home, 'open');
+  mkdirSync(open);
+  chmodSync(open, 0o777);
+  const env = { ...w.env, XDG_CACHE_HOME: join(open, 'cache') };
+  const plan = () => cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []);
+  const folder = cacheRoot(w.project, env);
+  const refused = plan();
+  t.same(refused.binds, [], 'no cache bound');
+  t.same(refused.refused, { folder, why: 'another user can change it', at: open }, 'said why, and where');
+  t.notOk(existsSync(join(open, 'cache')), 'nothing made there');
+  // Reached through a link of the user's own: the folders it leads through decide.
+  symlinkSync(open, join(w.home, 'via'));
+  const viaEnv = { ...w.env, XDG_CACHE_HOME: join(w.home, 'via', 'cache') };
+  const via = cachePlan(w.project, viaEnv, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []);
+  t.same(via.binds, [], 'not through a link either');
+  t.equal(via.refused?.at, open, 'the folder the link leads to is named');
+  // With the sticky bit others cannot rename what is not theirs: the caches are kept.
+  chmodSync(open, 0o1777);
+  const kept = plan();
+  t.ok(kept.binds.some((b) => b.name === 'pip'), 'kept under a sticky folder');
+  t.equal(kept.refused, undefined, 'nothing refused');
+  t.equal(w.plan().refused, undefined, 'nor in an ordinary home');
+  // Only root can give a folder to another user; CI runs as root.
+  if (process.getuid?.() === 0) {
+    // A folder another user owns (here a uid no one has).
+    const theirs = join(w.home, 'theirs');
+    mkdirSync(theirs, { mode: 0o755 });
+    chownSync(theirs, 4242, 4242);
+    const other = cachePlan(w.project, { ...w.env, XDG_CACHE_HOME: join(theirs, 'cache') }, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []);
+    t.same(other.binds, [], "root keeps no cache under another user's folder");
+    t.equal(other.refused?.at, theirs, 'that folder is named');
+  }
 });
