@@ -12,6 +12,9 @@
  *   round r: [bare, floor, sandboxed] (order alternates by round) × calls ─► medians per round
  *   floor: bwrap with every namespace and only /usr, /proc and /dev, started as the bare one is:
  *   what any bwrap sandbox costs on this machine, before a mount or a check of ours
+ *   through the spawn point: the same `true` as an approved command runs it (supervise: the
+ *   supervisor, the spawn row, and the sandbox or none), bare against sandboxed, each from the
+ *   call to the supervisor's status: what a user waits for per command
  *   own: confinedCommand alone, no process, averaged over many ─► µs
  *   own in a populated project (the scan for protected paths), and the scan after the exit ─► µs
  */
@@ -21,8 +24,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inCgroup } from '../src/engine/spawn/bounds.js';
 import { sealed } from '../src/engine/spawn/fds.js';
-import { confinedCommand, NO_GRANTS, sandboxSupport } from '../src/engine/spawn/index.js';
+import { confinedCommand, NO_GRANTS, sandboxSupport, supervise } from '../src/engine/spawn/index.js';
+import { enforce, type GateEnv } from '../src/policy/gate.js';
 import { shippedPolicy } from '../src/policy/load.js';
+import { openDb } from '../src/store/db.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
@@ -72,7 +77,7 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
   const boxed = () => confinedCommand({ argv: bare, cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy }, support.bwrap as string, profile, undefined, { grants: NO_GRANTS, report: true });
   // The least a bwrap sandbox is: every namespace, the system's programs, /proc and /dev, nothing of ours.
   const floor = [support.bwrap as string, '--unshare-all', '--die-with-parent', '--new-session', '--as-pid-1', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', 'true'];
-  const out = { bare: [] as number[], floor: [] as number[], sandboxed: [] as number[], teardown: [] as number[], own_us: 0, own_tree_us: 0, after_tree_us: 0, rounds, calls_per_round: calls };
+  const out = { bare: [] as number[], floor: [] as number[], sandboxed: [] as number[], teardown: [] as number[], supervised_bare: [] as number[], supervised_sandboxed: [] as number[], own_us: 0, own_tree_us: 0, after_tree_us: 0, rounds, calls_per_round: calls };
   try {
     for (let r = 0; r < rounds; r++) {
       const order: Array<'bare' | 'floor' | 'sandboxed'> = r % 2 ? ['sandboxed', 'floor', 'bare'] : ['bare', 'floor', 'sandboxed'];
@@ -104,6 +109,40 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
         out[which].push(median(times));
         if (which === 'sandboxed') out.teardown.push(median(teardown));
       }
+    }
+    // The same command as the spawn point starts an approved one: with its supervisor and spawn row, and with
+    // the sandbox or without one (a PATH with no bwrap on it: what a machine without the sandbox does).
+    const db = openDb(profile, 5000);
+    try {
+      const gate: GateEnv = { policy, db: () => db, project: () => ({ path: project, trusted: true, level: 'workspace', network: false }) };
+      await enforce(gate, { action: 'job:run', principal: { kind: 'engine', owner: 'bench', allow_write: true, allow_approvals: false }, requested_level: 'workspace' }, async (ticket) => {
+        const hostPath = process.env.PATH;
+        const start = async (sandboxed: boolean) => {
+          process.env.PATH = sandboxed ? hostPath : join(root, 'no-bwrap-here');
+          const t0 = performance.now();
+          try {
+            const s = supervise(ticket, { kind: 'command', argv: bare, cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy, db, graceMs: 1000, stdin: 'ignore' });
+            if (s.level !== (sandboxed ? 'bwrap' : 'none')) throw new Error(`started ${s.level}`);
+            const st = await s.status;
+            if (st.code !== 0) throw new Error(`exited ${st.code}: ${st.error}`);
+            const t = performance.now() - t0;
+            // What it left behind is read after the status, off the user's wait.
+            await s.discarded;
+            return t;
+          } finally {
+            process.env.PATH = hostPath;
+          }
+        };
+        for (let r = 0; r < rounds; r++) {
+          for (const sandboxed of r % 2 ? [true, false] : [false, true]) {
+            const times: number[] = [];
+            for (let i = 0; i < calls; i++) times.push(await start(sandboxed));
+            (sandboxed ? out.supervised_sandboxed : out.supervised_bare).push(median(times));
+          }
+        }
+      });
+    } finally {
+      db.close();
     }
     // The spawn point's own share of a start: everything but bwrap and the process, without the teardown.
     const n = 200;
