@@ -56,7 +56,7 @@ const TARGETS = [
   ['idle RSS', s.idle_rss_mib.shadowcode.median, (v) => `${one(v)} MiB`, '≤ 80 MiB', (r) => r <= 80],
   ['outbound relay call', c.call_ms.ratio.median, x, '≤ 1.2×', (r) => r <= 1.2],
   ['sandbox, added per process start (the spawn point alone)', sp.start_ms.added.median, (v) => `${one(v)} ms`, '≤ 15 ms', (r) => r <= 15],
-  ['sandbox, added per approved command (supervisor to status)', sp.supervised_ms?.added.median, (v) => `${one(v)} ms`, '≤ 15 ms', (r) => r <= 15],
+  ['sandbox, added per approved command (call to result)', sp.supervised_ms?.added.median, (v) => `${one(v)} ms`, '≤ 15 ms', (r) => r <= 15],
 ];
 
 /** The generated blocks, by name: each replaces the text between its two markers. */
@@ -109,7 +109,8 @@ machine (every namespace, only \`/usr\`, \`/proc\` and \`/dev\`, started in the 
 rest is ours: the mounts and checks of [the sandbox](sandbox.md#what-it-costs) and the spawn
 point's own work (${f0(sp.own_us)} µs warm in an empty project, more right after a start).${sp.supervised_ms ? ` An approved
 command, started the way \`run\`, \`test\` and the engine start one (its supervisor, its spawn row,
-the sandbox or none, from the call to the supervisor's status), waits ${one(sp.supervised_ms.added.median)} ms longer sandboxed
+the sandbox or none, from the call to its result: the status, what it created among protected
+paths and what it left in its private home and /tmp), waits ${one(sp.supervised_ms.added.median)} ms longer sandboxed
 (${one(sp.supervised_ms.bare.median)} ms bare, ${one(sp.supervised_ms.sandboxed.median)} ms sandboxed): the supervisor is started first and
 its node start-up overlaps the spawn point's work and the spawn row, so what is left is bwrap's.` : ''}`}${s.pending ? `
 

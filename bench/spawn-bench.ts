@@ -14,7 +14,8 @@
  *   what any bwrap sandbox costs on this machine, before a mount or a check of ours
  *   through the spawn point: the same `true` as an approved command runs it (supervise: the
  *   supervisor, the spawn row, and the sandbox or none), bare against sandboxed, each from the
- *   call to the supervisor's status: what a user waits for per command
+ *   call to its result (the status, what it created among protected paths, what it left in its
+ *   private home and /tmp): what a user waits for per command
  *   own: confinedCommand alone, no process, averaged over many ─► µs
  *   own in a populated project (the scan for protected paths), and the scan after the exit ─► µs
  */
@@ -123,12 +124,10 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
           try {
             const s = supervise(ticket, { kind: 'command', argv: bare, cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy, db, graceMs: 1000, stdin: 'ignore' });
             if (s.level !== (sandboxed ? 'bwrap' : 'none')) throw new Error(`started ${s.level}`);
-            const st = await s.status;
+            // As a command's result waits for them: the status, the protected paths it created, what it left behind.
+            const [st] = await Promise.all([s.status, s.created, s.discarded]);
             if (st.code !== 0) throw new Error(`exited ${st.code}: ${st.error}`);
-            const t = performance.now() - t0;
-            // What it left behind is read after the status, off the user's wait.
-            await s.discarded;
-            return t;
+            return performance.now() - t0;
           } finally {
             process.env.PATH = hostPath;
           }

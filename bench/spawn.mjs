@@ -25,7 +25,7 @@ const summary = {
   start_ms: { bare: spread(r.bare), sandboxed: spread(r.sandboxed), added: spread(r.sandboxed.map((x, i) => x - r.bare[i])) },
   // bwrap with every namespace and only /usr, /proc and /dev: what any bwrap sandbox adds on this machine.
   floor_ms: { start: spread(r.floor), added: spread(r.floor.map((x, i) => x - r.bare[i])) },
-  // An approved command's start as a user waits for it: the supervisor, the spawn row and the sandbox (or none), to its status.
+  // An approved command as a user waits for it: the supervisor, the spawn row and the sandbox (or none), to its result.
   supervised_ms: { bare: spread(r.supervised_bare), sandboxed: spread(r.supervised_sandboxed), added: spread(r.supervised_sandboxed.map((x, i) => x - r.supervised_bare[i])) },
   // The spawn point's own work per sandboxed start (placeholders, command line), without bwrap.
   own_us: Math.round(r.own_us),
@@ -42,7 +42,7 @@ console.log(`  bare        ${fs(summary.start_ms.bare)}`);
 console.log(`  sandboxed   ${fs(summary.start_ms.sandboxed)}`);
 console.log(`  added       ${fs(summary.start_ms.added)}  target ≤ ${TARGET_MS} ms  ${met ? 'PASS' : 'FAIL'}`);
 console.log(`  of which any bwrap sandbox (every namespace, only /usr, /proc and /dev): ${fs(summary.floor_ms.added)}`);
-console.log(`as an approved command starts (supervisor, spawn row, sandbox or none), call to status, ms:`);
+console.log(`as an approved command runs (supervisor, spawn row, sandbox or none), call to result, ms:`);
 console.log(`  bare        ${fs(summary.supervised_ms.bare)}`);
 console.log(`  sandboxed   ${fs(summary.supervised_ms.sandboxed)}`);
 console.log(`  added       ${fs(summary.supervised_ms.added)}`);
