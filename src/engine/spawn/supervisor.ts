@@ -54,6 +54,9 @@ interface Spec {
   cgroup?: string;
 }
 
+// Terminal signals are ignored from the first moment (only the lifeline ends a supervisor), also
+// while the spec is awaited: a Ctrl-C at the terminal reaches the owner's whole process group.
+for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGPIPE'] as const) process.on(s, () => {});
 // Blocks until the owner has recorded the start (or given it up): nothing of ours runs before it anyway.
 const sent = readFileSync(SPEC_FD);
 closeSync(SPEC_FD);
@@ -62,7 +65,6 @@ if (sent.length === 0) process.exit(0);
 const spec = JSON.parse(sent.toString('utf8')) as Spec;
 const lifeline = new Socket({ fd: 3, readable: true, writable: true, allowHalfOpen: true });
 lifeline.on('error', () => {});
-for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGPIPE'] as const) process.on(s, () => {});
 
 const started = Date.now();
 let leader: { code: number | null; signal: string | null } | null = null;
