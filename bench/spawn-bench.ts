@@ -15,7 +15,8 @@
  *   through the spawn point: the same `true` as an approved command runs it (supervise: the
  *   supervisor, the spawn row, and the sandbox or none), bare against sandboxed, each from the
  *   call to its result (the status, what it created among protected paths, what it left in its
- *   private home and /tmp): what a user waits for per command
+ *   private home and /tmp): what a user waits for per command; bare and sandboxed in turn start
+ *   by start, the added time the median of the pairs' differences
  *   own: confinedCommand alone, no process, averaged over many ─► µs
  *   own in a populated project (the scan for protected paths), and the scan after the exit ─► µs
  */
@@ -78,7 +79,7 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
   const boxed = () => confinedCommand({ argv: bare, cwd: project, env, confine: { project, network: false }, trustedArgv: false, policy }, support.bwrap as string, profile, undefined, { grants: NO_GRANTS, report: true });
   // The least a bwrap sandbox is: every namespace, the system's programs, /proc and /dev, nothing of ours.
   const floor = [support.bwrap as string, '--unshare-all', '--die-with-parent', '--new-session', '--as-pid-1', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', 'true'];
-  const out = { bare: [] as number[], floor: [] as number[], sandboxed: [] as number[], teardown: [] as number[], supervised_bare: [] as number[], supervised_sandboxed: [] as number[], own_us: 0, own_tree_us: 0, after_tree_us: 0, rounds, calls_per_round: calls };
+  const out = { bare: [] as number[], floor: [] as number[], sandboxed: [] as number[], teardown: [] as number[], supervised_bare: [] as number[], supervised_sandboxed: [] as number[], supervised_added: [] as number[], own_us: 0, own_tree_us: 0, after_tree_us: 0, rounds, calls_per_round: calls };
   try {
     for (let r = 0; r < rounds; r++) {
       const order: Array<'bare' | 'floor' | 'sandboxed'> = r % 2 ? ['sandboxed', 'floor', 'bare'] : ['bare', 'floor', 'sandboxed'];
@@ -132,12 +133,24 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
             process.env.PATH = hostPath;
           }
         };
+        // Two node start-ups each, whose time drifts with the machine: bare and sandboxed in turn,
+        // start by start, and the added time taken pair by pair.
         for (let r = 0; r < rounds; r++) {
-          for (const sandboxed of r % 2 ? [true, false] : [false, true]) {
-            const times: number[] = [];
-            for (let i = 0; i < calls; i++) times.push(await start(sandboxed));
-            (sandboxed ? out.supervised_sandboxed : out.supervised_bare).push(median(times));
+          const bareT: number[] = [];
+          const boxT: number[] = [];
+          const added: number[] = [];
+          for (let i = 0; i < calls; i++) {
+            const first = (r + i) % 2 === 0;
+            const a = await start(!first);
+            const b = await start(first);
+            const [box, plain] = first ? [b, a] : [a, b];
+            bareT.push(plain);
+            boxT.push(box);
+            added.push(box - plain);
           }
+          out.supervised_bare.push(median(bareT));
+          out.supervised_sandboxed.push(median(boxT));
+          out.supervised_added.push(median(added));
         }
       });
     } finally {

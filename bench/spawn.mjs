@@ -26,7 +26,7 @@ const summary = {
   // bwrap with every namespace and only /usr, /proc and /dev: what any bwrap sandbox adds on this machine.
   floor_ms: { start: spread(r.floor), added: spread(r.floor.map((x, i) => x - r.bare[i])) },
   // An approved command as a user waits for it: the supervisor, the spawn row and the sandbox (or none), to its result.
-  supervised_ms: { bare: spread(r.supervised_bare), sandboxed: spread(r.supervised_sandboxed), added: spread(r.supervised_sandboxed.map((x, i) => x - r.supervised_bare[i])) },
+  supervised_ms: { bare: spread(r.supervised_bare), sandboxed: spread(r.supervised_sandboxed), added: spread(r.supervised_added) },
   // The spawn point's own work per sandboxed start (placeholders, command line), without bwrap.
   own_us: Math.round(r.own_us),
   // The same in a project of about 800 entries (scanned for nested protected paths), and the scan after the exit.
