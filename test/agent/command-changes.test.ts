@@ -8,6 +8,7 @@ import t from 'tap';
 import type { Message } from '../../src/agent/types.js';
 import { approvalDetails } from '../../src/cli/output.js';
 import { pendingApprovals } from '../../src/engine/jobs.js';
+import { cacheRoot } from '../../src/engine/spawn/caches.js';
 import { decideAsCli } from '../fixtures/decide.js';
 import { sql } from '../../src/store/db.js';
 import { agentBench, answerOf, scripted } from '../fixtures/agent.js';
@@ -219,12 +220,12 @@ t.test('Python bytecode: an import inside writes none into the project, and a .p
   const job = b.submit('plant bytecode');
   decide(b, (await nextApproval(b, job.id)).id, 'approved');
   const next = await nextApproval(b, job.id);
-  t.notOk(existsSync(join(p, '__pycache__')), 'the import wrote its bytecode to the private /tmp, not the project');
+  t.notOk(existsSync(join(p, '__pycache__')), "the import wrote its bytecode to the project's private cache, not the project");
   t.same(next.action.changed_files, ['old.pyc', 'pkg/__pycache__/util.cpython-311.pyc'], 'each planted .pyc is listed though ignored; an ordinary ignored file (build/out.txt) is not');
   decide(b, next.id, 'denied');
   await b.settle(job.id);
   const results = model.requests.at(-1)!.messages.filter((m) => m.role === 'tool') as Array<Extract<Message, { role: 'tool' }>>;
-  t.match(results[0]!.content, '@ /tmp/pycache', 'PYTHONPYCACHEPREFIX is set inside');
+  t.match(results[0]!.content, `@ ${join(cacheRoot(p, b.sb.env) as string, 'python-bytecode')}`, "PYTHONPYCACHEPREFIX is set inside, to the project's own cache");
 });
 
 t.test('a profile inside the project is never taken for the task\'s change: only the command\'s file is listed, reviewed and rolled back', async (t) => {

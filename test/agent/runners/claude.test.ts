@@ -58,9 +58,9 @@ t.test('starts Claude Code headless and isolated, with exactly the arguments and
   t.equal(r.env.PWD, s.sb.project, 'PWD is the project, set by the sandbox');
   const passed = Object.keys(r.env).filter((k) => !k.startsWith('_TAPJS_') && k !== 'NODE_OPTIONS' && k !== 'PWD').sort();
   // And the variables that point package managers at the project's private caches beside the user's (policy/sandbox.json caches),
-  // and set_env's (PYTHONPYCACHEPREFIX: Python's bytecode in the private /tmp).
+  // and Python's bytecode in the project's own cache (PYTHONPYCACHEPREFIX; set_env's private /tmp where no cache is kept).
   t.same(passed, ['CLAUDE_CONFIG_DIR', 'GOFLAGS', 'GOMODCACHE', 'GOPROXY', 'GRADLE_RO_DEP_CACHE', 'GRADLE_USER_HOME', 'HOME', 'MAVEN_ARGS', 'PATH', 'PYTHONPYCACHEPREFIX', 'TMPDIR'], 'only the sanitised names, the CLI config dir, the cache variables and set_env');
-  t.equal(r.env.PYTHONPYCACHEPREFIX, '/tmp/pycache');
+  t.match(r.env.PYTHONPYCACHEPREFIX, /\/\.cache\/shadowcode\/sandbox\/[0-9a-f]{16}\/python-bytecode$/, "Python's bytecode in the project's own cache");
   t.notMatch(String(r.env.NODE_OPTIONS ?? ''), /--inspect/, 'our NODE_OPTIONS is not passed');
   t.notMatch(JSON.stringify(r.env), /sk-ant-canary/, 'no API key reaches the CLI');
   t.same(r.stdin[0], { type: 'user', message: { role: 'user', content: 'change hello to goodbye' }, parent_tool_use_id: null, session_id: '' }, 'the prompt goes in as a stream-json user message');

@@ -126,7 +126,7 @@ function sshWithKey(sb: ReturnType<typeof sandbox>): string {
 
 async function run(sb: ReturnType<typeof sandbox>, script: string) {
   const r = await cli(sb, ['--json', '--workspace', sb.project, 'test', '--yes', '--', 'sh', '-c', script]);
-  return JSON.parse(r.stdout || '{}') as { passed: boolean; output_tail: string };
+  return JSON.parse(r.stdout || '{}') as { passed: boolean; output_tail: string; discarded?: { count: number; paths: string[] } };
 }
 
 t.test("what a command writes under $XDG_CACHE_HOME/pip in the sandbox lands in the project's private pip cache and is there at the next start", async (t) => {
@@ -143,6 +143,33 @@ t.test("what a command writes under $XDG_CACHE_HOME/pip in the sandbox lands in 
   const next = await run(sb, 'cat "$XDG_CACHE_HOME/pip/http/probe"');
   t.equal(next.passed, true, next.output_tail);
   t.match(next.output_tail, /kept/, 'there at the next start');
+});
+
+// With PYTHONPYCACHEPREFIX in the private /tmp, every sandboxed python compiled everything it
+// imported again (the stdlib's own bytecode beside its sources is not looked at under a prefix), and
+// each command was told it had written a hundred files that were discarded.
+t.test("a sandboxed python's bytecode is kept in the project's caches folder: the next start reuses it, none lands in the project, none is reported discarded", async (t) => {
+  const sb = sandbox('sc-pyc');
+  t.teardown(() => rmSync(sb.root, { recursive: true, force: true }));
+  t.equal((await cli(sb, ['--workspace', sb.project, 'trust'])).code, 0);
+  writeFileSync(join(sb.project, 'mod.py'), 'X = 1\n');
+  const py = '/usr/bin/python3 -c "import mod, json, sys; print(chr(64), sys.pycache_prefix)"';
+  const first = await run(sb, py);
+  t.equal(first.passed, true, first.output_tail);
+  const prefix = join(cacheRoot(sb.project, sb.env) as string, 'python-bytecode');
+  t.match(first.output_tail, `@ ${prefix}`, "the prefix inside is the project's own cache");
+  const pycOf = () => (readdirSync(join(prefix, sb.project)).find((n) => /^mod\.cpython-\d+\.pyc$/.test(n)));
+  const pyc = pycOf();
+  t.ok(pyc, "the project module's bytecode is kept there on the host");
+  t.ok(readdirSync(prefix, { recursive: true }).some((n) => String(n).includes('json') && String(n).endsWith('.pyc')), "and the standard library's");
+  t.notOk(existsSync(join(sb.project, '__pycache__')), 'none is written into the project');
+  t.equal(first.discarded, undefined, 'nothing reported as discarded');
+  const at = join(prefix, sb.project, pyc as string);
+  const made = lstatSync(at).mtimeMs;
+  const next = await run(sb, py);
+  t.equal(next.passed, true, next.output_tail);
+  t.equal(lstatSync(at).mtimeMs, made, 'the next start imports it as it is, without compiling again');
+  t.equal(next.discarded, undefined, 'nothing reported as discarded then either');
 });
 
 t.test('with XDG_CACHE_HOME outside the home, what a command writes under it is neither kept nor written on the host', async (t) => {
