@@ -70,6 +70,18 @@ t.test('sandbox show lists pip, uv, yarn and Go build caches where XDG_CACHE_HOM
   const text = await cli(sb, [...ws(sb), 'sandbox', 'show']);
   t.match(text.stdout, `${join(xdg, 'pip')}  (the project's own pip cache at $XDG_CACHE_HOME/pip, kept in ${pip?.private})`);
 
+  // A beside cache: yours is named, and shown read-only, only where a tool is pointed at it.
+  mkdirSync(join(sb.root, 'go', 'pkg', 'mod'), { recursive: true });
+  mkdirSync(join(sb.root, '.cache', 'python-bytecode'), { recursive: true });
+  const beside = await json(sb, [...ws(sb), 'sandbox', 'show']);
+  const goMod = beside.data.caches.find((c: { name: string }) => c.name === 'go-mod');
+  const pyc = beside.data.caches.find((c: { name: string }) => c.name === 'python-bytecode');
+  t.ok(beside.data.read_only.includes(join(sb.root, 'go', 'pkg', 'mod')), "your Go module cache read-only (GOPROXY reads it)");
+  t.notOk(beside.data.read_only.includes(join(sb.root, '.cache', 'python-bytecode')), 'no folder of yours for Python bytecode: nothing reads it');
+  const besideText = (await cli(sb, [...ws(sb), 'sandbox', 'show'])).stdout;
+  t.match(besideText, `(the project's own go-mod cache, kept in ${goMod?.private}; yours, ${join(sb.root, 'go', 'pkg', 'mod')}, read-only beside it)`);
+  t.match(besideText, `(the project's own python-bytecode cache, kept in ${pyc?.private})`, "Python's bytecode: the project's own only");
+
   // Outside the home: nothing bound there; said, by name.
   const outside = join(sb.root, '..', `${sb.root.split('/').pop()}-xdg`);
   mkdirSync(outside);

@@ -25,13 +25,14 @@ const REFUSED: Readonly<Record<NonNullable<SandboxView['caches_refused']>['why']
 };
 
 function render(v: SandboxView): string {
+  const shownRo = new Set(v.read_only);
   const list = (title: string, paths: readonly string[], mark: (p: string) => string = () => '') => [`${title}:`, ...(paths.length ? paths.map((p) => `  ${p}${mark(p)}`) : ['  (none)'])];
   const granted = new Map(v.grants.paths.map((g) => [g.path, g]));
   const cached = new Map(v.caches.map((c) => [c.at, c]));
   const mark = (p: string) => {
     const g = granted.get(p);
     const c = cached.get(p);
-    if (c) return `  (the project's own ${c.name} cache${c.mode === 'beside' ? '' : ` at ${c.from}`}, kept in ${c.private}${c.mode === 'seeded' ? `, filled from ${c.user}` : c.mode === 'beside' ? `; yours, ${c.user}, read-only beside it where it exists` : ''})`;
+    if (c) return `  (the project's own ${c.name} cache${c.mode === 'beside' ? '' : ` at ${c.from}`}, kept in ${c.private}${c.mode === 'seeded' ? `, filled from ${c.user}` : c.mode === 'beside' && shownRo.has(c.user) ? `; yours, ${c.user}, read-only beside it` : ''})`;
     return g ? `  (granted${g.scope === 'all_projects' ? ' for all projects' : g.scope === 'definition' ? ' by the definition' : ''}${g.secret ? ', SECRET' : ''})` : '';
   };
   const net = v.network.mode === 'all' ? "all (the project's network permission: shadowcode trust --network)" : v.network.mode === 'hosts' ? `only ${v.network.hosts.join(', ')}, through shadowcode's proxy (each connection recorded)` : 'none (only its own loopback)';

@@ -326,7 +326,9 @@ export function cachePlan(project: string | null, env: Record<string, string | u
       }
     }
     if (c.mode === 'beside') {
-      const shown = !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
+      // Shown only to a tool pointed at it ({user} in a variable): Python's bytecode has no cache of yours to read.
+      const pointed = Object.values(c.env ?? {}).some((v) => v.includes('{user}'));
+      const shown = pointed && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
       binds.push({ name, mode: c.mode, user, private: priv, at: priv, userShown: shown, from });
       for (const [k, v] of Object.entries(c.env ?? {})) vars[k] = fill(v, priv, user);
       continue;
