@@ -31,7 +31,7 @@
  * read-only, or the project's own.
  */
 import { createHash } from 'node:crypto';
-import { chownSync, closeSync, constants, copyFileSync, lstatSync, lutimesSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, constants, copyFileSync, lstatSync, lutimesSync, mkdirSync, readlinkSync, renameSync, rmSync, type Stats, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { realOrSelf } from '../../util/confine.js';
@@ -129,15 +129,16 @@ function userPath(alts: readonly string[], env: Record<string, string | undefine
  * removed first: bwrap would follow a link there on the host); what root makes for a sandbox another
  * user starts becomes that user's. Checked at every start: a folder removed meanwhile is made again.
  */
-function ensureDir(dir: string, owner: number | undefined, look: HomeLook): void {
+function ensureDir(dir: string, owner: number | undefined, look: HomeLook): boolean {
   const there = lstatSync(dir, { throwIfNoEntry: false });
-  if (there?.isDirectory()) return;
+  if (there?.isDirectory()) return false;
   if (there) rmSync(dir, { force: true });
   const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (first) look.made(first);
   if (first && owner !== undefined && owner !== process.getuid?.()) {
     for (let d = dir; d.length >= first.length; d = dirname(d)) chownSync(d, owner, owner);
   }
+  return first !== undefined;
 }
 
 const ident = (p: string): string => {
@@ -288,8 +289,12 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   if (reachable(dirname(root), open) || [root, bound].some((p, i) => inPlaces(below[i] ? realOrSelf(p) : p, open))) return refuse('a sandbox can change it', dirname(root));
   // Nor may another user: a folder of theirs on the way, or one anyone may write in, lets them swap
   // a folder for a link between our checks and bwrap's bind (a sticky one, like /tmp, does not).
-  const shared = sharedStep(root, rootReal, o.owner);
+  const shared = sharedStep([root, bound], o.owner);
   if (shared) return refuse('another user can change it', shared);
+  // A folder missing now may be made by another user before we make it (in a sticky folder like
+  // /tmp, or a sticky caches folder for `.bound`): what we then make would be in theirs. So the way
+  // is looked at again once a folder was made here (before anything is copied there), and at the end.
+  const fresh = !o.dry && below.some((st) => !st);
   const binds: CacheBind[] = [];
   const notKept: CacheNotKept[] = [];
   const vars: Record<string, string> = {};
@@ -316,14 +321,17 @@ export function cachePlan(project: string | null, env: Record<string, string | u
     const own = c.mode === 'seeded' && within(user, home);
     const priv = own ? aloneOf(root, name) : join(root, name);
     if (!o.dry) {
+      let made: boolean;
       try {
         if (own) adopt(join(root, name), priv);
-        ensureDir(priv, o.owner, absent);
+        made = ensureDir(priv, o.owner, absent);
       } catch {
         // A folder that cannot be made (~/.cache a link to a disk not mounted, a file dropped there
         // meanwhile): this cache is not kept this time, and the command still starts.
         continue;
       }
+      const late = made ? sharedStep([root, bound], o.owner) : null;
+      if (late) return refuse('another user can change it', late);
     }
     if (c.mode === 'beside') {
       const shown = !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
@@ -346,6 +354,8 @@ export function cachePlan(project: string | null, env: Record<string, string | u
     }
     binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, from, ...(own ? { own: true as const } : {}), ...(incomplete ? { seedIncomplete: true as const } : {}) });
   }
+  const late = fresh ? sharedStep([root, bound], o.owner) : null;
+  if (late) return refuse('another user can change it', late);
   const alone = (b: CacheBind): string => {
     if (b.own) return b.private;
     const dir = aloneOf(root, b.name);
@@ -388,26 +398,62 @@ function reachable(p: string, open: readonly string[]): boolean {
 }
 
 /**
- * The first folder, on the way to `p` or to its real path, that someone other than this user, the
- * sandbox's `owner` and root may change entries of: one they own, or one others may write in
- * without the sticky bit (group-writable counts unless the group is this process's own, as a
- * user-private group is). Null where there is none. A link's own mode means nothing: the folder
- * it is in decides, and its target's folders are looked at through the real path.
+ * The first folder, among those looked in on the way to each of `paths`, that someone other than
+ * this user, the sandbox's `owner` and root may change entries of: one they own, or one others may
+ * write in without the sticky bit (group-writable counts unless the group is this process's own, as
+ * a user-private group is). Null where there is none. Each path is followed as the kernel does: a
+ * link is an entry of the folder it lies in, and where it leads is followed on from there, so each
+ * folder a link's target passes through counts (a link in someone else's folder can be pointed
+ * anywhere between our checks and bwrap's bind). What does not exist yet is made by us, and the
+ * caller looks again once it is.
  */
-function sharedStep(p: string, real: string, owner?: number): string | null {
+function sharedStep(paths: readonly string[], owner?: number): string | null {
   const uid = process.getuid?.() ?? -1;
   const gid = process.getgid?.() ?? -1;
   const ours = (u: number) => u === 0 || u === uid || u === owner;
-  const seen = new Set<string>();
-  for (const start of [p, real]) {
-    for (let d = start; !seen.has(d); d = dirname(d)) {
-      seen.add(d);
-      const st = lstatSync(d, { throwIfNoEntry: false });
-      if (st && !st.isSymbolicLink()) {
-        const others = st.mode & 0o002 || (st.mode & 0o020 && st.gid !== gid);
-        if (!ours(st.uid) || (others && !(st.mode & 0o1000))) return d;
+  const judged = new Map<string, boolean>();
+  // `d` is a real path here (every link before it followed): its own mode decides.
+  const shared = (d: string, known?: Stats): boolean => {
+    let v = judged.get(d);
+    if (v === undefined) {
+      const st = known ?? lstatSync(d, { throwIfNoEntry: false });
+      const others = st ? st.mode & 0o002 || (st.mode & 0o020 && st.gid !== gid) : 0;
+      judged.set(d, (v = !!st && (!ours(st.uid) || (!!others && !(st.mode & 0o1000)))));
+    }
+    return v;
+  };
+  for (const p of paths) {
+    let names = p.split('/').filter(Boolean);
+    let d = '/';
+    // As the kernel's own limit: a loop of links leads nowhere, and nothing is made through it.
+    let links = 40;
+    for (;;) {
+      if (shared(d)) return d;
+      const name = names.shift();
+      if (name === undefined) break;
+      if (name === '.') continue;
+      if (name === '..') {
+        d = dirname(d);
+        continue;
       }
-      if (dirname(d) === d) break;
+      const next = join(d, name);
+      const seen = judged.has(next);
+      const st = seen ? null : lstatSync(next, { throwIfNoEntry: false });
+      if (st === undefined) break;
+      if (seen || !st?.isSymbolicLink()) {
+        if (st) shared(next, st);
+        d = next;
+        continue;
+      }
+      if (--links < 0) break;
+      let to: string;
+      try {
+        to = readlinkSync(next);
+      } catch {
+        break;
+      }
+      names = [...to.split('/').filter(Boolean), ...names];
+      if (isAbsolute(to)) d = '/';
     }
   }
   return null;
