@@ -401,10 +401,10 @@ function reachable(p: string, open: readonly string[]): boolean {
  * The first folder, among those looked in on the way to each of `paths`, that someone other than
  * this user, the sandbox's `owner` and root may change entries of: one they own, or one others may
  * write in without the sticky bit (group-writable counts unless the group is this process's own, as
- * a user-private group is). Null where there is none. Each path is followed as the kernel does: a
- * link is an entry of the folder it lies in, and where it leads is followed on from there, so each
- * folder a link's target passes through counts (a link in someone else's folder can be pointed
- * anywhere between our checks and bwrap's bind). What does not exist yet is made by us, and the
+ * a user-private group is), or a link of theirs. Null where there is none. Each path is followed
+ * as the kernel does: a link is an entry of the folder it lies in, and where it leads is followed on
+ * from there, so each folder a link's target passes through counts (a link in someone else's folder
+ * can be pointed anywhere between our checks and bwrap's bind). What does not exist yet is made by us, and the
  * caller looks again once it is.
  */
 function sharedStep(paths: readonly string[], owner?: number): string | null {
@@ -445,6 +445,8 @@ function sharedStep(paths: readonly string[], owner?: number): string | null {
         d = next;
         continue;
       }
+      // Its owner may replace it where the folder is sticky (the kernel follows it unless fs.protected_symlinks).
+      if (!ours(st.uid)) return next;
       if (--links < 0) break;
       let to: string;
       try {

@@ -548,3 +548,30 @@ t.test('a folder on the way made by another user after the check but before the 
   t.same(plan.binds, [], 'no cache bound under a folder someone else made');
   t.same(plan.refused, { folder: cacheRoot(w.project, env), why: 'another user can change it', at: later }, 'that folder is named');
 });
+
+// In a sticky folder (/tmp) others cannot move what is ours, but a link there that another user
+// made is theirs to replace: where the kernel follows it (fs.protected_symlinks off), it decides.
+t.test("no cache is kept where the way goes through another user's link in a sticky folder", async (t) => {
+  const w = world(t);
+  for (const d of [dirname(w.outside), w.outside]) chmodSync(d, 0o755);
+  const sticky = join(w.outside, 'tmp');
+  mkdirSync(sticky);
+  chmodSync(sticky, 0o1777);
+  const target = join(w.home, 'target');
+  mkdirSync(target);
+  // Through a link of the user's own in that folder: kept.
+  const mine = join(sticky, 'mine');
+  symlinkSync(target, mine);
+  t.ok(cachePlan(w.project, { ...w.env, XDG_CACHE_HOME: join(mine, 'cache') }, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []).binds.length > 0, 'kept through a link of our own');
+  // Only root can make a link as another user; CI runs as root.
+  if (process.getuid?.() === 0) {
+    const hop = join(sticky, 'hop');
+    const r = spawnSync('ln', ['-s', target, hop], { uid: 4242, gid: 4242 });
+    t.equal(r.status, 0, `ln -s as uid 4242: ${r.stderr}`);
+    t.equal(lstatSync(hop).uid, 4242, "the link is the other user's");
+    const env = { ...w.env, XDG_CACHE_HOME: join(hop, 'cache') };
+    const plan = cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []);
+    t.same(plan.binds, [], 'no cache bound');
+    t.same(plan.refused, { folder: cacheRoot(w.project, env), why: 'another user can change it', at: hop }, 'the link is named');
+  }
+});
