@@ -287,10 +287,12 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   const linked = [root, bound].find((_, i) => below[i]?.isSymbolicLink());
   if (linked) return refuse('a link', linked);
   if (reachable(dirname(root), open) || [root, bound].some((p, i) => inPlaces(below[i] ? realOrSelf(p) : p, open))) return refuse('a sandbox can change it', dirname(root));
-  // Nor may another user: a folder of theirs on the way, or one anyone may write in, lets them swap
-  // a folder for a link between our checks and bwrap's bind (a sticky one, like /tmp, does not).
-  const shared = sharedStep([root, bound], o.owner);
-  if (shared) return refuse('another user can change it', shared);
+  // Also where a link on the way lies in such a place, though neither the path as written nor where
+  // it ends up does (~/.cache ─► project/hop ─► ~/cachedir): a sandbox may point it elsewhere. Nor
+  // may another user: a folder of theirs on the way, or one anyone may write in, lets them swap a
+  // folder for a link between our checks and bwrap's bind (a sticky one, like /tmp, does not).
+  const step = changeableStep([root, bound], open, o.owner);
+  if (step) return refuse(step.why, step.at);
   // A folder missing now may be made by another user before we make it (in a sticky folder like
   // /tmp, or a sticky caches folder for `.bound`): what we then make would be in theirs. So the way
   // is looked at again once a folder was made here (before anything is copied there), and at the end.
@@ -330,8 +332,8 @@ export function cachePlan(project: string | null, env: Record<string, string | u
         // meanwhile): this cache is not kept this time, and the command still starts.
         continue;
       }
-      const late = made ? sharedStep([root, bound], o.owner) : null;
-      if (late) return refuse('another user can change it', late);
+      const late = made ? changeableStep([root, bound], open, o.owner) : null;
+      if (late) return refuse(late.why, late.at);
     }
     if (c.mode === 'beside') {
       const shown = !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() === true;
@@ -354,8 +356,8 @@ export function cachePlan(project: string | null, env: Record<string, string | u
     }
     binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, from, ...(own ? { own: true as const } : {}), ...(incomplete ? { seedIncomplete: true as const } : {}) });
   }
-  const late = fresh ? sharedStep([root, bound], o.owner) : null;
-  if (late) return refuse('another user can change it', late);
+  const late = fresh ? changeableStep([root, bound], open, o.owner) : null;
+  if (late) return refuse(late.why, late.at);
   const alone = (b: CacheBind): string => {
     if (b.own) return b.private;
     const dir = aloneOf(root, b.name);
@@ -397,29 +399,42 @@ function reachable(p: string, open: readonly string[]): boolean {
   }
 }
 
+type Changer = Extract<CachesRefused['why'], 'a sandbox can change it' | 'another user can change it'>;
+
 /**
- * The first folder, among those looked in on the way to each of `paths`, that someone other than
- * this user, the sandbox's `owner` and root may change entries of: one they own, or one others may
+ * The first step on the way to each of `paths` that someone else may change, and who: a folder
+ * looked in that lies in one of the `open` places (a sandbox), or that someone other than this
+ * user, the sandbox's `owner` and root may change entries of: one they own, or one others may
  * write in without the sticky bit (group-writable counts unless the group is this process's own, as
- * a user-private group is), or a link of theirs. Null where there is none. Each path is followed
- * as the kernel does: a link is an entry of the folder it lies in, and where it leads is followed on
- * from there, so each folder a link's target passes through counts (a link in someone else's folder
- * can be pointed anywhere between our checks and bwrap's bind). What does not exist yet is made by us, and the
- * caller looks again once it is.
+ * a user-private group is), or a link of theirs (in a sticky folder its owner may replace it; the
+ * kernel follows it unless fs.protected_symlinks). Null where there is none.
  */
-function sharedStep(paths: readonly string[], owner?: number): string | null {
+function changeableStep(paths: readonly string[], open: readonly string[], owner?: number): { at: string; why: Changer } | null {
   const uid = process.getuid?.() ?? -1;
   const gid = process.getgid?.() ?? -1;
   const ours = (u: number) => u === 0 || u === uid || u === owner;
-  const judged = new Map<string, boolean>();
+  return firstOnWay<Changer>(paths, (p, st, link) => {
+    if (!link && inPlaces(p, open)) return 'a sandbox can change it';
+    if (!st) return null;
+    const others = st.mode & 0o002 || (st.mode & 0o020 && st.gid !== gid);
+    return !ours(st.uid) || (!link && others && !(st.mode & 0o1000)) ? 'another user can change it' : null;
+  });
+}
+
+/**
+ * The first step `bad` has a word for on the way to each of `paths`, followed as the kernel does:
+ * each real folder looked in (and the last one reached), and each link by its own stats. A link is
+ * an entry of the folder it lies in, and where it leads is followed on from there, so each folder a
+ * link's target passes through counts (a link in a folder someone else may change can be pointed
+ * anywhere between our checks and bwrap's bind). Null where there is none; what does not exist yet
+ * is made by us, and the caller looks again once it is.
+ */
+function firstOnWay<W>(paths: readonly string[], bad: (p: string, st: Stats | undefined, link: boolean) => W | null): { at: string; why: W } | null {
+  const judged = new Map<string, W | null>();
   // `d` is a real path here (every link before it followed): its own mode decides.
-  const shared = (d: string, known?: Stats): boolean => {
+  const folder = (d: string, known?: Stats): W | null => {
     let v = judged.get(d);
-    if (v === undefined) {
-      const st = known ?? lstatSync(d, { throwIfNoEntry: false });
-      const others = st ? st.mode & 0o002 || (st.mode & 0o020 && st.gid !== gid) : 0;
-      judged.set(d, (v = !!st && (!ours(st.uid) || (!!others && !(st.mode & 0o1000)))));
-    }
+    if (v === undefined) judged.set(d, (v = bad(d, known ?? lstatSync(d, { throwIfNoEntry: false }), false)));
     return v;
   };
   for (const p of paths) {
@@ -428,7 +443,8 @@ function sharedStep(paths: readonly string[], owner?: number): string | null {
     // As the kernel's own limit: a loop of links leads nowhere, and nothing is made through it.
     let links = 40;
     for (;;) {
-      if (shared(d)) return d;
+      const here = folder(d);
+      if (here !== null) return { at: d, why: here };
       const name = names.shift();
       if (name === undefined) break;
       if (name === '.') continue;
@@ -441,12 +457,12 @@ function sharedStep(paths: readonly string[], owner?: number): string | null {
       const st = seen ? null : lstatSync(next, { throwIfNoEntry: false });
       if (st === undefined) break;
       if (seen || !st?.isSymbolicLink()) {
-        if (st) shared(next, st);
+        if (st) folder(next, st);
         d = next;
         continue;
       }
-      // Its owner may replace it where the folder is sticky (the kernel follows it unless fs.protected_symlinks).
-      if (!ours(st.uid)) return next;
+      const link = bad(next, st, true);
+      if (link !== null) return { at: next, why: link };
       if (--links < 0) break;
       let to: string;
       try {

@@ -575,3 +575,25 @@ t.test("no cache is kept where the way goes through another user's link in a sti
     t.same(plan.refused, { folder: cacheRoot(w.project, env), why: 'another user can change it', at: hop }, 'the link is named');
   }
 });
+
+// A link that lies in the project is the project's to change, also when neither the path as
+// written nor where it all ends up is in the project (~/.cache ─► project/hop ─► ~/cachedir): a
+// sandbox of the project running meanwhile may point it elsewhere between the checks and the bind.
+t.test('no cache is kept where the way to the caches folder passes through a link that lies in the project', async (t) => {
+  const w = world(t);
+  const real = join(w.home, 'cachedir');
+  mkdirSync(real);
+  symlinkSync(real, join(w.project, 'hop'));
+  symlinkSync(join(w.project, 'hop'), join(w.home, '.cache'));
+  const plan = w.plan();
+  t.same(plan.binds, [], 'no cache bound');
+  t.equal(plan.refused?.why, 'a sandbox can change it', 'said why');
+  t.equal(plan.refused?.at, w.project, 'the folder the link lies in is named');
+  t.same(readdirSync(real), [], 'nothing made where it leads');
+  // The same way with the middle link outside the project: kept.
+  rmSync(join(w.project, 'hop'));
+  symlinkSync(real, join(w.outside, 'hop'));
+  rmSync(join(w.home, '.cache'));
+  symlinkSync(join(w.outside, 'hop'), join(w.home, '.cache'));
+  t.ok(w.plan().binds.length > 0, 'kept through links outside the project');
+});
