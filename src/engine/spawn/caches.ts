@@ -349,8 +349,8 @@ export function cachePlan(project: string | null, env: Record<string, string | u
       continue;
     }
     let incomplete = false;
-    // Filled only from a cache no sandbox can change meanwhile (~/.cargo granted writable, or a link into the project).
-    if (!o.dry && own && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() && !reachable(user, open)) {
+    // Filled only from a cache no sandbox can change meanwhile (~/.cargo granted writable, or a link into the project or lying in it).
+    if (!o.dry && own && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() && !reachable(user, open) && !firstOnWay([user], (p, _st, link) => (!link && inPlaces(p, open)) || null)) {
       // The stamp lies beside the cache's folder, in no folder a sandbox sees.
       incomplete = !seed(user, priv, c.seed, `${priv}.seeded`, seedEntries);
     }

@@ -597,3 +597,23 @@ t.test('no cache is kept where the way to the caches folder passes through a lin
   symlinkSync(join(w.outside, 'hop'), join(w.home, '.cache'));
   t.ok(w.plan().binds.length > 0, 'kept through links outside the project');
 });
+
+// The seed's source the same way: a link in the middle that lies in the project is the project's
+// to point elsewhere while the host copies (~/.cargo ─► project/hop ─► ~/realcargo).
+t.test("the private registry is not filled from a user's registry reached through a link that lies in the project", async (t) => {
+  const w = world(t);
+  const realCargo = join(w.home, 'realcargo');
+  renameSync(join(w.home, '.cargo'), realCargo);
+  symlinkSync(realCargo, join(w.project, 'hop'));
+  symlinkSync(join(w.project, 'hop'), join(w.home, '.cargo'));
+  const p = w.plan();
+  t.ok(p.binds.some((b) => b.name === 'cargo-registry'), 'the private registry is still bound');
+  t.notOk(existsSync(join(w.priv, 'cache', 'reg', 'a-1.0.crate')), 'but nothing was copied into it');
+  // Through links outside the project it is filled.
+  rmSync(join(w.project, 'hop'));
+  symlinkSync(realCargo, join(w.outside, 'hop'));
+  rmSync(join(w.home, '.cargo'));
+  symlinkSync(join(w.outside, 'hop'), join(w.home, '.cargo'));
+  w.plan();
+  t.ok(existsSync(join(w.priv, 'cache', 'reg', 'a-1.0.crate')), 'filled once the way is the user\'s alone');
+});
