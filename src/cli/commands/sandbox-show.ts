@@ -20,7 +20,7 @@ const REFUSED: Readonly<Record<NonNullable<SandboxView['caches_refused']>['why']
   'in the project': 'lies in the project',
   hidden: 'lies in a hidden path or the profile',
   'a link': 'is a link (shadowcode never makes one there)',
-  'a sandbox can change it': 'lies where a sandboxed command could change it (a writable grant, or a link into the project)',
+  'a sandbox can change it': 'lies where a sandboxed command could change it (a writable grant, or a link into the project or lying in it)',
   'another user can change it': 'lies in a folder another user could change (theirs, or writable by others without the sticky bit); set XDG_CACHE_HOME to a folder of your own',
 };
 

@@ -31,7 +31,7 @@
  * read-only, or the project's own.
  */
 import { createHash } from 'node:crypto';
-import { chownSync, closeSync, constants, copyFileSync, lstatSync, lutimesSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, constants, copyFileSync, lstatSync, lutimesSync, mkdirSync, readlinkSync, renameSync, rmSync, type Stats, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { realOrSelf } from '../../util/confine.js';
@@ -129,15 +129,16 @@ function userPath(alts: readonly string[], env: Record<string, string | undefine
  * removed first: bwrap would follow a link there on the host); what root makes for a sandbox another
  * user starts becomes that user's. Checked at every start: a folder removed meanwhile is made again.
  */
-function ensureDir(dir: string, owner: number | undefined, look: HomeLook): void {
+function ensureDir(dir: string, owner: number | undefined, look: HomeLook): boolean {
   const there = lstatSync(dir, { throwIfNoEntry: false });
-  if (there?.isDirectory()) return;
+  if (there?.isDirectory()) return false;
   if (there) rmSync(dir, { force: true });
   const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (first) look.made(first);
   if (first && owner !== undefined && owner !== process.getuid?.()) {
     for (let d = dir; d.length >= first.length; d = dirname(d)) chownSync(d, owner, owner);
   }
+  return first !== undefined;
 }
 
 const ident = (p: string): string => {
@@ -286,10 +287,16 @@ export function cachePlan(project: string | null, env: Record<string, string | u
   const linked = [root, bound].find((_, i) => below[i]?.isSymbolicLink());
   if (linked) return refuse('a link', linked);
   if (reachable(dirname(root), open) || [root, bound].some((p, i) => inPlaces(below[i] ? realOrSelf(p) : p, open))) return refuse('a sandbox can change it', dirname(root));
-  // Nor may another user: a folder of theirs on the way, or one anyone may write in, lets them swap
-  // a folder for a link between our checks and bwrap's bind (a sticky one, like /tmp, does not).
-  const shared = sharedStep(root, rootReal, o.owner);
-  if (shared) return refuse('another user can change it', shared);
+  // Also where a link on the way lies in such a place, though neither the path as written nor where
+  // it ends up does (~/.cache ─► project/hop ─► ~/cachedir): a sandbox may point it elsewhere. Nor
+  // may another user: a folder of theirs on the way, or one anyone may write in, lets them swap a
+  // folder for a link between our checks and bwrap's bind (a sticky one, like /tmp, does not).
+  const step = changeableStep([root, bound], open, o.owner);
+  if (step) return refuse(step.why, step.at);
+  // A folder missing now may be made by another user before we make it (in a sticky folder like
+  // /tmp, or a sticky caches folder for `.bound`): what we then make would be in theirs. So the way
+  // is looked at again once a folder was made here (before anything is copied there), and at the end.
+  const fresh = !o.dry && below.some((st) => !st);
   const binds: CacheBind[] = [];
   const notKept: CacheNotKept[] = [];
   const vars: Record<string, string> = {};
@@ -316,14 +323,17 @@ export function cachePlan(project: string | null, env: Record<string, string | u
     const own = c.mode === 'seeded' && within(user, home);
     const priv = own ? aloneOf(root, name) : join(root, name);
     if (!o.dry) {
+      let made: boolean;
       try {
         if (own) adopt(join(root, name), priv);
-        ensureDir(priv, o.owner, absent);
+        made = ensureDir(priv, o.owner, absent);
       } catch {
         // A folder that cannot be made (~/.cache a link to a disk not mounted, a file dropped there
         // meanwhile): this cache is not kept this time, and the command still starts.
         continue;
       }
+      const late = made ? changeableStep([root, bound], open, o.owner) : null;
+      if (late) return refuse(late.why, late.at);
     }
     if (c.mode === 'beside') {
       // Shown only to a tool pointed at it ({user} in a variable): Python's bytecode has no cache of yours to read.
@@ -341,13 +351,15 @@ export function cachePlan(project: string | null, env: Record<string, string | u
       continue;
     }
     let incomplete = false;
-    // Filled only from a cache no sandbox can change meanwhile (~/.cargo granted writable, or a link into the project).
-    if (!o.dry && own && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() && !reachable(user, open)) {
+    // Filled only from a cache no sandbox can change meanwhile (~/.cargo granted writable, or a link into the project or lying in it).
+    if (!o.dry && own && c.seed?.length && !absent(user) && lstatSync(user, { throwIfNoEntry: false })?.isDirectory() && !reachable(user, open) && !firstOnWay([user], (p, _st, link) => (!link && inPlaces(p, open)) || null)) {
       // The stamp lies beside the cache's folder, in no folder a sandbox sees.
       incomplete = !seed(user, priv, c.seed, `${priv}.seeded`, seedEntries);
     }
     binds.push({ name, mode: c.mode, user, private: priv, at: user, userShown: false, from, ...(own ? { own: true as const } : {}), ...(incomplete ? { seedIncomplete: true as const } : {}) });
   }
+  const late = fresh ? changeableStep([root, bound], open, o.owner) : null;
+  if (late) return refuse(late.why, late.at);
   const alone = (b: CacheBind): string => {
     if (b.own) return b.private;
     const dir = aloneOf(root, b.name);
@@ -389,27 +401,79 @@ function reachable(p: string, open: readonly string[]): boolean {
   }
 }
 
+type Changer = Extract<CachesRefused['why'], 'a sandbox can change it' | 'another user can change it'>;
+
 /**
- * The first folder, on the way to `p` or to its real path, that someone other than this user, the
- * sandbox's `owner` and root may change entries of: one they own, or one others may write in
- * without the sticky bit (group-writable counts unless the group is this process's own, as a
- * user-private group is). Null where there is none. A link's own mode means nothing: the folder
- * it is in decides, and its target's folders are looked at through the real path.
+ * The first step on the way to each of `paths` that someone else may change, and who: a folder
+ * looked in that lies in one of the `open` places (a sandbox), or that someone other than this
+ * user, the sandbox's `owner` and root may change entries of: one they own, or one others may
+ * write in without the sticky bit (group-writable counts unless the group is this process's own, as
+ * a user-private group is), or a link of theirs (in a sticky folder its owner may replace it; the
+ * kernel follows it unless fs.protected_symlinks). Null where there is none.
  */
-function sharedStep(p: string, real: string, owner?: number): string | null {
+function changeableStep(paths: readonly string[], open: readonly string[], owner?: number): { at: string; why: Changer } | null {
   const uid = process.getuid?.() ?? -1;
   const gid = process.getgid?.() ?? -1;
   const ours = (u: number) => u === 0 || u === uid || u === owner;
-  const seen = new Set<string>();
-  for (const start of [p, real]) {
-    for (let d = start; !seen.has(d); d = dirname(d)) {
-      seen.add(d);
-      const st = lstatSync(d, { throwIfNoEntry: false });
-      if (st && !st.isSymbolicLink()) {
-        const others = st.mode & 0o002 || (st.mode & 0o020 && st.gid !== gid);
-        if (!ours(st.uid) || (others && !(st.mode & 0o1000))) return d;
+  return firstOnWay<Changer>(paths, (p, st, link) => {
+    if (!link && inPlaces(p, open)) return 'a sandbox can change it';
+    if (!st) return null;
+    const others = st.mode & 0o002 || (st.mode & 0o020 && st.gid !== gid);
+    return !ours(st.uid) || (!link && others && !(st.mode & 0o1000)) ? 'another user can change it' : null;
+  });
+}
+
+/**
+ * The first step `bad` has a word for on the way to each of `paths`, followed as the kernel does:
+ * each real folder looked in (and the last one reached), and each link by its own stats. A link is
+ * an entry of the folder it lies in, and where it leads is followed on from there, so each folder a
+ * link's target passes through counts (a link in a folder someone else may change can be pointed
+ * anywhere between our checks and bwrap's bind). Null where there is none; what does not exist yet
+ * is made by us, and the caller looks again once it is.
+ */
+function firstOnWay<W>(paths: readonly string[], bad: (p: string, st: Stats | undefined, link: boolean) => W | null): { at: string; why: W } | null {
+  const judged = new Map<string, W | null>();
+  // `d` is a real path here (every link before it followed): its own mode decides.
+  const folder = (d: string, known?: Stats): W | null => {
+    let v = judged.get(d);
+    if (v === undefined) judged.set(d, (v = bad(d, known ?? lstatSync(d, { throwIfNoEntry: false }), false)));
+    return v;
+  };
+  for (const p of paths) {
+    let names = p.split('/').filter(Boolean);
+    let d = '/';
+    // As the kernel's own limit: a loop of links leads nowhere, and nothing is made through it.
+    let links = 40;
+    for (;;) {
+      const here = folder(d);
+      if (here !== null) return { at: d, why: here };
+      const name = names.shift();
+      if (name === undefined) break;
+      if (name === '.') continue;
+      if (name === '..') {
+        d = dirname(d);
+        continue;
       }
-      if (dirname(d) === d) break;
+      const next = join(d, name);
+      const seen = judged.has(next);
+      const st = seen ? null : lstatSync(next, { throwIfNoEntry: false });
+      if (st === undefined) break;
+      if (seen || !st?.isSymbolicLink()) {
+        if (st) folder(next, st);
+        d = next;
+        continue;
+      }
+      const link = bad(next, st, true);
+      if (link !== null) return { at: next, why: link };
+      if (--links < 0) break;
+      let to: string;
+      try {
+        to = readlinkSync(next);
+      } catch {
+        break;
+      }
+      names = [...to.split('/').filter(Boolean), ...names];
+      if (isAbsolute(to)) d = '/';
     }
   }
   return null;

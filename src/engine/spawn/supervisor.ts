@@ -54,8 +54,10 @@ interface Spec {
   cgroup?: string;
 }
 
-// Terminal signals are ignored from the first moment (only the lifeline ends a supervisor), also
+// Terminal signals are ignored from our first line (only the lifeline ends a supervisor), also
 // while the spec is awaited: a Ctrl-C at the terminal reaches the owner's whole process group.
+// Node's own start-up before this line is not covered: a Ctrl-C then ends the supervisor before
+// it has read its spec, so nothing is started (the owner hears "ended without a status").
 for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGPIPE'] as const) process.on(s, () => {});
 // Blocks until the owner has recorded the start (or given it up): nothing of ours runs before it anyway.
 const sent = readFileSync(SPEC_FD);

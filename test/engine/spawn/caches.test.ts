@@ -2,11 +2,12 @@
 // cache (cargo's registry) gets what it lacks of the user's, and what a sandboxed command left
 // in the private side (a link where a folder goes) is never written through.
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import t from 'tap';
 import { aloneOf, cachePlan, cacheRoot } from '../../../src/engine/spawn/caches.js';
 import { shippedPolicy } from '../../../src/policy/load.js';
+import { absentInHome } from '../../../src/engine/spawn/state-paths.js';
 import { BIN, cli, SHARED_TMP, sandbox } from '../../fixtures/env.js';
 
 const policy = shippedPolicy();
@@ -498,4 +499,148 @@ t.test('no cache is kept where another user could change a folder on the way to 
     t.same(other.binds, [], "root keeps no cache under another user's folder");
     t.equal(other.refused?.at, theirs, 'that folder is named');
   }
+});
+
+// A link on the way is itself an entry of the folder it lies in: whoever may change that folder
+// can point the link elsewhere between the host's checks and bwrap's bind, also when the link is
+// reached through another link and neither folder is on the way to where it all ends up.
+t.test('no cache is kept where a link on the way lies in a folder others may change, even one reached only through another link', async (t) => {
+  const w = world(t);
+  const shared = join(w.outside, 'shared');
+  mkdirSync(shared);
+  chmodSync(shared, 0o777);
+  const target = join(w.home, 'target');
+  mkdirSync(target);
+  symlinkSync(target, join(shared, 'hop'));
+  symlinkSync(join(shared, 'hop'), join(w.home, 'via'));
+  const env = { ...w.env, XDG_CACHE_HOME: join(w.home, 'via', 'cache') };
+  const plan = cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []);
+  t.same(plan.binds, [], 'no cache bound');
+  t.same(plan.refused, { folder: cacheRoot(w.project, env), why: 'another user can change it', at: shared }, 'the folder holding the link is named');
+  // A relative link's steps count the same way.
+  symlinkSync('../outside/shared/hop', join(w.home, 'rel'));
+  const relEnv = { ...w.env, XDG_CACHE_HOME: join(w.home, 'rel', 'cache') };
+  const rel = cachePlan(w.project, relEnv, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []);
+  t.same(rel.binds, [], 'not through a relative link either');
+  t.equal(rel.refused?.at, shared, 'that folder is named');
+  // The same links through a folder of the user's own: kept.
+  chmodSync(shared, 0o755);
+  t.ok(cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []).binds.length > 0, 'kept once that folder is no longer open to others');
+});
+
+t.test("no cache is kept where others may change the caches folder's .bound sibling (seeded caches are bound from there)", async (t) => {
+  const w = world(t);
+  const root = cacheRoot(w.project, w.env) as string;
+  // Its parent as /tmp is: sticky, so others may make names there but not move ours.
+  mkdirSync(dirname(root), { recursive: true });
+  chmodSync(dirname(root), 0o1777);
+  t.ok(w.plan().binds.some((b) => b.name === 'cargo-registry'), 'kept while the .bound folder is ours');
+  chmodSync(`${root}.bound`, 0o777);
+  const open = w.plan();
+  t.same(open.binds, [], 'none kept once others may write in it');
+  t.equal(open.refused?.at, `${root}.bound`, 'that folder is named');
+  if (process.getuid?.() === 0) {
+    chmodSync(`${root}.bound`, 0o755);
+    chownSync(`${root}.bound`, 4242, 4242);
+    const theirs = w.plan();
+    t.same(theirs.binds, [], "none kept in another user's .bound folder");
+    t.equal(theirs.refused?.at, `${root}.bound`, 'that folder is named');
+  }
+});
+
+t.test('a folder on the way made by another user after the check but before the caches folder is made: no cache is kept', async (t) => {
+  const w = world(t);
+  // Where another user can reach it: the test's folders are searchable, the last one is as /tmp is.
+  for (const d of [dirname(w.outside), w.outside]) chmodSync(d, 0o755);
+  const sticky = join(w.outside, 'tmp');
+  mkdirSync(sticky);
+  chmodSync(sticky, 0o1777);
+  const later = join(sticky, 'cache');
+  const env = { ...w.env, XDG_CACHE_HOME: later };
+  const real = absentInHome(w.home);
+  let raced = false;
+  // The home's listing is asked once per cache, after the folders on the way were looked at and
+  // before the first one is made: where another user's mkdir can land.
+  const look = Object.assign((p: string) => {
+    if (!raced) {
+      raced = true;
+      const root = process.getuid?.() === 0;
+      const r = spawnSync('mkdir', ['-m', root ? '0755' : '0777', later], root ? { uid: 4242, gid: 4242 } : {});
+      t.equal(r.status, 0, `mkdir ${later} by ${root ? 'uid 4242' : 'this user, open to all'}`);
+    }
+    return real(p);
+  }, { made: real.made });
+  const plan = cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, [], { look });
+  t.ok(raced, 'the other mkdir ran during the plan');
+  t.same(plan.binds, [], 'no cache bound under a folder someone else made');
+  t.same(plan.refused, { folder: cacheRoot(w.project, env), why: 'another user can change it', at: later }, 'that folder is named');
+});
+
+// In a sticky folder (/tmp) others cannot move what is ours, but a link there that another user
+// made is theirs to replace: where the kernel follows it (fs.protected_symlinks off), it decides.
+t.test("no cache is kept where the way goes through another user's link in a sticky folder", async (t) => {
+  const w = world(t);
+  for (const d of [dirname(w.outside), w.outside]) chmodSync(d, 0o755);
+  const sticky = join(w.outside, 'tmp');
+  mkdirSync(sticky);
+  chmodSync(sticky, 0o1777);
+  const target = join(w.home, 'target');
+  mkdirSync(target);
+  // Through a link of the user's own in that folder: kept.
+  const mine = join(sticky, 'mine');
+  symlinkSync(target, mine);
+  t.ok(cachePlan(w.project, { ...w.env, XDG_CACHE_HOME: join(mine, 'cache') }, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []).binds.length > 0, 'kept through a link of our own');
+  // Only root can make a link as another user; CI runs as root.
+  if (process.getuid?.() === 0) {
+    const hop = join(sticky, 'hop');
+    const r = spawnSync('ln', ['-s', target, hop], { uid: 4242, gid: 4242 });
+    t.equal(r.status, 0, `ln -s as uid 4242: ${r.stderr}`);
+    t.equal(lstatSync(hop).uid, 4242, "the link is the other user's");
+    const env = { ...w.env, XDG_CACHE_HOME: join(hop, 'cache') };
+    const plan = cachePlan(w.project, env, policy.sandbox, policy.limits.sandbox.cache_seed_entries, []);
+    t.same(plan.binds, [], 'no cache bound');
+    t.same(plan.refused, { folder: cacheRoot(w.project, env), why: 'another user can change it', at: hop }, 'the link is named');
+  }
+});
+
+// A link that lies in the project is the project's to change, also when neither the path as
+// written nor where it all ends up is in the project (~/.cache ─► project/hop ─► ~/cachedir): a
+// sandbox of the project running meanwhile may point it elsewhere between the checks and the bind.
+t.test('no cache is kept where the way to the caches folder passes through a link that lies in the project', async (t) => {
+  const w = world(t);
+  const real = join(w.home, 'cachedir');
+  mkdirSync(real);
+  symlinkSync(real, join(w.project, 'hop'));
+  symlinkSync(join(w.project, 'hop'), join(w.home, '.cache'));
+  const plan = w.plan();
+  t.same(plan.binds, [], 'no cache bound');
+  t.equal(plan.refused?.why, 'a sandbox can change it', 'said why');
+  t.equal(plan.refused?.at, w.project, 'the folder the link lies in is named');
+  t.same(readdirSync(real), [], 'nothing made where it leads');
+  // The same way with the middle link outside the project: kept.
+  rmSync(join(w.project, 'hop'));
+  symlinkSync(real, join(w.outside, 'hop'));
+  rmSync(join(w.home, '.cache'));
+  symlinkSync(join(w.outside, 'hop'), join(w.home, '.cache'));
+  t.ok(w.plan().binds.length > 0, 'kept through links outside the project');
+});
+
+// The seed's source the same way: a link in the middle that lies in the project is the project's
+// to point elsewhere while the host copies (~/.cargo ─► project/hop ─► ~/realcargo).
+t.test("the private registry is not filled from a user's registry reached through a link that lies in the project", async (t) => {
+  const w = world(t);
+  const realCargo = join(w.home, 'realcargo');
+  renameSync(join(w.home, '.cargo'), realCargo);
+  symlinkSync(realCargo, join(w.project, 'hop'));
+  symlinkSync(join(w.project, 'hop'), join(w.home, '.cargo'));
+  const p = w.plan();
+  t.ok(p.binds.some((b) => b.name === 'cargo-registry'), 'the private registry is still bound');
+  t.notOk(existsSync(join(w.priv, 'cache', 'reg', 'a-1.0.crate')), 'but nothing was copied into it');
+  // Through links outside the project it is filled.
+  rmSync(join(w.project, 'hop'));
+  symlinkSync(realCargo, join(w.outside, 'hop'));
+  rmSync(join(w.home, '.cargo'));
+  symlinkSync(join(w.outside, 'hop'), join(w.home, '.cargo'));
+  w.plan();
+  t.ok(existsSync(join(w.priv, 'cache', 'reg', 'a-1.0.crate')), 'filled once the way is the user\'s alone');
 });
