@@ -112,7 +112,8 @@ command, started the way \`run\`, \`test\` and the engine start one (its supervi
 the sandbox or none, from the call to its result: the status, what it created among protected
 paths and what it left in its private home and /tmp), waits ${one(sp.supervised_ms.added.median)} ms longer sandboxed
 (${one(sp.supervised_ms.bare.median)} ms bare, ${one(sp.supervised_ms.sandboxed.median)} ms sandboxed): the supervisor is started first and
-its node start-up overlaps the spawn point's work and the spawn row, so what is left is bwrap's.` : ''}`}${s.pending ? `
+its node start-up overlaps the spawn point's work and the spawn row, so what is left is bwrap with its
+mounts, the report shell, and the checks after the exit (protected paths created, files discarded).` : ''}`}${s.pending ? `
 
 The wall-clock cells above are "—" until \`npm run bench\` runs on an idle machine
 and \`node bench/report.mjs --write\` puts its numbers here: wall-clock ratios taken on a
