@@ -16,8 +16,9 @@
  * message the SDK would hand our handler unchanged is taken: an id, `params` holding a
  * string `name` and, if any, a plain-object `arguments`, nothing else (no `_meta`, so no
  * progress token and no 2026 envelope), on a connection whose 2025-era initialize was
- * answered by stdio-first and accepted by the SDK, with telemetry off (its SERVER span is
- * made by the SDK handler's wrapper). On a connection the SDK pinned to 2026-07-28 (it
+ * answered by stdio-first and accepted by the SDK. With telemetry on, such a call gets the
+ * SERVER span the SDK handler's wrapper would give it (build.ts traced), with the same
+ * attributes. On a connection the SDK pinned to 2026-07-28 (it
  * answered a request of that revision other than server/discover), the same with the
  * revision's envelope in `_meta` and nothing else (call-shapes.ts plainModernCall).
  * Everything else, however close, goes to the SDK.
@@ -25,7 +26,7 @@
  */
 import type { CallToolResult, JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { tel } from '../telemetry/hooks.js';
-import { inSchemaOrder, modernResult, type PlainCall, plainModernCall } from './call-shapes.js';
+import { inSchemaOrder, MODERN, modernResult, type PlainCall, plainModernCall } from './call-shapes.js';
 // Ids a string or an integer, as the SDK accepts them (the transport answers any other before this).
 import { isPlainObject as isPlain, isRequestId as isId } from '../transport/envelope.js';
 
@@ -57,11 +58,13 @@ export class StdioCalls {
     private readonly log: (line: string) => void,
     /** The revision the SDK pinned the connection to: what a plain call looks like, and how its answer is written. */
     private readonly era: 'legacy' | 'modern' = 'legacy',
+    /** The revision the connection's 2025-era initialize agreed on (a span's mcp.protocol.version). */
+    private readonly agreed?: string,
   ) {}
 
   /** Takes the message if it is a plain tools/call (true), else leaves it to the SDK (false). */
   take(m: Msg): boolean {
-    if (this.ended || !(this.era === 'modern' ? plainModernCall(m) : plainCall(m)) || tel() || this.running.has(m.id as Id)) return false;
+    if (this.ended || !(this.era === 'modern' ? plainModernCall(m) : plainCall(m)) || this.running.has(m.id as Id)) return false;
     return this.run(m as PlainCall);
   }
 
@@ -69,7 +72,11 @@ export class StdioCalls {
     const { id, params } = m;
     const ctl = new AbortController();
     this.running.set(id, ctl);
-    this.call(params.name, params.arguments, ctl.signal)
+    const go = () => this.call(params.name, params.arguments, ctl.signal);
+    const t = tel();
+    // As the SDK's path records it: the modern envelope's revision, else the one the initialize agreed on.
+    const traced = t ? t.mcpRequest({ method: 'tools/call', target: params.name, id, meta: (params as { _meta?: unknown })._meta, protocolVersion: this.era === 'modern' ? MODERN : this.agreed, transport: 'pipe', args: params.arguments }, go) : go();
+    traced
       .then((result) => {
         if (this.running.get(id) === ctl) this.running.delete(id);
         if (ctl.signal.aborted) return;

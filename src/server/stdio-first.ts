@@ -237,7 +237,7 @@ export class StdioOpening {
       else accepted = true;
     }
     // On a 2025-era connection opened here (an initialize answered above, the SDK agreeing); a 2026-era one is watched for (watchPin).
-    if (accepted && served.call && !this.closed) this.calls = new StdioCalls(this.transport, served.call, this.log);
+    if (accepted && served.call && !this.closed) this.calls = new StdioCalls(this.transport, served.call, this.log, 'legacy', (this.said[0]?.params as { protocolVersion?: string } | undefined)?.protocolVersion);
     else if (!accepted) this.call = served.call;
     this.phase = 'through';
     // In order, and before anything newer: no message can arrive between these lines.

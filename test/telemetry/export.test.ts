@@ -156,6 +156,44 @@ t.test('the first tools/list, answered over stdio before the SDK loads, is still
   t.equal(list?.kind, 2, 'a SERVER span');
 });
 
+t.test('a plain tools/call, answered past the SDK, is the same SERVER span as one the SDK answers', async (t) => {
+  const sb = sandbox('sc-otel-plain');
+  const rx = await otlpReceiver();
+  t.teardown(() => rx.close());
+  const env = { ...withCodeCache(sb.env), OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+  const child = spawn(process.execPath, [BIN, '--project', sb.project, 'mcp', 'serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', () => {});
+  const answered = (id: number) =>
+    new Promise<void>((r) => {
+      const check = () => (new RegExp(`"id":${id}\\}`).test(stdout) ? r() : setTimeout(check, 20));
+      check();
+    });
+  const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+  await answered(2);
+  // The SDK has the connection once the list is out; a call sent before it has taken over goes through it.
+  send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'shadow_status', arguments: {}, _meta: {} } });
+  await answered(3);
+  // Plain (nothing but a name and arguments): taken past the SDK (src/server/stdio-calls.ts).
+  send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'shadow_status', arguments: {} } });
+  await answered(4);
+  child.stdin.end();
+  t.equal(await new Promise<number | null>((r) => child.on('close', r)), 0);
+  const spans = rx.spans.filter((s) => s.name === 'tools/call shadow_status');
+  const viaSdk = spans.find((s) => s.attributes['jsonrpc.request.id'] === '3');
+  const plain = spans.find((s) => s.attributes['jsonrpc.request.id'] === '4');
+  t.ok(viaSdk && plain, `a span for each call: ${JSON.stringify(spans.map((s) => s.attributes['jsonrpc.request.id']))}`);
+  t.equal(plain?.kind, 2, 'a SERVER span');
+  t.match(plain?.attributes, { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'shadow_status', 'gen_ai.operation.name': 'execute_tool', 'mcp.protocol.version': '2025-06-18', 'network.transport': 'pipe' });
+  const without = (a: Record<string, unknown> | undefined) => Object.fromEntries(Object.entries(a ?? {}).filter(([k]) => k !== 'jsonrpc.request.id'));
+  t.same(without(plain?.attributes), without(viaSdk?.attributes), 'the same attributes as the span of the call the SDK answered');
+  t.ok(rx.spans.some((s) => s.name.startsWith('run_guardrail ') && s.parentSpanId === plain?.spanId), "the call's gate decision is its child");
+});
+
 t.test('with no telemetry configured, mcp serve loads no OpenTelemetry module', async (t) => {
   const sb = sandbox('sc-otel-off');
   const child = spawn(process.execPath, ['--require', RECORDER, BIN, '--project', sb.project, 'mcp', 'serve'], { env: withCodeCache(sb.env), stdio: ['pipe', 'pipe', 'pipe'] });
