@@ -132,8 +132,9 @@ t.test('mcp serve configured only by OTEL_* variables exports the call, its deci
   t.ok(loadedModules(stderr)?.some((p) => p.endsWith('otel.cjs')), 'the OpenTelemetry packages (dist/otel.cjs) were loaded in this process');
 });
 
-t.test('the first tools/list, answered over stdio before the SDK loads, is still a SERVER span', async (t) => {
-  const sb = sandbox('sc-otel-first');
+/** `mcp serve` exporting to a receiver, spoken to in raw JSON lines (so the plain shapes stdio-first and stdio-calls take can be sent as they are). */
+async function rawServe(t: any, name: string) {
+  const sb = sandbox(name);
   const rx = await otlpReceiver();
   t.teardown(() => rx.close());
   const env = { ...withCodeCache(sb.env), OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
@@ -141,15 +142,33 @@ t.test('the first tools/list, answered over stdio before the SDK loads, is still
   let stdout = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', () => {});
+  return {
+    rx,
+    send: (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`),
+    answered: (id: number) =>
+      new Promise<void>((r) => {
+        const check = () => (new RegExp(`"id":${id}\\}`).test(stdout) ? r() : setTimeout(check, 20));
+        check();
+      }),
+    /** Ends its stdin; the exit code. */
+    end: () => (child.stdin.end(), new Promise<number | null>((r) => child.on('close', r))),
+  };
+}
+
+/** The opening a 2025-era client sends, answered by stdio-first itself: initialize, initialized, tools/list (id 2). */
+function opening(s: Awaited<ReturnType<typeof rawServe>>): Promise<void> {
+  s.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  s.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+  return s.answered(2);
+}
+
+t.test('the first tools/list, answered over stdio before the SDK loads, is still a SERVER span', async (t) => {
+  const s = await rawServe(t, 'sc-otel-first');
+  const rx = s.rx;
   // The plain shapes the opening answers itself (src/server/stdio-first.ts).
-  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
-  child.stdin.write(`${JSON.stringify(init)}\n${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
-  await new Promise<void>((r) => {
-    const check = () => (/"id":2\}/.test(stdout) ? r() : setTimeout(check, 20));
-    check();
-  });
-  child.stdin.end();
-  t.equal(await new Promise<number | null>((r) => child.on('close', r)), 0);
+  await opening(s);
+  t.equal(await s.end(), 0);
   const list = rx.spans.find((s) => s.name === 'tools/list');
   t.ok(list, 'a tools/list span');
   t.match(list?.attributes, { 'mcp.method.name': 'tools/list', 'jsonrpc.request.id': '2', 'mcp.protocol.version': '2025-06-18', 'network.transport': 'pipe' });
@@ -157,32 +176,16 @@ t.test('the first tools/list, answered over stdio before the SDK loads, is still
 });
 
 t.test('a plain tools/call, answered past the SDK, is the same SERVER span as one the SDK answers', async (t) => {
-  const sb = sandbox('sc-otel-plain');
-  const rx = await otlpReceiver();
-  t.teardown(() => rx.close());
-  const env = { ...withCodeCache(sb.env), OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-  const child = spawn(process.execPath, [BIN, '--project', sb.project, 'mcp', 'serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', () => {});
-  const answered = (id: number) =>
-    new Promise<void>((r) => {
-      const check = () => (new RegExp(`"id":${id}\\}`).test(stdout) ? r() : setTimeout(check, 20));
-      check();
-    });
-  const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
-  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
-  await answered(2);
-  // The SDK has the connection once the list is out; a call sent before it has taken over goes through it.
-  send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'shadow_status', arguments: {}, _meta: {} } });
-  await answered(3);
+  const s = await rawServe(t, 'sc-otel-plain');
+  const rx = s.rx;
+  await opening(s);
+  // The SDK has the connection once the list is out; a call with a _meta of any kind goes through it.
+  s.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'shadow_status', arguments: {}, _meta: {} } });
+  await s.answered(3);
   // Plain (nothing but a name and arguments): taken past the SDK (src/server/stdio-calls.ts).
-  send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'shadow_status', arguments: {} } });
-  await answered(4);
-  child.stdin.end();
-  t.equal(await new Promise<number | null>((r) => child.on('close', r)), 0);
+  s.send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'shadow_status', arguments: {} } });
+  await s.answered(4);
+  t.equal(await s.end(), 0);
   const spans = rx.spans.filter((s) => s.name === 'tools/call shadow_status');
   const viaSdk = spans.find((s) => s.attributes['jsonrpc.request.id'] === '3');
   const plain = spans.find((s) => s.attributes['jsonrpc.request.id'] === '4');
