@@ -11,11 +11,12 @@ import { spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { engineFiles } from '../../src/engine/daemon/files.js';
 import { openDb } from '../../src/store/db.js';
-import { startEngine } from '../fixtures/engine.js';
-import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, sleep, until, withCodeCache } from '../fixtures/env.js';
+import { exitWithin, startEngine } from '../fixtures/engine.js';
+import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, sleep, TS_REQUIRE, until, withCodeCache } from '../fixtures/env.js';
 import { httpClient, startGateway } from '../fixtures/http.js';
 import { INIT, serveArgs } from '../fixtures/mcp.js';
 
@@ -251,8 +252,40 @@ t.test('SIGHUP stops engine start --foreground through its cleanup: exit 0, its 
   const files = engineFiles(sb.profile);
   t.ok(existsSync(files.sock) && existsSync(files.token), 'the engine listens');
   engine.child.kill('SIGHUP');
-  t.equal(await engine.exited, 0, engine.stderr());
+  t.equal(await exitWithin(engine.exited), 0, 'it exits 0', { stderr: engine.stderr() });
   t.match(engine.stderr(), /stopping \(SIGHUP\)[\s\S]*shadowcode engine: stopped\n/);
+  t.notOk(existsSync(files.sock), 'engine.sock is removed');
+  t.notOk(existsSync(files.token), 'engine.token is removed');
+});
+
+t.test('a SIGHUP that comes as engine start --foreground says it is ready is not lost: exit 0, its socket and token removed', async (t) => {
+  const sb = sandbox('stop-engine-ready');
+  const files = engineFiles(sb.profile);
+  // The command in a process of its own whose stderr signals that process as "ready on" is
+  // written: the signal is taken before the command gets back to its event loop, where a
+  // signal is handed to its listeners. A supervisor's signal lands there when this process is
+  // slow to run on, as on a busy machine; here it lands there every time.
+  const code = `const { Readable, Writable } = require('node:stream');
+const { main } = require(${JSON.stringify(fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)))});
+let signalled = false;
+const stderr = new Writable({
+  write(chunk, _enc, done) {
+    process.stderr.write(chunk);
+    if (!signalled && /ready on /.test(String(chunk))) {
+      signalled = true;
+      process.kill(process.pid, 'SIGHUP');
+    }
+    done();
+  },
+});
+main(['engine', 'start', '--foreground'], { stdin: Readable.from([]), stdout: process.stdout, stderr, env: process.env, cwd: process.cwd() }).then((c) => (process.exitCode = c));`;
+  const child = spawn(process.execPath, [...TS_REQUIRE, '-e', code], { cwd: sb.root, env: sb.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const exited = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  t.teardown(() => child.kill('SIGKILL'));
+  t.same(await exitWithin(exited), { code: 0, signal: null }, 'it exits 0, the signal handled', { stderr: err });
+  t.match(err, /ready on [\s\S]*stopping \(SIGHUP\)[\s\S]*shadowcode engine: stopped\n/);
   t.notOk(existsSync(files.sock), 'engine.sock is removed');
   t.notOk(existsSync(files.token), 'engine.token is removed');
 });
