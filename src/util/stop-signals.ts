@@ -17,7 +17,14 @@
 
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-/** Until the returned function is called, a stop signal calls `handler` rather than ending the process. */
+/**
+ * Until the returned function is called, a stop signal calls `handler` rather than ending the process.
+ *
+ * To hand over to another handler, add the new one before calling off() for the old. Node closes its
+ * watcher of a signal with the last listener, and a signal already taken by the watcher but not yet
+ * dispatched (it is, on the next turn of the event loop) then goes to nobody: the process neither
+ * stops nor dies. One that comes between the two calls would end the process on the spot.
+ */
 export function onStopSignal(handler: (signal: NodeJS.Signals) => void): () => void {
   for (const s of STOP_SIGNALS) process.on(s, handler);
   return () => {

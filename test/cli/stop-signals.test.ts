@@ -11,12 +11,13 @@ import { spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { engineFiles } from '../../src/engine/daemon/files.js';
 import { openDb } from '../../src/store/db.js';
-import { startEngine } from '../fixtures/engine.js';
-import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, sleep, until, withCodeCache } from '../fixtures/env.js';
-import { httpClient, startGateway } from '../fixtures/http.js';
+import { exitWithin, startEngine } from '../fixtures/engine.js';
+import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, sleep, TS_REQUIRE, until, withCodeCache } from '../fixtures/env.js';
+import { httpClient, startGateway, TOKEN } from '../fixtures/http.js';
 import { INIT, serveArgs } from '../fixtures/mcp.js';
 
 /** Protected paths (policy/sandbox.json project_read_only) missing from a fresh project: each gets a placeholder while a sandbox runs. */
@@ -40,6 +41,36 @@ function start(sb: Sandbox, argv: string[]) {
   child.stdin.on('error', () => {});
   const exit = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   return { child, exit, out: () => out, err: () => err };
+}
+
+/**
+ * The CLI in a process of its own that sends itself SIGHUP from inside the write of the line
+ * `ready` matches: the signal is taken before the command gets back to its event loop, where
+ * Node hands a signal to its listeners. A supervisor's signal sent on that line lands there
+ * whenever the command is slow to run on after writing it, as on a busy machine; here it
+ * lands there every time.
+ */
+function signalledAsItSays(t: Test, sb: Sandbox, argv: string[], ready: RegExp) {
+  const code = `const { Readable, Writable } = require('node:stream');
+const { main } = require(${JSON.stringify(fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)))});
+let signalled = false;
+const stderr = new Writable({
+  write(chunk, _enc, done) {
+    process.stderr.write(chunk);
+    if (!signalled && new RegExp(${JSON.stringify(ready.source)}).test(String(chunk))) {
+      signalled = true;
+      process.kill(process.pid, 'SIGHUP');
+    }
+    done();
+  },
+});
+main(${JSON.stringify(argv)}, { stdin: Readable.from([]), stdout: process.stdout, stderr, env: process.env, cwd: process.cwd() }).then((c) => (process.exitCode = c));`;
+  const child = spawn(process.execPath, [...TS_REQUIRE, '-e', code], { cwd: sb.root, env: sb.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const exit = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  t.teardown(() => child.kill('SIGKILL'));
+  return { exit, err: () => err };
 }
 
 /** `mcp serve` over stdio, spoken to one JSON-RPC line at a time. */
@@ -251,10 +282,28 @@ t.test('SIGHUP stops engine start --foreground through its cleanup: exit 0, its 
   const files = engineFiles(sb.profile);
   t.ok(existsSync(files.sock) && existsSync(files.token), 'the engine listens');
   engine.child.kill('SIGHUP');
-  t.equal(await engine.exited, 0, engine.stderr());
+  t.equal(await exitWithin(engine.exited), 0, 'it exits 0', { stderr: engine.stderr() });
   t.match(engine.stderr(), /stopping \(SIGHUP\)[\s\S]*shadowcode engine: stopped\n/);
   t.notOk(existsSync(files.sock), 'engine.sock is removed');
   t.notOk(existsSync(files.token), 'engine.token is removed');
+});
+
+t.test('a SIGHUP that comes as engine start --foreground says it is ready is not lost: exit 0, its socket and token removed', async (t) => {
+  const sb = sandbox('stop-engine-ready');
+  const files = engineFiles(sb.profile);
+  const r = signalledAsItSays(t, sb, ['engine', 'start', '--foreground'], /ready on /);
+  t.same(await exitWithin(r.exit), { code: 0, signal: null }, 'it exits 0, the signal handled', { stderr: r.err() });
+  t.match(r.err(), /ready on [\s\S]*stopping \(SIGHUP\)[\s\S]*shadowcode engine: stopped\n/);
+  t.notOk(existsSync(files.sock), 'engine.sock is removed');
+  t.notOk(existsSync(files.token), 'engine.token is removed');
+});
+
+t.test('a SIGHUP that comes as the HTTP gateway says it is ready stops it through its cleanup: exit 0', async (t) => {
+  const sb = sandbox('stop-http-ready');
+  await cli(sb, ['--project', sb.project, 'trust']);
+  const r = signalledAsItSays(t, { ...sb, env: { ...sb.env, SHADOW_MCP_HTTP_TOKEN: TOKEN } }, ['--project', sb.project, 'mcp', 'serve', '--http', '127.0.0.1:0', '--token-env', 'SHADOW_MCP_HTTP_TOKEN'], /gateway ready at /);
+  t.same(await exitWithin(r.exit), { code: 0, signal: null }, 'not ended by the signal on the spot: exit 0', { stderr: r.err() });
+  t.match(r.err(), /gateway ready at [^\n]*\nshadowcode: SIGHUP: stopping the gateway\nshadowcode: gateway stopped\n$/);
 });
 
 t.test('SIGHUP stops the console through its cleanup: exit 0, its record removed', async (t) => {

@@ -6,14 +6,14 @@
  */
 import { launchEngine } from '../../engine/daemon/launch.js';
 import { engineFiles } from '../../engine/daemon/files.js';
-import { serveEngine } from '../../engine/daemon/server.js';
+import { type RunningEngine, serveEngine } from '../../engine/daemon/server.js';
 import { attachAgentRuntime } from '../../agent/task.js';
 import { ScError } from '../../errors.js';
 import { enforce } from '../../policy/gate.js';
 import { ensureProfileDir } from '../../store/profile.js';
 import type { Ctx } from '../context.js';
 import { findShared } from '../../ops/engine.js';
-import { nextStopSignal, onStopSignal } from '../../util/stop-signals.js';
+import { onStopSignal } from '../../util/stop-signals.js';
 import type { CommandSpec, Output } from '../spec.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,17 +54,23 @@ export const command: CommandSpec = {
     const policy = ctx.policy();
     if (options.foreground === true) {
       const log = (line: string) => ctx.io.stderr.write(`${line}\n`);
-      // Listened for before the engine starts: it says it is ready (and a supervisor may signal
-      // it) before the gate's answer comes back here, and a signal in between would end the
-      // process with its socket and token left behind. One that comes early stops it once it is up.
-      const early = nextStopSignal();
-      let engine: Awaited<ReturnType<typeof serveEngine>> | null;
+      // One listener from before the engine starts until it has stopped: it says it is ready (and a
+      // supervisor may signal it) before the gate's answer comes back here, and a signal in between
+      // must neither end the process with its socket and token left behind nor be lost. A signal
+      // that comes early stops the engine once it is up. Never handed over from one listener to
+      // another: see onStopSignal.
+      let up: RunningEngine | null = null;
+      let early: NodeJS.Signals | null = null;
+      const off = onStopSignal((s) => (up ? void up.stop(s) : (early ??= s)));
+      let engine: RunningEngine | null;
       try {
         engine = await enforce(ctx.gate(), ctx.request('cli:engine.serve', { args: { foreground: true } }), (t) => serveEngine(t, { profileDir: ctx.profile.dir, policy, env: ctx.io.env, log, prepare: attachAgentRuntime }));
-      } finally {
-        early.off();
+      } catch (err) {
+        off();
+        throw err;
       }
       if (!engine) {
+        off();
         // Another engine holds the lock. Racing starts lose to one that may not answer yet: wait for it, within the start deadline.
         const end = Date.now() + policy.limits.engine.start_deadline_ms;
         for (;;) {
@@ -74,11 +80,13 @@ export const command: CommandSpec = {
           await sleep(50);
         }
       }
-      const up = engine;
-      const off = onStopSignal((s) => void up.stop(s));
-      void Promise.race([early.signal, up.stopped.then(() => null)]).then((s) => s && void up.stop(s));
-      await up.stopped;
-      off();
+      up = engine;
+      if (early) void up.stop(early);
+      try {
+        await up.stopped;
+      } finally {
+        off();
+      }
       return { data: { started: true, stopped: true, engine: up.info }, text: '' };
     }
     const have = await already(ctx);

@@ -104,8 +104,10 @@ async function serveHttp(ctx: Ctx, engine: Engine, { http, bind, tokenEnv, allow
     await engine.shutdown();
     throw e;
   }
-  log(`shadowcode: gateway ready at ${gw.url} for ${project} (${allowWrite ? 'write' : 'read-only'}${allowApprovals ? ', approvals' : ''})`);
+  // Listened for before it says it is ready: a supervisor may signal it on that line, and would
+  // otherwise end the process on the spot, without the gateway's and the engine's cleanup.
   const stop = nextStopSignal();
+  log(`shadowcode: gateway ready at ${gw.url} for ${project} (${allowWrite ? 'write' : 'read-only'}${allowApprovals ? ', approvals' : ''})`);
   const signal = await stop.signal;
   log(`shadowcode: ${signal}: stopping the gateway`);
   await gw.close();
