@@ -108,12 +108,13 @@ Of the sandbox's ${one(sp.start_ms.added.median)} ms, ${one(sp.floor_ms.added.me
 machine (every namespace, only \`/usr\`, \`/proc\` and \`/dev\`, started in the same rounds); the
 rest is ours: the mounts and checks of [the sandbox](sandbox.md#what-it-costs) and the spawn
 point's own work (${f0(sp.own_us)} µs warm in an empty project, more right after a start).${sp.supervised_ms ? ` An approved
-command, started the way \`run\`, \`test\` and the engine start one (its supervisor, its spawn row,
-the sandbox or none, from the call to its result: the status, what it created among protected
-paths and what it left in its private home and /tmp), waits ${one(sp.supervised_ms.added.median)} ms longer sandboxed
-(${one(sp.supervised_ms.bare.median)} ms bare, ${one(sp.supervised_ms.sandboxed.median)} ms sandboxed): the supervisor is started first and
-its node start-up overlaps the spawn point's work and the spawn row, so what is left is bwrap with its
-mounts, the report shell, and the checks after the exit (protected paths created, files discarded).` : ''}`}${s.pending ? `
+command, started the way \`run\`, \`test\` and the engine start one (its spawn row, then the sandbox or
+none, from the call to its result: the status, what it created among protected paths and what it left
+in its private home and /tmp), takes ${one(sp.supervised_ms.bare.median)} ms bare and ${one(sp.supervised_ms.sandboxed.median)} ms sandboxed, ${one(Math.abs(sp.supervised_ms.added.median))} ms
+${sp.supervised_ms.added.median < 0 ? 'less' : 'more'} (pair by pair): sandboxed, shadowcode forks bwrap and supervises it itself (bwrap ends the
+sandbox with its owner), while an unsandboxed command needs the node supervisor, a node start-up, to
+tie its process group to its owner. So what the sandbox costs (the row above) is paid where that
+start-up is saved.` : ''}`}${s.pending ? `
 
 The wall-clock cells above are "—" until \`npm run bench\` runs on an idle machine
 and \`node bench/report.mjs --write\` puts its numbers here: wall-clock ratios taken on a

@@ -12,8 +12,9 @@
  *   round r: [bare, floor, sandboxed] (order alternates by round) × calls ─► medians per round
  *   floor: bwrap with every namespace and only /usr, /proc and /dev, started as the bare one is:
  *   what any bwrap sandbox costs on this machine, before a mount or a check of ours
- *   through the spawn point: the same `true` as an approved command runs it (supervise: the
- *   supervisor, the spawn row, and the sandbox or none), bare against sandboxed, each from the
+ *   through the spawn point: the same `true` as an approved command runs it (supervise: the spawn
+ *   row, then bwrap supervised by this process, or without a sandbox the node supervisor), bare
+ *   against sandboxed, each from the
  *   call to its result (the status, what it created among protected paths, what it left in its
  *   private home and /tmp): what a user waits for per command; bare and sandboxed in turn start
  *   by start, the added time the median of the pairs' differences
@@ -112,8 +113,8 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
         if (which === 'sandboxed') out.teardown.push(median(teardown));
       }
     }
-    // The same command as the spawn point starts an approved one: with its supervisor and spawn row, and with
-    // the sandbox or without one (a PATH with no bwrap on it: what a machine without the sandbox does).
+    // The same command as the spawn point starts an approved one: its spawn row, and the sandbox (bwrap, supervised
+    // by this process) or none (a PATH with no bwrap on it, what a machine without the sandbox does: the node supervisor).
     const db = openDb(profile, 5000);
     try {
       const gate: GateEnv = { policy, db: () => db, project: () => ({ path: project, trusted: true, level: 'workspace', network: false }) };
@@ -133,7 +134,7 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
             process.env.PATH = hostPath;
           }
         };
-        // Two node start-ups each, whose time drifts with the machine: bare and sandboxed in turn,
+        // The bare one's node start-up drifts with the machine: bare and sandboxed in turn,
         // start by start, and the added time taken pair by pair.
         for (let r = 0; r < rounds; r++) {
           const bareT: number[] = [];

@@ -42,7 +42,7 @@ console.log(`  bare        ${fs(summary.start_ms.bare)}`);
 console.log(`  sandboxed   ${fs(summary.start_ms.sandboxed)}`);
 console.log(`  added       ${fs(summary.start_ms.added)}  target ≤ ${TARGET_MS} ms  ${met ? 'PASS' : 'FAIL'}`);
 console.log(`  of which any bwrap sandbox (every namespace, only /usr, /proc and /dev): ${fs(summary.floor_ms.added)}`);
-console.log(`as an approved command runs (supervisor, spawn row, sandbox or none), call to result, ms:`);
+console.log(`as an approved command runs (spawn row, then bwrap, or without a sandbox the node supervisor), call to result, ms:`);
 console.log(`  bare        ${fs(summary.supervised_ms.bare)}`);
 console.log(`  sandboxed   ${fs(summary.supervised_ms.sandboxed)}`);
 console.log(`  added       ${fs(summary.supervised_ms.added)}`);

@@ -14,11 +14,14 @@
  *           ones that are missing ─► bwrap command line with all of them read-only
  *        ─► the process bound (bounds.ts: a cgroup for root, RLIMIT_NPROC inside for a user)
  *        ─► audit row 'spawn' {decision_id, kind, argv0, level, network}
- *        (node dist/supervisor.cjs is started before all of this, empty-handed: its start-up overlaps
- *        it, and it starts nothing until the spec comes on its fd 4; a refusal closes that unwritten)
- *        ─► spec to the supervisor ─► [bwrap …] argv (own process group; forked in root's cgroup: inCgroup)
- *        fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines;
- *        the supervisor passes neither fd 3 nor anything it inherited on (fds.ts)
+ *        sandboxed ─► bwrap … argv forked here (own process group, fds 0-2 only: fds.ts; in root's
+ *          cgroup), supervised by this process (own-group.ts): bwrap's --die-with-parent and PID
+ *          namespace do what a supervisor process would, so none is started
+ *        unsandboxed ─► node dist/supervisor.cjs, started before all of this, empty-handed: its
+ *          start-up overlaps it, and it starts nothing until the spec comes on its fd 4 (a refusal
+ *          closes that unwritten) ─► argv (own process group)
+ *          fds 0-2: the child's   fd 3: lifeline (stop() ends it) + pid and status lines;
+ *          the supervisor passes neither fd 3 nor anything it inherited on (fds.ts)
  *        ─► after the group: placeholders given back; protected paths it created where
  *           nothing could be held ─► audit row 'protected_created', Supervised.created
  *   startDirect(ticket, req) ─► same decision, bound and row ─► [bwrap …] argv, detached, no
@@ -46,7 +49,7 @@ import { type GateEnv } from '../../policy/gate.js';
 import { trustOf } from '../../policy/requests.js';
 import { hostPortText } from '../../policy/net.js';
 import { getProject } from '../../store/projects.js';
-import { describeBound, inCgroup, processBound, SHELL, startBound } from './bounds.js';
+import { describeBound, inCgroup, joinCgroup, leaveCgroup, processBound, SHELL, startBound } from './bounds.js';
 import { builderFor, bwrapBuilder, type Trial } from './builder.js';
 import { type Discarded, readDiscarded, reportFile } from './discarded.js';
 import { explainFailure, type SandboxBlock } from './explain.js';
@@ -57,6 +60,7 @@ import { type Boundary, definitionBoundary, hiddenPaths, NO_GRANTS, profileBound
 import { holdProtected } from './holds.js';
 import { startNetProxy } from './net-proxy.js';
 import { describeFilter, syscallFilter } from './seccomp.js';
+import { ownGroup, type SupervisorStatus } from './own-group.js';
 import { absolutePath, type BwrapFeatures, commandError, type Confinement, type Lookup, pathLookup, type SandboxBounds, type SandboxLevel, type SandboxSupport, sandboxEnv } from './sandbox.js';
 
 export { type SandboxLevel, type SandboxSupport, protectedProjectPaths } from './sandbox.js';
@@ -95,27 +99,17 @@ export interface SpawnRequest {
   readonly db: Db;
 }
 
-export interface SupervisorStatus {
-  readonly why: string;
-  readonly outcome: 'exited' | 'terminated' | 'killed' | 'spawn_failed' | 'unknown';
-  /** The owner ended the lifeline (a cancel, a close, the owner's death) before the process ended by itself. */
-  readonly stopped: boolean;
-  readonly code: number | null;
-  readonly signal: string | null;
-  readonly leader: { code: number | null; signal: string | null } | null;
-  readonly error: string | null;
-  readonly duration_ms: number;
-}
+export type { SupervisorStatus } from './own-group.js';
 
 export interface Supervised {
-  /** The supervisor process: its stdin, stdout and stderr are the child's own. */
+  /** The process whose stdin, stdout and stderr are the child's own: bwrap when sandboxed, else the node supervisor. */
   readonly process: ChildProcess;
   readonly level: SandboxLevel;
   /** The leader's pid (bwrap's, when sandboxed) once started; null if it never started. */
   readonly pid: Promise<number | null>;
-  /** The supervisor's last word, after the whole group is gone. */
+  /** How it ended, after the whole group is gone (the supervisor's last word, or bwrap's exit when sandboxed). */
   readonly status: Promise<SupervisorStatus>;
-  /** Ends the lifeline: TERM, the grace period, KILL to the group. Idempotent. */
+  /** Ends it: TERM, the grace period, KILL to the group (the lifeline ended, or own-group.ts). Idempotent. */
   stop(): void;
   /**
    * After the whole group is gone: the protected paths (project-relative) the process
@@ -453,26 +447,77 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
 /** The kinds told what they left in their private home and /tmp: a coding CLI's home is its own business, a probe writes nothing. */
 const REPORTED = new Set<SpawnKind>(['command', 'background', 'mcp_server']);
 
-/** Starts a process under the supervisor, sandboxed where possible. stdin 'pipe' gives the caller the child's stdin. */
+/**
+ * Starts a process under supervision, sandboxed where possible. stdin 'pipe' gives the caller the child's stdin.
+ * Sandboxed, bwrap is the supervisor (sandboxed.ts): no node process is started beside it. Otherwise, and for a
+ * sandboxed start that cannot be forked (its error is reported the same way), the node supervisor.
+ */
 export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: number; stdin: 'pipe' | 'ignore' }): Supervised {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
+  if (sandboxSupport().level === 'bwrap') {
+    const p = prepare(ticket, req);
+    if (p.level === 'bwrap' && !p.error) {
+      const child = forkSandboxed(p, req);
+      if (typeof child !== 'string') return supervised(child, ownGroup(child, req.graceMs), p, ticket.decisionId, req);
+      return underSupervisor(startSupervisor(req), { ...p, error: child }, ticket.decisionId, req);
+    }
+    return underSupervisor(startSupervisor(req), p, ticket.decisionId, req);
+  }
   // Started first, with an empty environment and nothing to run: node's start-up there overlaps the
   // command line and the spawn row here. It starts nothing until the spec arrives on its fd 4, which
   // is written only once the start is recorded; a start refused below closes that fd unwritten.
-  const sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.cjs')], { cwd: req.cwd, env: {}, stdio: [req.stdin, 'pipe', 'pipe', 'pipe', 'pipe'], shell: false });
-  const specPipe = sup.stdio[4] as Writable | null;
-  // A supervisor that could not start has no reader: its own 'error' below says why.
-  specPipe?.on('error', () => {});
+  const sup = startSupervisor(req);
   let p: Prepared;
   try {
     p = prepare(ticket, req);
   } catch (err) {
-    specPipe?.end();
+    (sup.stdio[4] as Writable | null)?.end();
     for (const s of [sup.stdin, sup.stdout, sup.stderr, sup.stdio[3]]) s?.destroy();
     sup.on('error', () => {});
     throw err;
   }
-  specPipe?.end(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, env: p.env, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.cgroup ? { cgroup: p.cgroup } : {}), ...(p.filter ? { seccomp: p.filter.toString('base64') } : {}), ...(p.error ? { error: p.error } : {}) }));
+  return underSupervisor(sup, p, ticket.decisionId, req);
+}
+
+/**
+ * bwrap for a sandboxed start, as the supervisor would fork it: its own process group, fds 0-2 only
+ * (fds.ts), the filter on a descriptor of its own, forked in root's pids cgroup. The error text
+ * when it cannot be forked (the cgroup cannot be joined, the fork itself fails).
+ */
+function forkSandboxed(p: Prepared, req: SpawnRequest & { stdin: 'pipe' | 'ignore' }): ChildProcess | string {
+  const why = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+  if (p.cgroup) {
+    try {
+      joinCgroup(p.cgroup);
+    } catch (err) {
+      return `cannot join the sandbox's pids cgroup: ${why(err)}`;
+    }
+  }
+  let s: ReturnType<typeof sealed> | null = null;
+  try {
+    s = sealed(p.argv, [req.stdin, 'pipe', 'pipe'], p.bwrapAt, undefined, p.filter);
+    const child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: s.stdio, shell: false });
+    s.feed(child);
+    return child;
+  } catch (err) {
+    s?.feed();
+    return `cannot start bwrap: ${why(err)}`;
+  } finally {
+    if (p.cgroup) leaveCgroup(p.cgroup);
+  }
+}
+
+/** node dist/supervisor.cjs, waiting for its spec on fd 4. */
+function startSupervisor(req: SpawnRequest & { stdin: 'pipe' | 'ignore' }): ChildProcess {
+  const sup = spawn(process.execPath, [join(packageRoot(), 'dist', 'supervisor.cjs')], { cwd: req.cwd, env: {}, stdio: [req.stdin, 'pipe', 'pipe', 'pipe', 'pipe'], shell: false });
+  // A supervisor that could not start has no reader: its own 'error' below says why.
+  (sup.stdio[4] as Writable | null)?.on('error', () => {});
+  return sup;
+}
+
+/** Hands the supervisor its spec and reads its pid and status lines from the lifeline. */
+function underSupervisor(sup: ChildProcess, p: Prepared, decisionId: string, req: SpawnRequest & { graceMs: number }): Supervised {
+  (sup.stdio[4] as Writable | null)?.end(JSON.stringify({ argv: p.argv, bwrap_at: p.bwrapAt, cwd: req.cwd, env: p.env, grace_ms: req.graceMs, sandboxed: p.level === 'bwrap', ...(p.cgroup ? { cgroup: p.cgroup } : {}), ...(p.filter ? { seccomp: p.filter.toString('base64') } : {}), ...(p.error ? { error: p.error } : {}) }));
   const life = sup.stdio[3] as Socket;
   life.on('error', () => {});
   let text = '';
@@ -506,11 +551,16 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
       }
     });
   });
-  // The supervisor reports only after the whole group is gone, and with it the sandbox's mounts.
-  const created = status.then(afterExit(p, ticket.decisionId, req));
-  tel()?.track(`spawn ${req.kind}`, spawnAttrs(req.kind, req.argv[0], p.level, req.confine.network, ticket.decisionId), status.then((s) => ({ 'process.exit.code': s.code ?? undefined, 'shadowcode.spawn.outcome': s.outcome, 'shadowcode.spawn.signal': s.signal ?? undefined })));
+  return supervised(sup, { pid, status, stop: () => life.end() }, p, decisionId, req);
+}
+
+/** What every supervised start gives its caller, whoever supervises it: the checks after the exit, the span. */
+function supervised(process: ChildProcess, run: { pid: Promise<number | null>; status: Promise<SupervisorStatus>; stop: () => void }, p: Prepared, decisionId: string, req: SpawnRequest): Supervised {
+  // Reported only after the whole group is gone, and with it the sandbox's mounts.
+  const created = run.status.then(afterExit(p, decisionId, req));
+  tel()?.track(`spawn ${req.kind}`, spawnAttrs(req.kind, req.argv[0], p.level, req.confine.network, decisionId), run.status.then((s) => ({ 'process.exit.code': s.code ?? undefined, 'shadowcode.spawn.outcome': s.outcome, 'shadowcode.spawn.signal': s.signal ?? undefined })));
   const discarded = created.then(() => discardedOf(p));
-  return { process: sup, level: p.level, pid, status, stop: () => life.end(), created, explain: explainer(p, req), discarded };
+  return { process, level: p.level, pid: run.pid, status: run.status, stop: run.stop, created, explain: explainer(p, req), discarded };
 }
 
 /** The explanation of a start's failure, against the command line it was started with. */

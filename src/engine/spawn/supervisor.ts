@@ -29,10 +29,11 @@
  * SIGKILL of this process, and then --die-with-parent) ends it.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { joinCgroup, leaveCgroup } from './bounds.js';
 import { sealed } from './fds.js';
+import { endGroup } from './group.js';
 
 /** Where the owner writes the spec (below: the lifeline on 3). */
 const SPEC_FD = 4;
@@ -109,63 +110,11 @@ function startChild(p: NonNullable<typeof passed>) {
   }
 }
 
-function signalGroup(signal: NodeJS.Signals | 0): boolean {
-  if (!child?.pid) return false;
-  try {
-    process.kill(-child.pid, signal);
-    return true;
-  } catch {
-    return false; // ESRCH: nothing of the group is left
-  }
-}
-
-/** Every process below the leader, from /proc (the host's view sees into the sandbox's PID namespace). */
-function descendants(root: number): number[] {
-  const parent = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const list = parent.get(ppid) ?? [];
-      list.push(Number(name));
-      parent.set(ppid, list);
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  const out: number[] = [];
-  const stack = [root];
-  while (stack.length) for (const c of parent.get(stack.pop() as number) ?? []) out.push(c), stack.push(c);
-  return out;
-}
-
-function terminate(): boolean {
-  if (!spec.sandboxed) return signalGroup('SIGTERM');
-  if (!child?.pid || !signalGroup(0)) return false;
-  for (const pid of descendants(child.pid)) {
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {
-      /* already gone */
-    }
-  }
-  return true;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function cleanup(why: string): Promise<void> {
   if (cleaning) return;
   cleaning = true;
   if (why === 'closed') stopped = true;
-  let outcome = 'exited';
-  if (terminate()) {
-    outcome = 'terminated';
-    const until = Date.now() + spec.grace_ms;
-    while (Date.now() < until && signalGroup(0)) await sleep(10);
-    if (signalGroup('SIGKILL')) outcome = 'killed';
-  }
+  let outcome: string = (await endGroup(child?.pid, spec.sandboxed, spec.grace_ms)) ?? 'exited';
   // The leader is waited for even after KILL, so the owner hears only of a finished cleanup.
   if (child?.pid) await leaderGone;
   if (spawnError) outcome = 'spawn_failed';

@@ -67,6 +67,18 @@ const starts: Record<string, (e: Env, tk: GateTicket, mark: string) => Promise<u
     const s = supervise(tk, { kind: 'command', argv: ['sh', '-c', `printf ran > ${mark}`], cwd: e.sb.project, env: { PATH: process.env.PATH ?? '' }, confine: { project: e.sb.project, network: false }, trustedArgv: false, policy: e.policy, db: e.db, graceMs: 1000, stdin: 'ignore' });
     return s.status;
   },
+  // With no bwrap on PATH (a machine without the sandbox): the node supervisor is started before the spawn row.
+  'command (supervise, no sandbox)': async (e, tk, mark) => {
+    const path = process.env.PATH;
+    process.env.PATH = join(e.sb.root, 'no-bwrap-here');
+    try {
+      const s = supervise(tk, { kind: 'command', argv: ['/bin/sh', '-c', `printf ran > ${mark}`], cwd: e.sb.project, env: { PATH: path ?? '' }, confine: { project: e.sb.project, network: false }, trustedArgv: false, policy: e.policy, db: e.db, graceMs: 1000, stdin: 'ignore' });
+      if (s.level !== 'none') throw new Error(`started ${s.level}`);
+      return s.status;
+    } finally {
+      process.env.PATH = path;
+    }
+  },
   'background (startDirect)': async (e, tk, mark) => {
     const { child } = startDirect(tk, { kind: 'background', argv: ['sh', '-c', `printf ran > ${mark}`], cwd: e.sb.project, env: { PATH: process.env.PATH ?? '' }, stdio: 'ignore', confine: { project: e.sb.project, network: false }, trustedArgv: false, policy: e.policy, db: e.db });
     return new Promise((r) => child.once('exit', r));
@@ -143,11 +155,11 @@ t.test('a ticket minted outside the gate opens nothing', async (t) => {
   t.notOk(existsSync(mark));
 });
 
-for (const way of ['command (supervise)', 'background (startDirect)', 'helper (startHelper)'] as const) {
+for (const way of ['command (supervise)', 'command (supervise, no sandbox)', 'background (startDirect)', 'helper (startHelper)'] as const) {
   t.test(`${way}: while the spawn row cannot be written, nothing starts and the caller gets SC_STORE_FAILED`, async (t) => {
     const busyMs = 150;
     const e = await setup(t, busyMs);
-    const right = cases.find((c) => c.way === way)!.right;
+    const right = way === 'command (supervise, no sandbox)' ? 'job:run' : cases.find((c) => c.way === way)!.right;
     const tk = await e.ticket(right);
     const before = e.spawnRows().length;
     // Another connection to the same store holds a write transaction past the busy timeout.
@@ -163,8 +175,9 @@ for (const way of ['command (supervise)', 'background (startDirect)', 'helper (s
     t.equal(err?.code, 'SC_STORE_FAILED', `refused: ${err?.message}`);
     t.match(err?.message, /was not started: its spawn row could not be recorded: database is locked/);
     for (const name of PROTECTED) t.notOk(existsSync(join(e.sb.project, name)), `${name}: the placeholder was given back`);
-    // The supervisor is started before the spawn row: refused, it is given no spec and ends on its own.
-    if (way === 'command (supervise)') await until(() => supervisors().length === 0, 10000).then(() => t.pass('the supervisor started for it has ended'), () => t.fail(`supervisors still running: ${supervisors().join(' ')}`));
+    // Unsandboxed, the supervisor is started before the spawn row: refused, it is given no spec and ends on its own.
+    // Sandboxed, none is started at all.
+    if (way.startsWith('command')) await until(() => supervisors().length === 0, 10000).then(() => t.pass('the supervisor started for it has ended'), () => t.fail(`supervisors still running: ${supervisors().join(' ')}`));
     // Once the lock is gone the same start runs: had the first one started, its mark would be there by now.
     const after = join(e.sb.project, 'after-unlock');
     await starts[way]!(e, tk, after);
@@ -173,3 +186,42 @@ for (const way of ['command (supervise)', 'background (startDirect)', 'helper (s
     t.equal(e.spawnRows().length, before + 1, 'one spawn row: the start that ran');
   });
 }
+
+t.test('a sandboxed command is supervised by its owner: bwrap is the process, no node supervisor runs beside it, and a stop ends it through its TERM handler', async (t) => {
+  const e = await setup(t);
+  const tk = await e.ticket('job:run');
+  const ready = join(e.sb.project, 'ready');
+  const s = supervise(tk, { kind: 'command', argv: ['sh', '-c', `trap 'echo bye; exit 7' TERM; sleep 60 & printf up > ${ready}; wait`], cwd: e.sb.project, env: { PATH: process.env.PATH ?? '' }, confine: { project: e.sb.project, network: false }, trustedArgv: false, policy: e.policy, db: e.db, graceMs: 5000, stdin: 'ignore' });
+  t.teardown(() => s.stop());
+  let out = '';
+  s.process.stdout?.on('data', (d) => (out += d));
+  t.equal(s.level, 'bwrap');
+  const pid = await s.pid;
+  t.equal(pid, s.process.pid, 'the leader is the process the caller holds');
+  t.match(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0], /bwrap$/, 'and it is bwrap');
+  await until(() => existsSync(ready), 20000);
+  t.same(supervisors(), [], 'no supervisor process was started for it');
+  s.stop();
+  s.stop();
+  const st = await s.status;
+  t.match(st, { why: 'closed', outcome: 'terminated', stopped: true, code: 7, signal: null, error: null }, 'its own TERM handler ended it within the grace');
+  t.equal(out, 'bye\n', 'and what it printed on the way out reached the caller before the status');
+  t.notOk(existsSync(`/proc/${pid}`), 'bwrap is gone');
+});
+
+t.test('a sandboxed command that ignores TERM is killed after the grace; one that ends by itself just exits', async (t) => {
+  const e = await setup(t);
+  const run = async (script: string, graceMs: number, stop: boolean) => {
+    const tk = await e.ticket('job:run');
+    const ready = join(e.sb.project, `ready-${graceMs}-${stop}`);
+    const s = supervise(tk, { kind: 'command', argv: ['sh', '-c', `${script} printf up > ${ready}; wait`], cwd: e.sb.project, env: { PATH: process.env.PATH ?? '' }, confine: { project: e.sb.project, network: false }, trustedArgv: false, policy: e.policy, db: e.db, graceMs, stdin: 'ignore' });
+    t.teardown(() => s.stop());
+    await until(() => existsSync(ready) || !s.process.pid, 20000);
+    if (stop) s.stop();
+    return s.status;
+  };
+  t.match(await run("trap '' TERM; sleep 60 &", 200, true), { why: 'closed', outcome: 'killed', stopped: true, code: null, signal: 'SIGKILL' }, 'KILLed once the grace was over');
+  const own = await run('true;', 5000, false);
+  t.match(own, { why: 'leader_exited', outcome: 'exited', stopped: false, code: 0, signal: null, error: null }, 'ended by itself: exited, its own status');
+  t.ok(own.duration_ms >= 0);
+});
