@@ -102,11 +102,13 @@ function writeCache(dir: string, file: string, name: string, data: Buffer, warm:
 
 /**
  * Built-ins the bundle imports in modules most launches start but seldom call (a process is
- * spawned on a tool call, not before the first answer). The bundle reads their members at
- * each use (`(0, mod.spawn)(…)`), so a stand-in that loads the module on first access is
- * the module to it.
+ * spawned on a tool call, not before the first answer; HTTP and DNS serve the network proxy of
+ * a job, the HTTP transport, the console and telemetry, none of which a stdio session or a
+ * plain command starts). The bundle reads their members at each use (`(0, mod.spawn)(…)`), so
+ * a stand-in that loads the module on first access is the module to it. (A default import,
+ * `__toESM(require(…))`, reads them all when its module starts: no gain there, no harm.)
  */
-const LAZY: ReadonlySet<string> = new Set(['node:child_process', 'child_process']);
+const LAZY: ReadonlySet<string> = new Set(['node:child_process', 'child_process', 'node:http', 'node:https', 'node:dns', 'node:dns/promises']);
 
 function lazyModule(load: () => object): object {
   let mod: object | undefined;
