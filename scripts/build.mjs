@@ -17,8 +17,8 @@
 //
 //   src/telemetry/otel-packages.ts ─► dist/otel.cjs   the OpenTelemetry packages, required only when an export starts
 //
-// better-sqlite3 stays external (a native addon) and is required only when a
-// database first opens. The OpenTelemetry packages go into a file of their own,
+// better-sqlite3 is a native addon: its addon always stays in the package, loaded only when a
+// database first opens; dist/cli.cjs carries the package's JavaScript (src/store/sqlite-driver.ts). The OpenTelemetry packages go into a file of their own,
 // dist/otel.cjs, never into cli.cjs or lib.cjs: the one import of that module
 // (src/telemetry/encode.ts) becomes a require of ./otel.cjs, and encode.ts is reached only
 // through sdk.ts's dynamic import, so they load only when an export starts.
@@ -128,7 +128,9 @@ async function buildDist() {
     ...script,
     entryPoints: { cli: 'src/cli/main.ts' },
     outfile: 'dist/cli.cjs',
-    external: [...common.external, ...vendorIds],
+    // better-sqlite3's JavaScript is bundled here (compiled with the CLI's code cache at the first
+    // open, src/store/sqlite-driver.ts); its native addon stays in the package, loaded by path.
+    external: [...common.external.filter((e) => e !== 'better-sqlite3'), ...vendorIds],
   });
   for (const f of ['cli.cjs', 'vendor.cjs']) if (readFileSync(new URL(`../dist/${f}`, import.meta.url)).some((b) => b > 0x7f)) throw new Error(`dist/${f} is not ASCII`);
   // Whatever dist/cli.cjs requires at run time is a built-in, one of the package's own runtime
