@@ -1,7 +1,9 @@
 // Bundles shadowcode into dist/ with esbuild.
 //
 //   src/cli/main.ts ─► dist/cli.cjs      one CommonJS file: the boot module (src/boot.ts) compiles
-//                                        it with a V8 code cache, which needs a single script
+//                                        it with a V8 code cache, which needs a single script; written
+//                                        inside the module wrapper, as dist/vendor.cjs is, so boot compiles
+//                                        the text as read (neither is for Node's own require)
 //   src/vendor.ts   ─► dist/vendor.cjs   the MCP SDKs and yaml, left out of dist/cli.cjs and compiled
 //                                        (with their own code cache) only when first required
 //   src/boot.ts     ─► dist/boot.cjs     tiny; stamped with both bundles' hashes (the cache keys) and
@@ -15,8 +17,8 @@
 //
 //   src/telemetry/otel-packages.ts ─► dist/otel.cjs   the OpenTelemetry packages, required only when an export starts
 //
-// better-sqlite3 stays external (a native addon) and is required only when a
-// database first opens. The OpenTelemetry packages go into a file of their own,
+// better-sqlite3 is a native addon: its addon always stays in the package, loaded only when a
+// database first opens; dist/cli.cjs carries the package's JavaScript (src/store/sqlite-driver.ts). The OpenTelemetry packages go into a file of their own,
 // dist/otel.cjs, never into cli.cjs or lib.cjs: the one import of that module
 // (src/telemetry/encode.ts) becomes a require of ./otel.cjs, and encode.ts is reached only
 // through sdk.ts's dynamic import, so they load only when an export starts.
@@ -25,6 +27,7 @@
 // `npm ci` has just built): see build-stamp.mjs. `--force` builds regardless.
 import { createHash } from 'node:crypto';
 import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import Module from 'node:module';
 import { join } from 'node:path';
 import { build as esbuild } from 'esbuild';
 import { clearStamp, isCurrent, writeStamp } from './build-stamp.mjs';
@@ -102,6 +105,7 @@ async function buildDist() {
       b.onResolve({ filter: /^@modelcontextprotocol\// }, (args) => (args.kind === 'require-call' ? b.resolve(args.path, { kind: 'import-statement', resolveDir: args.resolveDir }) : undefined));
     },
   };
+  const [wrapHead, wrapTail] = Module.wrap('\0').split('\0');
   const script = {
     format: 'cjs',
     // Every launch holds the source (twice, with the module wrapper) and parses its top level:
@@ -112,7 +116,11 @@ async function buildDist() {
     charset: 'ascii',
     // The source uses import.meta.url (to find the package root); in CommonJS it comes from __filename.
     define: { ...common.define, 'import.meta.url': '__scImportMetaUrl' },
-    banner: { js: "const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+    // Written already inside CommonJS's module wrapper (exactly what Module.wrap adds), so boot.ts
+    // compiles the file's text as it is read: wrapping it at every start made V8 copy the whole
+    // bundle into one more flat string before compiling, ~10 ms of a start on a small machine.
+    banner: { js: `${wrapHead}const __scImportMetaUrl = require('node:url').pathToFileURL(__filename).href;` },
+    footer: { js: wrapTail },
   };
   await build({ ...common, ...script, entryPoints: { vendor: 'src/vendor.ts' }, outfile: 'dist/vendor.cjs', plugins: [otelOutside, esmBuilds] });
   await build({
@@ -120,7 +128,9 @@ async function buildDist() {
     ...script,
     entryPoints: { cli: 'src/cli/main.ts' },
     outfile: 'dist/cli.cjs',
-    external: [...common.external, ...vendorIds],
+    // better-sqlite3's JavaScript is bundled here (compiled with the CLI's code cache at the first
+    // open, src/store/sqlite-driver.ts); its native addon stays in the package, loaded by path.
+    external: [...common.external.filter((e) => e !== 'better-sqlite3'), ...vendorIds],
   });
   for (const f of ['cli.cjs', 'vendor.cjs']) if (readFileSync(new URL(`../dist/${f}`, import.meta.url)).some((b) => b > 0x7f)) throw new Error(`dist/${f} is not ASCII`);
   // Whatever dist/cli.cjs requires at run time is a built-in, one of the package's own runtime

@@ -5,7 +5,8 @@
  *   bin/shadowcode.js ─► boot() ─► read dist/cli.cjs
  *     ─► cache file for (bundle hash, node version, arch) in the per-user cache dir
  *        ($XDG_CACHE_HOME/shadowcode or ~/.cache/shadowcode; never the install dir, which may be read-only)
- *     ─► vm.Script(source, cachedData) ─► run it as a CommonJS module ─► exports.run()
+ *     ─► vm.Script(source, cachedData) (the build wrote it inside the module wrapper) ─► run it
+ *        as a CommonJS module ─► exports.run()
  *     ─► no cache or V8 rejected it ─► write a fresh one once the process has warmed up
  *   dist/cli.cjs requires an MCP SDK or yaml (src/vendor.ts) and first uses it
  *     ─► dist/vendor.cjs, compiled the same way with its own cache file ─► that package
@@ -33,6 +34,8 @@ declare const __SHADOWCODE_BUNDLE_HASH__: string;
 declare const __SHADOWCODE_VENDOR__: { readonly hash: string; readonly ids: readonly string[] };
 
 const MAGIC = 'scv8';
+/** What CommonJS's module wrapper puts before a module's text. */
+const WRAP_HEAD = nodeModule.Module.wrap('\0').split('\0')[0]!;
 /** How long after start-up the cache is written (by then tools/list and the first calls have compiled). */
 const SAVE_AFTER_MS = 1500;
 
@@ -99,11 +102,13 @@ function writeCache(dir: string, file: string, name: string, data: Buffer, warm:
 
 /**
  * Built-ins the bundle imports in modules most launches start but seldom call (a process is
- * spawned on a tool call, not before the first answer). The bundle reads their members at
- * each use (`(0, mod.spawn)(…)`), so a stand-in that loads the module on first access is
- * the module to it.
+ * spawned on a tool call, not before the first answer; HTTP and DNS serve the network proxy of
+ * a job, the HTTP transport, the console and telemetry, none of which a stdio session or a
+ * plain command starts). The bundle reads their members at each use (`(0, mod.spawn)(…)`), so
+ * a stand-in that loads the module on first access is the module to it. (A default import,
+ * `__toESM(require(…))`, reads them all when its module starts: no gain there, no harm.)
  */
-const LAZY: ReadonlySet<string> = new Set(['node:child_process', 'child_process']);
+const LAZY: ReadonlySet<string> = new Set(['node:child_process', 'child_process', 'node:http', 'node:https', 'node:dns', 'node:dns/promises']);
 
 function lazyModule(load: () => object): object {
   let mod: object | undefined;
@@ -152,11 +157,14 @@ function runCached<T>(dir: string | undefined, name: string, hash: string, requi
   const cachedData = cached?.data;
   const dynamicImport = (vmConstants as unknown as { USE_MAIN_CONTEXT_DEFAULT_LOADER?: symbol }).USE_MAIN_CONTEXT_DEFAULT_LOADER;
   const options = { filename: bundle, ...(dynamicImport ? { importModuleDynamically: dynamicImport as never } : {}) };
+  // The build writes the bundle inside the module wrapper (scripts/build.mjs): wrapped here, the
+  // text would be copied once more into a flat string before V8 compiles it.
+  const code = source.startsWith(WRAP_HEAD) ? source : nodeModule.Module.wrap(source);
   let script: Script;
   try {
-    script = new Script(nodeModule.Module.wrap(source), { ...options, cachedData });
+    script = new Script(code, { ...options, cachedData });
   } catch {
-    script = new Script(nodeModule.Module.wrap(source), options);
+    script = new Script(code, options);
   }
   const usable = cached !== undefined && !script.cachedDataRejected;
   if (dir && file && !(usable && cached.warm)) {

@@ -7,7 +7,7 @@
  *              (2026-07-28: the result stamped as the SDK stamps it, call-shapes.ts)
  *       no  ─► the SDK, as before
  *   notifications/cancelled naming a call taken here ─► its signal aborts and no answer
- *              is sent (what the SDK does for its own); the SDK is told too
+ *              is sent (what the SDK does for its own); the SDK, once loaded, is told too
  *   end of the connection ─► every call taken here is aborted
  *
  * Why: on a paced call the SDK's path around our handler (era routing, zod type guards on
@@ -16,9 +16,10 @@
  * message the SDK would hand our handler unchanged is taken: an id, `params` holding a
  * string `name` and, if any, a plain-object `arguments`, nothing else (no `_meta`, so no
  * progress token and no 2026 envelope), on a connection whose 2025-era initialize was
- * answered by stdio-first and accepted by the SDK. With telemetry on, such a call gets the
- * SERVER span the SDK handler's wrapper would give it (build.ts traced), with the same
- * attributes. On a connection the SDK pinned to 2026-07-28 (it
+ * answered by stdio-first (of a shape the SDK accepts, stdio-first.test.ts) and not refused
+ * by the SDK: taken before the SDK is loaded too, so a short session never loads it. With
+ * telemetry on, such a call gets the SERVER span the SDK handler's wrapper would give it
+ * (build.ts traced), with the same attributes. On a connection the SDK pinned to 2026-07-28 (it
  * answered a request of that revision other than server/discover), the same with the
  * revision's envelope in `_meta` and nothing else (call-shapes.ts plainModernCall).
  * Everything else, however close, goes to the SDK.
@@ -86,16 +87,17 @@ export class StdioCalls {
     return true;
   }
 
-  /** A cancellation of a call taken here aborts it; the notification still goes on to the SDK. */
-  cancelled(m: Msg): void {
-    if (m.method !== 'notifications/cancelled' || !isPlain(m.params)) return;
+  /** A cancellation of a call taken here aborts it (true); once the SDK is loaded, the notification still goes on to it. */
+  cancelled(m: Msg): boolean {
+    if (m.method !== 'notifications/cancelled' || !isPlain(m.params)) return false;
     const id = m.params.requestId;
-    if (!isId(id)) return;
+    if (!isId(id)) return false;
     const ctl = this.running.get(id);
-    if (!ctl) return;
+    if (!ctl) return false;
     this.running.delete(id);
     // The reason as the client gave it, as the SDK passes it on for its own calls.
     ctl.abort(m.params.reason);
+    return true;
   }
 
   /** The connection is over: nothing taken here is answered any more. */

@@ -4,21 +4,28 @@
  *   message ─► initialize of the plain 2025 shape below ─► answered here, as the SDK's Server answers it
  *           ─► notifications/initialized, after that    ─► kept
  *           ─► tools/list without params, after that     ─► answered here (listing.ts: what buildServer serves)
+ *           ─► a plain tools/call, after that            ─► taken past the SDK (stdio-calls.ts), which stays unloaded
  *           ─► anything else                             ─► hand over, this message first in line
- *   hand over (on such a message, or just after the first tools/list answer):
+ *   hand over (on such a message, or once the connection opened here has been quiet a while):
  *     load the SDK ─► serveStdio on a relay ─► replay initialize and initialized (the SDK's answer to
  *     the replayed initialize is dropped: the client has ours) ─► what arrived meanwhile, in order
  *     ─► from then on every message goes straight to the SDK, which pins the era as before,
- *        except a plain tools/call once the SDK accepted the initialize answered here, or once
- *        it answered a 2026-07-28 request other than server/discover (stdio-calls.ts)
+ *        except a plain tools/call on a 2025-era connection opened here (the SDK accepted the
+ *        initialize, or has not been needed yet), or once it answered a 2026-07-28 request other
+ *        than server/discover (stdio-calls.ts)
  *
  * Loading the SDK (zod schemas for every protocol revision) is about a quarter of a cold start,
  * and a host waits for the tool list before it shows the server ready. Only a message whose every
  * field is known to pass the SDK's own checks is answered here (test/server/stdio-first.test.ts
  * compares each such answer with the SDK's, byte for byte); anything else, however close, goes to
- * the SDK. Nothing here runs a tool or decides anything: before the hand-over every tools/call
- * waits for the SDK, and after it a tools/call reaches the gate through the SDK's handler or
- * through stdio-calls.ts, which calls the same dispatch.
+ * the SDK. Nothing here runs a tool or decides anything: a tools/call reaches the gate through the
+ * SDK's handler or through stdio-calls.ts, which calls the same dispatch.
+ *
+ * Why a plain call does not wait for the SDK: on such a connection the SDK would hand it to our
+ * handler unchanged (stdio-calls.ts compares the answers byte for byte), so the SDK's load, a
+ * third of the CPU a short session (initialize, tools/list, a few calls) spends, bought nothing
+ * there. A host that idles (between turns) still gets the SDK loaded then (PRELOAD_IDLE_MS),
+ * before its first ping or resources/list, as before.
  *
  * With telemetry on, a tools/list answered here is still a SERVER span, as the SDK's handler
  * would record it (build.ts, traced); initialize never is, here or in the SDK (its protocol layer
@@ -37,6 +44,13 @@ type Id = string | number;
 
 /** The 2025-era revisions: an initialize that asks for one of them is answered with it. */
 export const LEGACY_REVISIONS: readonly string[] = PROTOCOL_REVISIONS.filter((r) => r < '2026');
+
+/**
+ * How long a connection opened here stays quiet (no message since the last) before the SDK
+ * loads anyway: a host idling between turns then has it ready for a later ping or resource
+ * read, while a short session that only lists and calls ends without ever paying for it.
+ */
+export const PRELOAD_IDLE_MS = 1000;
 
 
 function plainInitialize(m: Msg): m is Msg & { id: Id; params: { protocolVersion: string } } {
@@ -141,25 +155,36 @@ export class StdioOpening {
   private loading: Promise<Served | undefined> | undefined;
   /** Plain tools/call messages answered past the SDK, once it has accepted the initialize answered here. */
   private calls: StdioCalls | undefined;
+  /**
+   * Plain tools/call messages answered past the SDK before it is loaded (a 2025-era connection
+   * opened here); they become `calls` once the SDK accepts the replayed initialize.
+   */
+  private early: StdioCalls | undefined;
+  /** Loads the SDK once the connection opened here has been quiet for PRELOAD_IDLE_MS. */
+  private idle: NodeJS.Timeout | undefined;
   /** How a call is run past the SDK, kept until the connection shows its era (a 2026-07-28 one, watchPin). */
   private call: CallFn | undefined;
 
   /**
    * `serve` loads the SDK and serves on the transport it is given (serveStdio). `deadlineMs`
-   * bounds the wait for the SDK's answer to the replayed initialize.
+   * bounds the wait for the SDK's answer to the replayed initialize. `call`, given, runs a plain
+   * tools/call of a connection opened here without the SDK (the same dispatch as Served.call).
    */
   constructor(
     private readonly transport: Transport,
     private readonly serve: (wire: Transport) => Promise<Served>,
     private readonly log: (line: string) => void,
     private readonly deadlineMs: number,
+    private readonly callEarly?: CallFn,
   ) {
     this.relay = new Relay(transport);
     transport.onmessage = (m) => this.receive(m as unknown as Msg);
     transport.onerror = (e) => this.relay.onerror?.(e);
     transport.onclose = () => {
       this.closed = true;
+      clearTimeout(this.idle);
       this.calls?.end();
+      this.early?.end();
       if (this.phase === 'through') this.relay.onclose?.();
     };
   }
@@ -169,16 +194,32 @@ export class StdioOpening {
       if (this.calls) {
         if (this.calls.take(m)) return;
         this.calls.cancelled(m);
-      } else if (this.call && !this.relay.watched && modernRequest(m)) this.watchPin(m.id);
+      } else {
+        // Calls taken before an SDK that then refused the initialize: still cancellable.
+        this.early?.cancelled(m);
+        if (this.call && !this.relay.watched && modernRequest(m)) this.watchPin(m.id);
+      }
       return this.relay.onmessage?.(m as unknown as JSONRPCMessage);
     }
     if (this.phase === 'loading') return void this.waiting.push(m);
+    this.idle?.refresh();
+    if (this.early) {
+      if (this.early.take(m)) return;
+      // A cancellation of a call taken here is for it alone: no call of the SDK's can be running yet.
+      if (this.early.cancelled(m)) return;
+    }
     const answer = firstAnswer(m, this.initialized);
     if (answer) {
       if (m.method === 'initialize') {
         this.initialized = true;
         this.said.push(m);
-      } else {
+        const p = m.params as { protocolVersion?: string };
+        if (this.callEarly) {
+          this.early = new StdioCalls(this.transport, this.callEarly, this.log, 'legacy', p.protocolVersion);
+          // The SDK loads when a message needs it, or once the client goes quiet.
+          this.idle = setTimeout(() => void this.handOver(), PRELOAD_IDLE_MS).unref();
+        }
+      } else if (!this.callEarly) {
         // The tool list is out: load the SDK now, before the first call needs it.
         setImmediate(() => void this.handOver());
       }
@@ -215,6 +256,7 @@ export class StdioOpening {
   }
 
   private async load(): Promise<Served | undefined> {
+    clearTimeout(this.idle);
     if (this.closed) return undefined;
     this.phase = 'loading';
     let served: Served;
@@ -237,7 +279,9 @@ export class StdioOpening {
       else accepted = true;
     }
     // On a 2025-era connection opened here (an initialize answered above, the SDK agreeing); a 2026-era one is watched for (watchPin).
-    if (accepted && served.call && !this.closed) this.calls = new StdioCalls(this.transport, served.call, this.log, 'legacy', (this.said[0]?.params as { protocolVersion?: string } | undefined)?.protocolVersion);
+    // Calls already taken before the SDK loaded go on as they were: the same dispatch either way.
+    if (accepted && this.early) this.calls = this.early;
+    else if (accepted && served.call && !this.closed) this.calls = new StdioCalls(this.transport, served.call, this.log, 'legacy', (this.said[0]?.params as { protocolVersion?: string } | undefined)?.protocolVersion);
     else if (!accepted) this.call = served.call;
     this.phase = 'through';
     // In order, and before anything newer: no message can arrive between these lines.

@@ -6,7 +6,8 @@
  *   BoundedStdioTransport ─► StdioOpening (initialize and tools/list answered before the
  *   SDK loads; stdio-first.ts) ─► serveStdio (SDK: 2026-07-28 or 2025 era, pinned by
  *   the first message) ─► buildServer(connection) ─► dispatch ─► gate
- *                                 └─► a plain 2025-era tools/call (stdio-calls.ts) ─► dispatch ─► gate
+ *                                 └─► a plain 2025-era tools/call (stdio-calls.ts), before the
+ *                                     SDK loads or after ─► dispatch ─► gate
  */
 import type { Engine } from '../engine/engine.js';
 import { Connection } from './connection.js';
@@ -45,6 +46,8 @@ export async function serveOverStdio(o: StdioServeOptions): Promise<number> {
     },
     o.log,
     limits.operation_deadline_ms,
+    // A plain call before the SDK is needed: dispatch alone (it reaches no SDK code), so a short session never loads the SDK.
+    async (name, args, signal) => (await import('./dispatch.js')).callTool(conn, name, args, signal),
   );
   await transport.start();
   // A signal ends the connection the same way end of input does: owned jobs are cancelled and reaped first.

@@ -1,23 +1,16 @@
 /*
  * Opens a profile's state.db: WAL so a CLI command and a running server both
  * work, foreign keys on, a busy timeout from policy, then pending migrations.
- * The driver itself is required on the first open, not at start-up.
+ * The driver itself is loaded on the first open, not at start-up (sqlite-driver.ts).
  */
 import { closeSync, openSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { ScError } from '../errors.js';
 import { MIGRATIONS } from './migrations.js';
+import { openSqlite } from './sqlite-driver.js';
 
 export type Db = Database.Database;
-
-let driver: typeof Database | undefined;
-
-/** better-sqlite3, loaded when a database first opens: most launches (and tools/list) never need it. */
-function sqlite(): typeof Database {
-  return (driver ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database);
-}
 
 export function openDb(profileDir: string, busyTimeoutMs: number): Db {
   const path = join(profileDir, 'state.db');
@@ -25,7 +18,7 @@ export function openDb(profileDir: string, busyTimeoutMs: number): Db {
   try {
     // Create the file 0600 before SQLite does; its -wal and -shm files copy this mode.
     closeSync(openSync(path, 'a', 0o600));
-    db = new (sqlite())(path, { timeout: busyTimeoutMs });
+    db = openSqlite(path, { timeout: busyTimeoutMs });
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');

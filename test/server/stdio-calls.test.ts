@@ -7,7 +7,7 @@ import t from 'tap';
 import { buildServer } from '../../src/server/build.js';
 import { callTool } from '../../src/server/dispatch.js';
 import { plainCall } from '../../src/server/stdio-calls.js';
-import { type Served, StdioOpening } from '../../src/server/stdio-first.js';
+import { PRELOAD_IDLE_MS, type Served, StdioOpening } from '../../src/server/stdio-first.js';
 import { connection, sandbox, sleep, until } from '../fixtures/env.js';
 import { INIT, raw } from '../fixtures/mcp.js';
 import { sdkAnswers, Wire } from '../fixtures/stdio-wire.js';
@@ -162,6 +162,105 @@ t.test('over a real stdio connection the answers are the same, and each call is 
   const { readAudit } = await import('../../src/store/audit.js');
   const decided = readAudit(audit.engine.db(), { kinds: ['decision'], limit: 1000 }).filter((r) => (r.body as Msg).action === 'tool:shadow_status');
   t.equal(decided.length, 2, 'both calls were decided and recorded by the gate');
+});
+
+/** Our stdio opening as `mcp serve` builds it, plain calls taken before the SDK loads included; `loaded` tells whether it did. */
+function servingEarly(c: Conn, call?: Served['call']) {
+  const wire = new Wire();
+  const taken: string[] = [];
+  const state = { loaded: false };
+  const run: NonNullable<Served['call']> = (name, args, signal) => {
+    taken.push(name);
+    return call ? call(name, args, signal) : callTool(c.conn, name, args, signal);
+  };
+  const opening = new StdioOpening(
+    wire,
+    async (relay) => {
+      state.loaded = true;
+      const served = serveStdio(() => buildServer(c.conn), { legacy: 'serve', transport: relay });
+      return { close: () => served.close(), call: run };
+    },
+    () => undefined,
+    5000,
+    run,
+  );
+  const say = (m: Msg) => wire.onmessage?.(m as unknown as JSONRPCMessage);
+  const answers = async (messages: Msg[]) => {
+    const ids = messages.filter((m) => m.id !== undefined).map((m) => m.id);
+    for (const m of messages) say(m);
+    await wire.sentUntil(() => ids.every((id) => wire.sent.some((s) => s.id === id)), 5000);
+    return ids.map((id) => JSON.stringify(wire.sent.find((s) => s.id === id)));
+  };
+  return { wire, taken, state, say, answers, close: () => opening.close() };
+}
+
+t.test('after an opening answered here, a plain call is answered before the SDK loads, byte for byte as the SDK answers it', async (t) => {
+  const sb = sandbox('calls-early');
+  const c = await connection(sb);
+  t.teardown(() => c.close());
+  const list = { jsonrpc: '2.0', id: 'list', method: 'tools/list' };
+  const calls = [...PLAIN.map(([name, args], i) => call(11 + i, name, args)), { ...call(18, 'shadow_status', {}), id: 'a string id' }];
+  const o = servingEarly(c);
+  t.teardown(() => o.close());
+  const ours = await o.answers([...OPENING, list, ...calls]);
+  t.notOk(o.state.loaded, 'the SDK was not loaded for the opening, the tool list or plain calls');
+  t.same(o.taken, calls.map((m) => (m.params as Msg).name), 'every call was taken past the SDK');
+  const sdk = await sdkAnswers(c.conn, [...OPENING, list, ...calls]);
+  t.same(ours.map(same), sdk.map(same));
+  t.match(JSON.parse(ours[6]!).result, { isError: true, structuredContent: { error: { code: /^SC_POLICY_/, decision_id: /^[0-9a-f-]{36}$/ } } }, 'a refusal is decided by the gate before the SDK loads too');
+
+  // A message only the SDK answers loads it; it is told the opening, and plain calls are still taken past it.
+  const [pong] = await o.answers([{ jsonrpc: '2.0', id: 'ping', method: 'ping' }]);
+  t.ok(o.state.loaded, 'a ping loaded the SDK');
+  t.same(JSON.parse(pong!), { result: {}, jsonrpc: '2.0', id: 'ping' }, 'and the SDK answered it');
+  const [late] = await o.answers([call(30, 'shadow_status', {}), call(31, 'shadow_status', {}, { _meta: { progressToken: 1 } })]);
+  t.same(o.taken.length, calls.length + 1, 'a plain call after the SDK loaded is taken past it, the one with a progress token is not');
+  t.equal(JSON.parse(late!).result.structuredContent.connection.transport, 'stdio');
+});
+
+t.test('a call taken before the SDK loads: a cancellation stops it without loading the SDK, and the end of the connection stops the rest', async (t) => {
+  const sb = sandbox('calls-early-cancel');
+  const c = await connection(sb);
+  t.teardown(() => c.close());
+  const reasons: unknown[] = [];
+  const slow = (name: string, _a: unknown, signal: AbortSignal) =>
+    new Promise<CallToolResult>((resolve) => {
+      if (name !== 'slow') return resolve({ content: [{ type: 'text', text: 'quick' }] });
+      signal.addEventListener('abort', () => (reasons.push(signal.reason), resolve({ content: [{ type: 'text', text: 'too late' }] })));
+    });
+  const o = servingEarly(c, slow);
+  for (const m of OPENING) o.say(m);
+  o.say(call(11, 'slow', {}));
+  o.say({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 11, reason: 'the user pressed escape' } });
+  const [quick] = await o.answers([call(12, 'quick', {})]);
+  await sleep(50);
+  t.same(reasons, ['the user pressed escape'], "the call's signal aborted with the client's reason");
+  t.notOk(o.wire.sent.some((m) => m.id === 11), 'the cancelled call is never answered');
+  t.match(JSON.parse(quick!), { id: 12, result: { content: [{ text: 'quick' }] } }, 'the connection goes on');
+  t.notOk(o.state.loaded, 'the cancellation did not need the SDK');
+
+  o.say(call(13, 'slow', {}));
+  await o.wire.close();
+  await o.close();
+  await until(() => reasons.length === 2, 5000);
+  t.equal((reasons[1] as Error).message, 'the connection ended');
+  t.notOk(o.wire.sent.some((m) => m.id === 13), 'a call still running when the connection ends is stopped, not answered');
+  t.notOk(o.state.loaded, 'a connection that never needed the SDK ends without loading it');
+});
+
+t.test('a connection that goes quiet after its tool list gets the SDK loaded, ready for what only it answers', async (t) => {
+  const sb = sandbox('calls-early-idle');
+  const c = await connection(sb);
+  t.teardown(() => c.close());
+  const o = servingEarly(c);
+  t.teardown(() => o.close());
+  await o.answers([...OPENING, { jsonrpc: '2.0', id: 'list', method: 'tools/list' }]);
+  t.notOk(o.state.loaded, 'not right after the tool list');
+  await until(() => o.state.loaded, PRELOAD_IDLE_MS + 5000);
+  const [res] = await o.answers([{ jsonrpc: '2.0', id: 'res', method: 'resources/list' }]);
+  t.ok(JSON.parse(res!).result.resources.length > 0, 'the SDK answers resources/list');
+  await o.answers([call(20, 'shadow_status', {})]);
+  t.same(o.taken, ['shadow_status'], 'and plain calls are still taken past it');
 });
 
 // The 2026-07-28 revision over stdio: no initialize; every request carries the revision's envelope.

@@ -7,8 +7,9 @@
  * without racing a live one.
  */
 import { closeSync, openSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { ScError } from '../../errors.js';
+import { openSqlite } from '../../store/sqlite-driver.js';
 
 export interface EngineLock {
   release(): void;
@@ -19,7 +20,7 @@ export function acquireEngineLock(path: string): EngineLock | null {
   closeSync(openSync(path, 'a', 0o600));
   let db: Database.Database;
   try {
-    db = new Database(path, { timeout: 0 });
+    db = openSqlite(path, { timeout: 0 });
     db.pragma('journal_mode = DELETE');
     db.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER NOT NULL)');
   } catch (err) {

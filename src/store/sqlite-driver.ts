@@ -1,0 +1,36 @@
+/*
+ * better-sqlite3, loaded when a database first opens: most launches (and tools/list) never need it.
+ *
+ *   first open ─► the package's addon where its install puts it (build/Release)?
+ *       yes ─► its JavaScript: in dist/cli.cjs bundled, so compiled from the CLI's code cache;
+ *              from source or the library, required from the package ─► the addon, by path
+ *       no  ─► the package as it is: its own `bindings` search finds the addon
+ *
+ * Why: Node's loader resolving, reading and compiling the package's dozen files one by one, and
+ * `bindings` probing a dozen paths for the addon (a stack trace and a stat each), were ~10 ms of
+ * CPU of every start that opens a database. The bundled copy is only ever given the addon: its
+ * `bindings` would look for it beside dist/, not in the package.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type Database from 'better-sqlite3';
+
+type DatabaseClass = typeof Database;
+
+let driver: { readonly Database: DatabaseClass; readonly addon?: object } | undefined;
+
+function load(): NonNullable<typeof driver> {
+  const req = createRequire(import.meta.url);
+  const addon = join(dirname(req.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
+  if (!existsSync(addon)) return { Database: req('better-sqlite3') as DatabaseClass };
+  // A plain require here is what esbuild bundles into dist/cli.cjs (scripts/build.mjs); ES modules (source, tests) have none.
+  const js = (typeof require === 'function' ? require('better-sqlite3') : req('better-sqlite3')) as DatabaseClass;
+  return { Database: js, addon: req(addon) as object };
+}
+
+/** A connection to the SQLite file at `path`, as `new Database(path, options)` opens it. */
+export function openSqlite(path: string, options: Database.Options): Database.Database {
+  const d = (driver ??= load());
+  return new d.Database(path, d.addon ? { ...options, nativeBinding: d.addon as never } : options);
+}
