@@ -3,7 +3,7 @@
  * (`true`, in a project) started bare and started the way the spawn point
  * starts it sandboxed (confinedCommand: the placeholders for the project's
  * missing protected paths, the bwrap command line; then bwrap with its syscall
- * filter on a descriptor of its own, forked in root's pids cgroup as the supervisor does), each timed
+ * filter on a descriptor of its own, forked in root's pids cgroup as the spawn point does), each timed
  * from the start of that work to the process's exit; the placeholders given
  * back after the exit are timed apart as teardown (with the shipped
  * placeholder_linger_ms they stay for the next start: made by the first, removed
@@ -34,7 +34,7 @@ import { openDb } from '../src/store/db.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
-/** One start to exit; `start` spawns it (bare, or the sandbox the way the supervisor starts it). */
+/** One start to exit; `start` spawns it (bare, or the sandbox the way the spawn point starts it). */
 function once(start: () => ChildProcess): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
@@ -95,7 +95,7 @@ export async function run(o: { rounds?: number; calls?: number } = {}) {
             const t0 = performance.now();
             const c = boxed();
             await once(() => {
-              // As the supervisor starts it: inherited descriptors closed by bwrap, the filter on a descriptor of its own, root's cgroup joined for the fork.
+              // As the spawn point starts it: inherited descriptors closed by bwrap, the filter on a descriptor of its own, root's cgroup joined for the fork.
               const s = sealed(c.argv, 'ignore', c.bwrapAt, undefined, c.filter);
               const child = inCgroup(c.cgroup, () => spawn(s.argv[0] as string, s.argv.slice(1), { cwd: project, stdio: s.stdio, env: c.env, detached: true }));
               s.feed(child);
