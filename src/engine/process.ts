@@ -1,5 +1,5 @@
 /*
- * Runs an approved command under the supervisor of the spawn point, in the
+ * Runs an approved command supervised by the spawn point, in the
  * project directory, with a literal argv and the sanitised environment, in the
  * sandbox (network only when the project has it).
  *

@@ -1,8 +1,8 @@
 /*
  * Starts a coding CLI for one task: the literal executable and arguments (no
  * shell), in the project's real path, with the sanitised environment plus only
- * the names the runner needs, as the leader of its own process group under the
- * spawn point's supervisor, in the OS sandbox where one can be made.
+ * the names the runner needs, as the leader of its own process group supervised by
+ * the spawn point, in the OS sandbox where one can be made.
  *
  *   spawnRunner(ticket 'runner:spawn', spec)
  *     ─► spawn/supervise (audit row: kind runner, level, network open to reach the model)
@@ -12,7 +12,8 @@
  *           relay program with its node (read-only), the run dir (relay socket,
  *           MCP config) read-write; home, profile and /tmp private ─► CLI (own group)
  *     stdout ─► bounded JSON lines ─► onLine     stderr ─► bounded capture
- *     cancel() / our death ─► supervisor: TERM, grace, KILL to the group
+ *     cancel() ─► TERM, grace, KILL to the group   our death ─► the sandbox ends with us
+ *     (bwrap's --die-with-parent; unsandboxed, the node supervisor's cleanup)
  *
  * A line longer than the line cap, or more stdout than the output cap, stops
  * the CLI and fails the run: nothing it prints can grow without bound here.

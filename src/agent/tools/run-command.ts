@@ -8,7 +8,7 @@
  *   means, and which of them the command runs, with their diffs)
  *   ─► approved ─► gate 'job:run' ─► job supervisor: own process group, policy env,
  *   output to job events (capped at jobs.output_bytes), stopped on cancel, on
- *   agent.command_timeout_ms, and by the supervisor itself if the engine dies
+ *   agent.command_timeout_ms, and with the engine if it dies (the sandbox, or the supervisor)
  *   ─► the watch observes again: what the command changed is a change of the task
  *   ─► exit status and output (and the files it changed) back to the model
  *   ─► a protected path it created where the sandbox could hold nothing (a new nested

@@ -8,7 +8,7 @@
  *     the user's others; N at most the hard limit this process has (it cannot be raised)
  *   root ─► exempt from RLIMIT_NPROC, so a pids cgroup of its own per start: a child of
  *     our cgroup in the v1 pids hierarchy (or of the v2 root, where pids is enabled),
- *     pids.max = N; the process that starts bwrap (the supervisor, or this one) joins it
+ *     pids.max = N; the process that starts bwrap (this one, or the supervisor) joins it
  *     for the fork and goes back to its own right after (inCgroup), so bwrap and everything
  *     inside start in it and no shell runs first; removed again once the sandbox has ended
  *     (its last processes leave it a moment after bwrap: tried again for up to 2 s; a dead
