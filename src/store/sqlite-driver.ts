@@ -4,14 +4,15 @@
  *   first open ─► the package's addon where its install puts it (build/Release)?
  *       yes ─► its JavaScript: in dist/cli.cjs bundled, so compiled from the CLI's code cache;
  *              from source or the library, required from the package ─► the addon, by path
- *       no  ─► the package as it is: its own `bindings` search finds the addon
+ *       no, or the package is not the version dist/cli.cjs carries ─► the package as it is:
+ *              its own JavaScript, whose `bindings` search finds the addon
  *
  * Why: Node's loader resolving, reading and compiling the package's dozen files one by one, and
  * `bindings` probing a dozen paths for the addon (a stack trace and a stat each), were ~10 ms of
  * CPU of every start that opens a database. The bundled copy is only ever given the addon: its
  * `bindings` would look for it beside dist/, not in the package.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -22,11 +23,23 @@ let driver: { readonly Database: DatabaseClass; readonly addon?: object } | unde
 
 function load(): NonNullable<typeof driver> {
   const req = createRequire(import.meta.url);
-  const addon = join(dirname(req.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
-  if (!existsSync(addon)) return { Database: req('better-sqlite3') as DatabaseClass };
+  const manifest = req.resolve('better-sqlite3/package.json');
+  const addon = join(dirname(manifest), 'build', 'Release', 'better_sqlite3.node');
   // A plain require here is what esbuild bundles into dist/cli.cjs (scripts/build.mjs); ES modules (source, tests) have none.
-  const js = (typeof require === 'function' ? require('better-sqlite3') : req('better-sqlite3')) as DatabaseClass;
+  const own = typeof require === 'function';
+  // The bundled JavaScript is the version the CLI was built with; the dependency's range lets npm install a later
+  // one, whose addon only its own JavaScript may drive: read from disk, the installed version; required, ours.
+  if (!existsSync(addon) || (own && (require('better-sqlite3/package.json') as { version: string }).version !== installedVersion(manifest))) return { Database: req('better-sqlite3') as DatabaseClass };
+  const js = (own ? require('better-sqlite3') : req('better-sqlite3')) as DatabaseClass;
   return { Database: js, addon: req(addon) as object };
+}
+
+function installedVersion(manifest: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A connection to the SQLite file at `path`, as `new Database(path, options)` opens it. */
