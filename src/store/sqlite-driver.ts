@@ -12,7 +12,7 @@
  * CPU of every start that opens a database. The bundled copy is only ever given the addon: its
  * `bindings` would look for it beside dist/, not in the package.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -28,18 +28,11 @@ function load(): NonNullable<typeof driver> {
   // A plain require here is what esbuild bundles into dist/cli.cjs (scripts/build.mjs); ES modules (source, tests) have none.
   const own = typeof require === 'function';
   // The bundled JavaScript is the version the CLI was built with; the dependency's range lets npm install a later
-  // one, whose addon only its own JavaScript may drive: read from disk, the installed version; required, ours.
-  if (!existsSync(addon) || (own && (require('better-sqlite3/package.json') as { version: string }).version !== installedVersion(manifest))) return { Database: req('better-sqlite3') as DatabaseClass };
+  // one, whose addon only its own JavaScript may drive. `req` reads the installed manifest; a plain require (bundled), ours.
+  type Manifest = { version?: string };
+  if (!existsSync(addon) || (own && (require('better-sqlite3/package.json') as Manifest).version !== (req(manifest) as Manifest).version)) return { Database: req('better-sqlite3') as DatabaseClass };
   const js = (own ? require('better-sqlite3') : req('better-sqlite3')) as DatabaseClass;
   return { Database: js, addon: req(addon) as object };
-}
-
-function installedVersion(manifest: string): string | undefined {
-  try {
-    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A connection to the SQLite file at `path`, as `new Database(path, options)` opens it. */

@@ -51,7 +51,8 @@ t.test('the installed package opens its database with the JavaScript of the bett
   // The version the CLI was built with: its bundled JavaScript, and only the addon from the package.
   const same = ownPrefix(prefix, 'same');
   const asBuilt = await statusLoads(same);
-  t.same(asBuilt, [addon(same)], 'the version it was built with: only the addon is loaded from the package');
+  t.ok(asBuilt.includes(addon(same)), 'the version it was built with: the addon is loaded from the package');
+  t.same(asBuilt.filter((f) => f.endsWith('.js')), [], 'and none of its JavaScript: the bundled copy drives it');
 
   // npm installed a later version within the range: its JavaScript goes with its addon.
   const later = ownPrefix(prefix, 'later');
