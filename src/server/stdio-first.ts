@@ -286,6 +286,8 @@ export class StdioOpening {
     this.phase = 'through';
     // In order, and before anything newer: no message can arrive between these lines.
     for (const m of this.waiting.splice(0)) {
+      // A cancellation that came while the SDK loaded may be for a call taken before it: the SDK never saw that call.
+      this.early?.cancelled(m);
       if (this.call && !this.relay.watched && modernRequest(m)) this.watchPin(m.id);
       this.relay.onmessage?.(m as unknown as JSONRPCMessage);
     }

@@ -248,6 +248,34 @@ t.test('a call taken before the SDK loads: a cancellation stops it without loadi
   t.notOk(o.state.loaded, 'a connection that never needed the SDK ends without loading it');
 });
 
+t.test('a call taken before the SDK loads: a cancellation that comes while the SDK loads still stops it', async (t) => {
+  const sb = sandbox('calls-early-cancel-loading');
+  const c = await connection(sb);
+  t.teardown(() => c.close());
+  const reasons: unknown[] = [];
+  const slow = (name: string, _a: unknown, signal: AbortSignal) =>
+    new Promise<CallToolResult>((resolve) => {
+      if (name !== 'slow') return resolve({ content: [{ type: 'text', text: 'quick' }] });
+      signal.addEventListener('abort', () => (reasons.push(signal.reason), resolve({ content: [{ type: 'text', text: 'too late' }] })));
+    });
+  const o = servingEarly(c, slow);
+  t.teardown(() => o.close());
+  for (const m of OPENING) o.say(m);
+  o.say(call(11, 'slow', {}));
+  t.same(o.taken, ['slow'], 'the call was taken past the SDK');
+  t.notOk(o.state.loaded, 'before the SDK loaded');
+  // The ping starts the SDK's load; the cancellation arrives while it loads, and waits with the ping.
+  o.say({ jsonrpc: '2.0', id: 'ping', method: 'ping' });
+  o.say({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 11, reason: 'the user pressed escape' } });
+  // Answered by the SDK after everything that waited for it was handed on, the cancellation included.
+  await o.answers([{ jsonrpc: '2.0', id: 'ping2', method: 'ping' }]);
+  t.ok(o.state.loaded, 'the SDK loaded');
+  const [quick] = await o.answers([call(12, 'quick', {})]);
+  t.match(JSON.parse(quick!), { id: 12, result: { content: [{ text: 'quick' }] } }, 'the connection goes on');
+  t.same(reasons, ['the user pressed escape'], "the call's signal aborted with the client's reason");
+  t.notOk(o.wire.sent.some((m) => m.id === 11), 'the cancelled call is never answered');
+});
+
 t.test('a connection that goes quiet after its tool list gets the SDK loaded, ready for what only it answers', async (t) => {
   const sb = sandbox('calls-early-idle');
   const c = await connection(sb);
