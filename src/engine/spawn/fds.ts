@@ -18,11 +18,17 @@
  *     bwrap reads it to its end, loads it for the command and closes M: still fds 0-2 only.
  *     Ready when bwrap starts: nothing waits for this process's event loop. feed() closes
  *     this process's copy. Where no such file can be made, a pipe that feed() fills.
+ *   with a gate (bwrap, a start its starter supervises itself: own-group.ts) ─► a socket at the
+ *     lowest free descriptor from 3 to 9, put in the command line where GATE_FD stands, and
+ *     `--info-fd N` above everything (bwrap closes it in the sandbox); none free ─► no gate
  */
 import { closeSync, constants, openSync, readdirSync, readSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import type { Writable } from 'node:stream';
+
+/** Stands for the gate's descriptor in a command line (sandbox.ts GATE) until sealed() puts it in: no argument can hold a NUL. */
+export const GATE_FD = '\u0000gate-fd';
 
 const O_CLOEXEC = 0o2000000;
 /** The start of an fdinfo file: `pos:` and `flags:` are its first two lines, well inside this. */
@@ -112,12 +118,13 @@ function programFd(filter: Buffer): number | null {
  * With a syscall filter (and bwrap), the child gets it on a descriptor of its own:
  * call feed(child) once it is spawned (it closes this process's copy, or fills the pipe).
  */
-export function sealed(argv: readonly string[], stdio: StdioOptions, at: number | null, fds: readonly number[] = inheritableFds(), filter: Buffer | null = null): { argv: string[]; stdio: StdioOptions; feed: (child?: ChildProcess) => void } {
+export function sealed(argv: readonly string[], stdio: StdioOptions, at: number | null, fds: readonly number[] = inheritableFds(), filter: Buffer | null = null, gate = false): { argv: string[]; stdio: StdioOptions; feed: (child?: ChildProcess) => void; gate?: { readonly socket: number; readonly info: number } } {
   const out: Array<Exclude<StdioOptions, string>[number]> = typeof stdio === 'string' ? [stdio, stdio, stdio] : [...stdio];
   // Above 2, 'ignore' leaves the inherited descriptor in place: only what the caller passes on purpose is kept.
   const taken = fds.filter((fd) => out[fd] === undefined || out[fd] === null || out[fd] === 'ignore');
   const withFilter = at !== null && filter !== null;
-  if (taken.length === 0 && !withFilter) return { argv: [...argv], stdio, feed: () => {} };
+  const withGate = at !== null && gate;
+  if (taken.length === 0 && !withFilter && !withGate) return { argv: [...argv], stdio, feed: () => {} };
   if (taken.length) {
     devNull ??= openSync('/dev/null', 'r');
     while (out.length <= (taken[taken.length - 1] as number)) out.push('ignore');
@@ -148,5 +155,19 @@ export function sealed(argv: readonly string[], stdio: StdioOptions, at: number 
       };
     }
   }
-  return { argv: [...argv.slice(0, at + 1), ...extra, ...argv.slice(at + 1)], stdio: out, feed };
+  // The gate (sandbox.ts GATE): a socket the sandbox's first process holds until it is told go, below
+  // 10 (the shell names it in a redirection, and dash takes one digit there), and bwrap's report that
+  // it has tied itself to this process (--info-fd, which it closes in the sandbox). No free descriptor
+  // below 10 (seven inherited ones): no gate, and the caller starts it another way.
+  let held: { socket: number; info: number } | undefined;
+  const free = withGate ? [3, 4, 5, 6, 7, 8, 9].find((fd) => out[fd] === undefined || out[fd] === 'ignore') : undefined;
+  if (free !== undefined) {
+    while (out.length <= free) out.push('ignore');
+    out[free] = 'pipe';
+    held = { socket: free, info: out.length };
+    out.push('pipe');
+    extra.push('--info-fd', String(held.info));
+  }
+  const line = [...argv.slice(0, at + 1), ...extra, ...argv.slice(at + 1)].map((a) => (held && a === GATE_FD ? String(held.socket) : a));
+  return { argv: line, stdio: out, feed, ...(held ? { gate: held } : {}) };
 }

@@ -53,7 +53,7 @@ import { describeBound, inCgroup, joinCgroup, leaveCgroup, processBound, SHELL, 
 import { builderFor, bwrapBuilder, type Trial } from './builder.js';
 import { type Discarded, readDiscarded, reportFile } from './discarded.js';
 import { explainFailure, type SandboxBlock } from './explain.js';
-import { sealed } from './fds.js';
+import { GATE_FD, sealed } from './fds.js';
 import { type CachePlan, cachePlan } from './caches.js';
 import { absentInHome, type HomeLook, within } from './state-paths.js';
 import { type Boundary, definitionBoundary, hiddenPaths, NO_GRANTS, profileBoundary } from './grants.js';
@@ -253,6 +253,8 @@ export interface Extras {
   readonly protectedBinds?: readonly string[];
   /** Report what the process leaves in its private home and /tmp (a command, a background process, a server). */
   readonly report?: boolean;
+  /** Hold the command until this process says go (sandbox.ts GATE): a start this process supervises itself. */
+  readonly gate?: boolean;
   /** The report file made for this start (confinedCommand). */
   readonly reportFile?: string;
   /** The protected layout of each folder granted writable; found here when not given. */
@@ -276,8 +278,9 @@ export function commandLine(req: Omit<SpawnRequest, 'kind' | 'db'>, bwrap: strin
   const protectedBinds = extras.protectedBinds ?? (project ? protectedLayout(req.policy, project).entries.filter((e) => e.kind !== 'link').map((e) => e.rel) : []);
   const caches = extras.caches ?? projectCaches(req, profileDir, false, undefined, undefined, extras.grants);
   const report = extras.reportFile ? { report: { file: extras.reportFile, entries: req.policy.limits.sandbox.discarded_entries } } : {};
+  const gate = extras.gate ? { gate: true } : {};
   const grantProtected = (extras.grantLayouts ?? grantLayouts(req.policy, extras.grants)).map((g) => ({ root: g.root, rels: g.layout.entries.filter((e) => e.kind !== 'link').map((e) => e.rel) }));
-  return (builderFor() ?? bwrapBuilder).commandLine({ ...req.confine, ...report, grantProtected, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, caches, ...(extras.homeLook ? { homeLook: extras.homeLook } : {}), ...(extras.protectedSeen ? { protectedSeen: extras.protectedSeen } : {}), pathEntries: req.policy.limits.sandbox.path_entries, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
+  return (builderFor() ?? bwrapBuilder).commandLine({ ...req.confine, ...report, ...gate, grantProtected, profileDir, argv: req.argv, cwd: req.cwd, env: req.env, policy: sp, bwrap, trusted: req.trustedArgv, unset: req.policy.environment.deny, stateLimits: req.policy.limits.runners, find, grants: extras.grants, protectedBinds, caches, ...(extras.homeLook ? { homeLook: extras.homeLook } : {}), ...(extras.protectedSeen ? { protectedSeen: extras.protectedSeen } : {}), pathEntries: req.policy.limits.sandbox.path_entries, ...(proxy ? { proxy, network: false } : {}), ...(bounds ? { bounds } : {}) });
 }
 
 /** The private package caches of a start (caches.ts): none without a project; `dry` makes and copies nothing (sandbox show). */
@@ -410,7 +413,7 @@ function createdSince(policy: Policy, project: string, start: ProtectedLayout, h
 }
 
 /** Decides the sandbox, refuses when it is required and missing, records the spawn. */
-function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
+function prepare(ticket: GateTicket, req: SpawnRequest, gate = false): Prepared {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   const support = sandboxSupport();
   if (support.level === 'none' && req.policy.sandbox.require) {
@@ -424,7 +427,7 @@ function prepare(ticket: GateTicket, req: SpawnRequest): Prepared {
     // Only granted hosts: a proxy of its own, outside, for as long as the process lives.
     const proxy = proxied(req, grants) ? startNetProxy(ticket, { hosts: grants.hosts, gate: proxyGate(req), owner: ticket.owner, project: req.confine.project, limits: req.policy.limits.net_proxy }) : null;
     try {
-      const inner = confinedCommand(req, support.bwrap as string, profileDir, undefined, { grants, proxy, report: REPORTED.has(req.kind) });
+      const inner = confinedCommand(req, support.bwrap as string, profileDir, undefined, { grants, proxy, report: REPORTED.has(req.kind), gate });
       prepared = { ...inner, level: 'bwrap', release: () => (proxy?.close(), inner.release()) };
     } catch (err) {
       proxy?.close();
@@ -455,11 +458,12 @@ const REPORTED = new Set<SpawnKind>(['command', 'background', 'mcp_server']);
 export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: number; stdin: 'pipe' | 'ignore' }): Supervised {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
   if (sandboxSupport().level === 'bwrap') {
-    const p = prepare(ticket, req);
+    const p = prepare(ticket, req, true);
     if (p.level === 'bwrap' && !p.error) {
-      const child = forkSandboxed(p, req);
-      if (typeof child !== 'string') return supervised(child, ownGroup(child, req.graceMs), p, ticket.decisionId, req);
-      return underSupervisor(startSupervisor(req), { ...p, error: child }, ticket.decisionId, req);
+      const forked = forkSandboxed(p, req);
+      if (forked && typeof forked !== 'string') return supervised(forked.child, ownGroup(forked.child, req.graceMs, forked.gate), p, ticket.decisionId, req);
+      // No descriptor for the gate: the supervisor holds the sandbox's lifetime instead, as it did before.
+      return underSupervisor(startSupervisor(req), forked === null ? ungated(p) : { ...p, error: forked }, ticket.decisionId, req);
     }
     return underSupervisor(startSupervisor(req), p, ticket.decisionId, req);
   }
@@ -481,10 +485,11 @@ export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: num
 
 /**
  * bwrap for a sandboxed start, as the supervisor would fork it: its own process group, fds 0-2 only
- * (fds.ts), the filter on a descriptor of its own, forked in root's pids cgroup. The error text
+ * (fds.ts), the filter on a descriptor of its own, forked in root's pids cgroup; and the gate that
+ * holds the command until this process says go (sandbox.ts GATE, own-group.ts). The error text
  * when it cannot be forked (the cgroup cannot be joined, the fork itself fails).
  */
-function forkSandboxed(p: Prepared, req: SpawnRequest & { stdin: 'pipe' | 'ignore' }): ChildProcess | string {
+function forkSandboxed(p: Prepared, req: SpawnRequest & { stdin: 'pipe' | 'ignore' }): { child: ChildProcess; gate: { socket: number; info: number } } | string | null {
   const why = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
   if (p.cgroup) {
     try {
@@ -495,16 +500,26 @@ function forkSandboxed(p: Prepared, req: SpawnRequest & { stdin: 'pipe' | 'ignor
   }
   let s: ReturnType<typeof sealed> | null = null;
   try {
-    s = sealed(p.argv, [req.stdin, 'pipe', 'pipe'], p.bwrapAt, undefined, p.filter);
+    s = sealed(p.argv, [req.stdin, 'pipe', 'pipe'], p.bwrapAt, undefined, p.filter, true);
+    if (!s.gate) {
+      s.feed();
+      return null;
+    }
     const child = spawn(s.argv[0] as string, s.argv.slice(1), { cwd: req.cwd, env: p.env, detached: true, stdio: s.stdio, shell: false });
     s.feed(child);
-    return child;
+    return { child, gate: s.gate };
   } catch (err) {
     s?.feed();
     return `cannot start bwrap: ${why(err)}`;
   } finally {
     if (p.cgroup) leaveCgroup(p.cgroup);
   }
+}
+
+/** The same start without its gate (sandbox.ts GATE: the shell and its four arguments before the command). */
+function ungated(p: Prepared): Prepared {
+  const at = p.argv.indexOf(GATE_FD);
+  return at < 4 ? p : { ...p, argv: [...p.argv.slice(0, at - 4), ...p.argv.slice(at + 1)] };
 }
 
 /** node dist/supervisor.cjs, waiting for its spec on fd 4. */

@@ -28,6 +28,7 @@ import type { Sandbox as SandboxPolicy } from '../../../gen/types/sandbox.js';
 import { realOrSelf as real, realPath } from '../../util/confine.js';
 import { listDirNoFollow, readUserFile } from '../../util/safe-read.js';
 import { type CachePlan, cacheArgs } from './caches.js';
+import { GATE_FD } from './fds.js';
 import { type Boundary, cover, coverHidden, type DeclaredSandbox, grantArgs, hiddenPaths } from './grants.js';
 import { absentInHome, expandHome, guardedStatePaths, type HomeLook, type NamedLimits, privateStatePaths, readOnlyStateArgs, within } from './state-paths.js';
 import { type ToolchainView, toolchainView } from './toolchains.js';
@@ -125,6 +126,11 @@ export interface SandboxPlan extends Confinement {
    * are discarded with the sandbox, and its result says so (discarded.ts).
    */
   readonly report?: { readonly file: string; readonly entries: number };
+  /**
+   * Hold the command until its starter says go (GATE): a start whose starter supervises bwrap
+   * itself, with no supervisor process between them (own-group.ts).
+   */
+  readonly gate?: boolean;
 }
 
 /**
@@ -155,6 +161,18 @@ const LINKS = 'v() { o=$IFS; IFS=\'\n\'; set -f; set -- $l; IFS=$o; set +f; whil
 const REPORT = `trap : TERM INT HUP; f=$1 h=$2 k=$3 a=$4 l=$5 c=$6; shift 6; "$@"; s=$?; ${WALK}; ${LINKS}; v && { [ -z "$h" ] || w "$h"; } && w /tmp || find \${h:+"$h"} /tmp -xdev \\( -type f -o -type l ! -lname "$c" \\) -fprint "$f" 2>/dev/null; exit $s`;
 /** The process bound's shell (bounds.ts) ends by exec'ing the command; the report shell takes its limit over instead, saving a shell. */
 const EXEC_TAIL = 'exec "$@"';
+/**
+ * The sandbox's first process when its starter supervises bwrap itself (own-group.ts). bwrap ties
+ * itself to its parent (--die-with-parent) only after it has made the sandbox, and the sandbox's
+ * first process to bwrap only right before its exec: a starter killed before both were armed would
+ * leave the command running with no one to end it. So the command waits here: this shell says
+ * it is running (so the exec, and the tie before it, is done) on a socket to the starter, which
+ * answers go only once bwrap has also reported its own tie (--info-fd, written after it). A
+ * starter gone by then closes the socket: the read fails and nothing runs. The socket is closed
+ * before the exec, so the command never has it. $1: its descriptor (fds.ts puts it in place of
+ * GATE_FD).
+ */
+const GATE = 'g=$1; shift; printf r >&"$g" && read -r x <&"$g" && [ "$x" = go ] || exit 125; eval "exec $g>&-"; exec "$@"';
 /** Where the report file is inside: a folder of the sandbox's own root, no host folder. */
 export const REPORT_AT = '/run/shadowcode/report';
 
@@ -674,7 +692,7 @@ export function sandboxArgv(plan: SandboxPlan & { find?: Lookup }): string[] {
   // itself (outside) then exits only once the namespace is empty: its first process is reaped after
   // the rest. --die-with-parent is set on it before the exec (bubblewrap 0.8: the same prctl).
   if (report.length) out.splice(out.indexOf('--unshare-all') + 1, 0, '--as-pid-1');
-  out.push('--chdir', plan.cwd, '--', ...report, ...inner, ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
+  out.push('--chdir', plan.cwd, '--', ...(plan.gate ? ['/bin/sh', '-c', GATE, 'sh', GATE_FD] : []), ...report, ...inner, ...(plan.proxy ? [plan.proxy.node, plan.proxy.bridge, plan.proxy.socket, '--'] : []), ...plan.argv);
   return out;
 }
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, fstatSync, readFileSync, readlinkSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { sealed } from '../../../src/engine/spawn/fds.js';
+import { GATE_FD, sealed } from '../../../src/engine/spawn/fds.js';
 import { sandboxSupport } from '../../../src/engine/spawn/index.js';
 import { BIN, cli, ROOT, type Sandbox, sandbox, TS_IMPORT, withCodeCache } from '../../fixtures/env.js';
 import { FIXTURES } from '../../fixtures/runner-task.js';
@@ -92,6 +92,21 @@ t.test('what is passed on on purpose stays; everything else inherited is /dev/nu
   t.equal(typeof (bare.stdio as unknown[])[200], 'number');
   const none = sealed(['true'], 'inherit', null, []);
   t.strictSame([none.argv, none.stdio], [['true'], 'inherit'], 'with nothing inherited, nothing changes');
+});
+
+t.test('the gate gets a socket below 10, named in the command line in place of its mark, and bwrap an --info-fd; none where 3 to 9 are all inherited', async (t) => {
+  const line = ['/usr/bin/bwrap', '--unshare-all', '--', '/bin/sh', '-c', 'gate', 'sh', GATE_FD, 'true'];
+  const r = sealed(line, ['ignore', 'pipe', 'pipe'], 0, [3, 200], null, true);
+  const stdio = r.stdio as unknown[];
+  t.same(r.gate, { socket: 4, info: 201 }, 'the lowest free descriptor above 2 (3 is inherited), and bwrap\'s report above everything');
+  t.equal(stdio[4], 'pipe');
+  t.equal(stdio[201], 'pipe');
+  t.strictSame(r.argv, ['/usr/bin/bwrap', '--args', '3', '--args', '200', '--info-fd', '201', '--unshare-all', '--', '/bin/sh', '-c', 'gate', 'sh', '4', 'true'], 'the shell is told its descriptor');
+  const full = sealed(line, ['ignore', 'pipe', 'pipe'], 0, [3, 4, 5, 6, 7, 8, 9], null, true);
+  t.equal(full.gate, undefined, 'no descriptor below 10 left: no gate (the spawn point then starts it under the supervisor)');
+  t.notOk(full.argv.includes('--info-fd'));
+  const bare = sealed(['true'], 'inherit', null, [], null, true);
+  t.equal(bare.gate, undefined, 'without bwrap, no gate');
 });
 
 t.test("a syscall filter reaches bwrap on a descriptor of its own above everything else, named by --seccomp right after bwrap's other options", async (t) => {

@@ -5,7 +5,9 @@
 // busy timeout) starts nothing either; each refused start leaves no mark, no spawn row
 // and no placeholder in the project, and the same call with the right ticket, or once the
 // lock is gone, does start (so the mark would have been there).
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
@@ -15,7 +17,7 @@ import { shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import type { GateTicket } from '../../../src/ticket.js';
 import { trustAsCli } from '../../fixtures/decide.js';
-import { connection, ROOT, sandbox, until } from '../../fixtures/env.js';
+import { alive, connection, ROOT, sandbox, TS_REQUIRE, until } from '../../fixtures/env.js';
 
 const MARK = join(ROOT, 'test', 'fixtures', 'mark.mjs');
 const PROTECTED = ['.git', '.shadowcode', '.mcp.json', '.claude', '.codex', '.cursor', '.vscode'];
@@ -224,4 +226,57 @@ t.test('a sandboxed command that ignores TERM is killed after the grace; one tha
   const own = await run('true;', 5000, false);
   t.match(own, { why: 'leader_exited', outcome: 'exited', stopped: false, code: 0, signal: null, error: null }, 'ended by itself: exited, its own status');
   t.ok(own.duration_ms >= 0);
+});
+
+/** Processes whose command line holds `marker`. */
+function withMarker(marker: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'latin1').includes(marker)) out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+t.test('an owner killed the moment it started a sandboxed command leaves nothing running: the command waits at the gate and never starts', async (t) => {
+  const sb = sandbox('sc-gate');
+  mkdirSync(sb.profile, { recursive: true, mode: 0o700 });
+  const src = (rel: string) => JSON.stringify(fileURLToPath(new URL(`../../../src/${rel}`, import.meta.url)));
+  const marker = `gate-${process.pid}-${Date.now()}`;
+  const mark = join(sb.project, 'ran');
+  // The owner: a real gate decision, the start, its bwrap's pid on stdout, and SIGKILL before its event loop
+  // turns once, so before bwrap can have tied itself to it (bwrap does that only once the sandbox is made).
+  const code = `const { openDb } = require(${src('store/db.ts')});
+const { shippedPolicy } = require(${src('policy/load.ts')});
+const { enforce } = require(${src('policy/gate.ts')});
+const { supervise } = require(${src('engine/spawn/index.ts')});
+const { trustAsCli } = require(${JSON.stringify(fileURLToPath(new URL('../../fixtures/decide.ts', import.meta.url)))});
+const project = ${JSON.stringify(sb.project)};
+const policy = shippedPolicy();
+const db = openDb(${JSON.stringify(sb.profile)}, 5000);
+trustAsCli({ policy, db }, project, 'workspace');
+enforce({ policy, db: () => db }, { action: 'job:run', principal: { kind: 'engine', owner: 'test', allow_write: true, allow_approvals: false }, project: { path: project, trusted: true, level: 'workspace', network: false }, requested_level: 'workspace', resource: { kind: 'job', id: 'job-x', owner: 'test', project } }, (tk) => {
+  const s = supervise(tk, { kind: 'command', argv: ['sh', '-c', 'echo ran > ${mark}; exec sleep 30 ${marker}'], cwd: project, env: { PATH: process.env.PATH }, confine: { project, network: false }, trustedArgv: false, policy, db, graceMs: 1000, stdin: 'ignore' });
+  process.stdout.write(s.level + ' ' + s.process.pid + '\\n');
+  process.kill(process.pid, 'SIGKILL');
+});`;
+  const owner = spawn(process.execPath, [...TS_REQUIRE, '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  owner.stdout.on('data', (d) => (out += d));
+  owner.stderr.on('data', (d) => (err += d));
+  const signal = await new Promise<NodeJS.Signals | null>((r) => owner.on('close', (_c, s) => r(s)));
+  t.equal(signal, 'SIGKILL', `the owner was killed: ${err}`);
+  const [level, pid] = out.trim().split(' ');
+  t.equal(level, 'bwrap', 'the command was started sandboxed');
+  t.ok(Number(pid) > 0, 'bwrap was forked before the owner died');
+  // Whatever bwrap had done by then, it ends: the gate reads the owner's end of its socket closed.
+  await until(() => !alive(Number(pid)) && withMarker(marker).length === 0, 15000).catch(() => {});
+  t.notOk(alive(Number(pid)), 'bwrap is gone');
+  t.same(withMarker(marker), [], 'nothing of the command runs');
+  t.notOk(existsSync(mark), 'the command never started');
 });
