@@ -452,8 +452,8 @@ const REPORTED = new Set<SpawnKind>(['command', 'background', 'mcp_server']);
 
 /**
  * Starts a process under supervision, sandboxed where possible. stdin 'pipe' gives the caller the child's stdin.
- * Sandboxed, bwrap is the supervisor (sandboxed.ts): no node process is started beside it. Otherwise, and for a
- * sandboxed start that cannot be forked (its error is reported the same way), the node supervisor.
+ * Sandboxed, this process supervises bwrap itself (own-group.ts): no node process is started beside it. Otherwise,
+ * and for a sandboxed start that cannot be forked or gated (an error is reported the same way), the node supervisor.
  */
 export function supervise(ticket: GateTicket, req: SpawnRequest & { graceMs: number; stdin: 'pipe' | 'ignore' }): Supervised {
   assertTicket(ticket, SPAWN_ACTIONS[req.kind]);
