@@ -9,14 +9,14 @@
 // (run: test/engine/owners.test.ts.)
 import { spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { engineFiles } from '../../src/engine/daemon/files.js';
 import { openDb } from '../../src/store/db.js';
 import { exitWithin, startEngine } from '../fixtures/engine.js';
-import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, sleep, TS_REQUIRE, until, withCodeCache } from '../fixtures/env.js';
+import { alive, BIN, cli, pidsOf, recordPid, type Sandbox, sandbox, sleep, TS_REQUIRE, until, withCodeCache, withMarker } from '../fixtures/env.js';
 import { httpClient, startGateway, TOKEN } from '../fixtures/http.js';
 import { INIT, serveArgs } from '../fixtures/mcp.js';
 
@@ -234,19 +234,6 @@ t.test('Ctrl-C after test finished, while it still exports telemetry, ends it at
   t.same(readdirSync(sb.profile).filter((f) => f.startsWith('sandbox-holds.')), [], 'no claim is left in the registry');
 });
 
-/** Processes whose command line holds `marker` (a server inside the sandbox is seen from here too). */
-function withMarker(marker: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'latin1').includes(marker)) out.push(Number(name));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return out;
-}
 
 for (const argv of [['mcp', 'tools', 'config:hang', '--refresh'], ['mcp', 'enable', 'config:hang', '--hash', 'HASH']]) {
   t.test(`Ctrl-C while ${argv.slice(0, 2).join(' ')} reads a server's catalog stops the server and takes the sandbox's placeholders with it`, async (t) => {

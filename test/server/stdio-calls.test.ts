@@ -218,16 +218,22 @@ t.test('after an opening answered here, a plain call is answered before the SDK 
   t.equal(JSON.parse(late!).result.structuredContent.connection.transport, 'stdio');
 });
 
-t.test('a call taken before the SDK loads: a cancellation stops it without loading the SDK, and the end of the connection stops the rest', async (t) => {
-  const sb = sandbox('calls-early-cancel');
-  const c = await connection(sb);
-  t.teardown(() => c.close());
+/** A tool `slow` that runs until its signal aborts (the reasons recorded), and any other that answers "quick" at once. */
+function slowTool() {
   const reasons: unknown[] = [];
   const slow = (name: string, _a: unknown, signal: AbortSignal) =>
     new Promise<CallToolResult>((resolve) => {
       if (name !== 'slow') return resolve({ content: [{ type: 'text', text: 'quick' }] });
       signal.addEventListener('abort', () => (reasons.push(signal.reason), resolve({ content: [{ type: 'text', text: 'too late' }] })));
     });
+  return { reasons, slow };
+}
+
+t.test('a call taken before the SDK loads: a cancellation stops it without loading the SDK, and the end of the connection stops the rest', async (t) => {
+  const sb = sandbox('calls-early-cancel');
+  const c = await connection(sb);
+  t.teardown(() => c.close());
+  const { reasons, slow } = slowTool();
   const o = servingEarly(c, slow);
   for (const m of OPENING) o.say(m);
   o.say(call(11, 'slow', {}));
@@ -252,12 +258,7 @@ t.test('a call taken before the SDK loads: a cancellation that comes while the S
   const sb = sandbox('calls-early-cancel-loading');
   const c = await connection(sb);
   t.teardown(() => c.close());
-  const reasons: unknown[] = [];
-  const slow = (name: string, _a: unknown, signal: AbortSignal) =>
-    new Promise<CallToolResult>((resolve) => {
-      if (name !== 'slow') return resolve({ content: [{ type: 'text', text: 'quick' }] });
-      signal.addEventListener('abort', () => (reasons.push(signal.reason), resolve({ content: [{ type: 'text', text: 'too late' }] })));
-    });
+  const { reasons, slow } = slowTool();
   const o = servingEarly(c, slow);
   t.teardown(() => o.close());
   for (const m of OPENING) o.say(m);

@@ -17,7 +17,7 @@ import { shippedPolicy } from '../../../src/policy/load.js';
 import { readAudit } from '../../../src/store/audit.js';
 import type { GateTicket } from '../../../src/ticket.js';
 import { trustAsCli } from '../../fixtures/decide.js';
-import { alive, connection, ROOT, sandbox, TS_REQUIRE, until } from '../../fixtures/env.js';
+import { alive, connection, ROOT, sandbox, TS_REQUIRE, until, withMarker } from '../../fixtures/env.js';
 
 const MARK = join(ROOT, 'test', 'fixtures', 'mark.mjs');
 const PROTECTED = ['.git', '.shadowcode', '.mcp.json', '.claude', '.codex', '.cursor', '.vscode'];
@@ -228,19 +228,6 @@ t.test('a sandboxed command that ignores TERM is killed after the grace; one tha
   t.ok(own.duration_ms >= 0);
 });
 
-/** Processes whose command line holds `marker`. */
-function withMarker(marker: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'latin1').includes(marker)) out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 t.test('an owner killed the moment it started a sandboxed command leaves nothing running: the command waits at the gate and never starts', async (t) => {
   const sb = sandbox('sc-gate');
