@@ -1,6 +1,6 @@
 /*
  * The stdio transport of the outbound client: an SDK Transport over a child
- * started by the spawn point's supervisor, in the sandbox, with the server's
+ * started and supervised by the spawn point, in the sandbox, with the server's
  * bounded framing.
  *
  *   openStdio(ticket 'mcp:connect', spec) ─► start(): spawn/supervise ─► [bwrap …] server
@@ -9,9 +9,9 @@
  *   child stdout ─► LineFramer (frame, lifetime, rate, depth caps) ─► onmessage
  *   child stderr ─► StderrRing (16 KiB, keeps draining)
  *   send(msg) ─► one line, refused above the frame cap
- *   close() ─► half-close the lifeline ─► supervisor: TERM, grace, KILL group, reap
- *           ─► its status line ─► cleanup outcome (and what it left in its private home and
- *              /tmp, now discarded) ─► onclose
+ *   close() ─► stop(): TERM, grace, KILL group, reap (own-group.ts sandboxed, else the
+ *              supervisor on its lifeline) ─► its status ─► cleanup outcome (and what it
+ *              left in its private home and /tmp, now discarded) ─► onclose
  *
  * A framing fault is fatal: it is reported once (onerror, then the connection
  * closes), and nothing after it is parsed.
@@ -129,7 +129,7 @@ export class StdioTransport implements Transport {
     void s.status.then((st) => (this.report = { outcome: st.outcome, leader: st.leader, error: st.error }));
     this.sup = sup;
     this.exited = new Promise((resolve) => sup.on('close', () => resolve()));
-    sup.on('error', (err) => this.fail(new ScError('SC_MCP_CONNECT_FAILED', `cannot start the connection supervisor: ${err.message}`)));
+    sup.on('error', (err) => this.fail(new ScError('SC_MCP_CONNECT_FAILED', `cannot start the server's process (bwrap, or the supervisor without a sandbox): ${err.message}`)));
     sup.stdin?.on('error', () => {});
     sup.stdout?.on('data', (c: Buffer) => this.framer.push(c));
     sup.stdout?.on('end', () => {
