@@ -17,6 +17,18 @@ type Conn = Awaited<ReturnType<typeof connection>>;
 
 const OPENING: Msg[] = [INIT, { jsonrpc: '2.0', method: 'notifications/initialized' }];
 
+/** `say` hands a message to the server as if it came over the wire; `answers` says messages and waits for the answer to each request among them, as sent. */
+function speaking(wire: { onmessage?: ((m: JSONRPCMessage) => void) | undefined; sent: Array<{ id?: unknown }>; sentUntil: (ok: () => boolean, ms: number) => Promise<unknown> }) {
+  const say = (m: Msg) => wire.onmessage?.(m as unknown as JSONRPCMessage);
+  const answers = async (messages: Msg[]) => {
+    const ids = messages.filter((m) => m.id !== undefined).map((m) => m.id);
+    for (const m of messages) say(m);
+    await wire.sentUntil(() => ids.every((id) => wire.sent.some((s) => s.id === id)), 5000);
+    return ids.map((id) => JSON.stringify(wire.sent.find((s) => s.id === id)));
+  };
+  return { say, answers };
+}
+
 /** Our stdio opening on a wire, served as `mcp serve` serves it, with `call` counting what is taken past the SDK; nothing said yet. */
 function serving(c: Conn, call?: Served['call']) {
   const wire = new Wire();
@@ -36,15 +48,7 @@ function serving(c: Conn, call?: Served['call']) {
     () => undefined,
     5000,
   );
-  const say = (m: Msg) => wire.onmessage?.(m as unknown as JSONRPCMessage);
-  /** Says `messages` and waits for the answer to each request among them, as sent. */
-  const answers = async (messages: Msg[]) => {
-    const ids = messages.filter((m) => m.id !== undefined).map((m) => m.id);
-    for (const m of messages) say(m);
-    await wire.sentUntil(() => ids.every((id) => wire.sent.some((s) => s.id === id)), 5000);
-    return ids.map((id) => JSON.stringify(wire.sent.find((s) => s.id === id)));
-  };
-  return { wire, taken, opening, say, answers };
+  return { wire, taken, opening, ...speaking(wire) };
 }
 
 /** The opening after a 2025-era client's initialize and first tools/list, with the SDK loaded. */
@@ -184,14 +188,7 @@ function servingEarly(c: Conn, call?: Served['call']) {
     5000,
     run,
   );
-  const say = (m: Msg) => wire.onmessage?.(m as unknown as JSONRPCMessage);
-  const answers = async (messages: Msg[]) => {
-    const ids = messages.filter((m) => m.id !== undefined).map((m) => m.id);
-    for (const m of messages) say(m);
-    await wire.sentUntil(() => ids.every((id) => wire.sent.some((s) => s.id === id)), 5000);
-    return ids.map((id) => JSON.stringify(wire.sent.find((s) => s.id === id)));
-  };
-  return { wire, taken, state, say, answers, close: () => opening.close() };
+  return { wire, taken, state, ...speaking(wire), close: () => opening.close() };
 }
 
 t.test('after an opening answered here, a plain call is answered before the SDK loads, byte for byte as the SDK answers it', async (t) => {

@@ -548,13 +548,19 @@ t.test("no cache is kept where others may change the caches folder's .bound sibl
   }
 });
 
+/** A folder as /tmp is (sticky, open to all) in `outside`, which is made searchable for other users with its parent. */
+function stickyFolder(outside: string): string {
+  for (const d of [dirname(outside), outside]) chmodSync(d, 0o755);
+  const sticky = join(outside, 'tmp');
+  mkdirSync(sticky);
+  chmodSync(sticky, 0o1777);
+  return sticky;
+}
+
 t.test('a folder on the way made by another user after the check but before the caches folder is made: no cache is kept', async (t) => {
   const w = world(t);
   // Where another user can reach it: the test's folders are searchable, the last one is as /tmp is.
-  for (const d of [dirname(w.outside), w.outside]) chmodSync(d, 0o755);
-  const sticky = join(w.outside, 'tmp');
-  mkdirSync(sticky);
-  chmodSync(sticky, 0o1777);
+  const sticky = stickyFolder(w.outside);
   const later = join(sticky, 'cache');
   const env = { ...w.env, XDG_CACHE_HOME: later };
   const real = absentInHome(w.home);
@@ -580,10 +586,7 @@ t.test('a folder on the way made by another user after the check but before the 
 // made is theirs to replace: where the kernel follows it (fs.protected_symlinks off), it decides.
 t.test("no cache is kept where the way goes through another user's link in a sticky folder", async (t) => {
   const w = world(t);
-  for (const d of [dirname(w.outside), w.outside]) chmodSync(d, 0o755);
-  const sticky = join(w.outside, 'tmp');
-  mkdirSync(sticky);
-  chmodSync(sticky, 0o1777);
+  const sticky = stickyFolder(w.outside);
   const target = join(w.home, 'target');
   mkdirSync(target);
   // Through a link of the user's own in that folder: kept.
